@@ -1,0 +1,99 @@
+/*
+ * chan.h - the authenticated channel (DESIGN section 2), transport-agnostic.
+ *
+ *   client                                   server
+ *   Hello{version, nonce_c, key_id}   --->   looks up the PSK of key_id
+ *                                     <---   HelloReply{nonce_s, header_s}
+ *   Auth{header_c, proof}             --->   opens proof: wrong key -> Error, close
+ *                                     <---   first encrypted message (server proof)
+ *   encrypted frames both ways ...
+ *
+ * Session keys: BLAKE2b-512(key = PSK, "LWC-CHAN-1" || len(key_id) || key_id
+ * || nonce_c || nonce_s); the first 32 bytes key client->server, the last 32
+ * server->client.  Each direction is a crypto_secretstream_xchacha20poly1305
+ * stream: authenticated, ordered, replay- and truncation-proof.  Fresh nonces
+ * from both ends make every session's keys new, so frames captured from one
+ * session open in no other.
+ *
+ * The functions work on frame bodies (no I/O), so tests and fuzzers drive the
+ * handshake without sockets; chan_write_msg/chan_read_msg add blocking I/O.
+ * One struct chan is used by one thread at a time.
+ */
+#ifndef LWC_CHAN_H
+#define LWC_CHAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "lwc_err.h"
+
+#define CHAN_VERSION      1u
+#define CHAN_KEY_ID_MAX   128u
+#define CHAN_ABYTES       17u    /* crypto_secretstream_xchacha20poly1305_ABYTES */
+
+struct chan;
+
+enum chan_state {
+	CHAN_NEW = 0,        /* nothing exchanged yet                        */
+	CHAN_HELLO_SENT,     /* client: waiting for HelloReply              */
+	CHAN_HELLO_RCVD,     /* server: key_id known, waiting for the PSK    */
+	CHAN_REPLY_SENT,     /* server: waiting for Auth                    */
+	CHAN_AUTH_SENT,      /* client: waiting for the server's proof      */
+	CHAN_READY,          /* encrypted frames flow both ways             */
+	CHAN_FAILED          /* poisoned: every call returns an error        */
+};
+
+/* A new channel end.  Frees with chan_free (wipes every secret). */
+int chan_new(struct chan **out, int is_server) LWC_WUR;
+void chan_free(struct chan *c);
+enum chan_state chan_get_state(const struct chan *c);
+/* key_id announced by the client ("" for none); valid after the Hello. */
+const char *chan_key_id(const struct chan *c);
+
+/* Client: builds the Hello body (malloc'ed). */
+int chan_client_hello(struct chan *c, const char *key_id,
+		      uint8_t **out, size_t *out_len) LWC_WUR;
+/* Client: takes the server's reply and builds the Auth body.  A plaintext
+ * Error from the server returns its code, with its message in err. */
+int chan_client_auth(struct chan *c, const uint8_t psk[32],
+		     const uint8_t *reply, size_t reply_len,
+		     uint8_t **out, size_t *out_len, char *err, size_t errlen) LWC_WUR;
+/* Client: checks the server's first encrypted message (or a plaintext or
+ * encrypted Error); LWC_OK when the channel is ready. */
+int chan_client_finish(struct chan *c, const uint8_t *body, size_t len,
+		       char *err, size_t errlen) LWC_WUR;
+
+/* Server: parses the Hello; afterwards chan_key_id() names the PSK wanted. */
+int chan_server_hello(struct chan *c, const uint8_t *body, size_t len) LWC_WUR;
+/* Server: with the PSK of key_id, builds the HelloReply body. */
+int chan_server_reply(struct chan *c, const uint8_t psk[32],
+		      uint8_t **out, size_t *out_len) LWC_WUR;
+/* Server: verifies Auth and builds the first encrypted message.
+ * LWC_ERR_AUTH when the client does not hold the PSK. */
+int chan_server_auth(struct chan *c, const uint8_t *body, size_t len,
+		     uint8_t **out, size_t *out_len) LWC_WUR;
+
+/* Encrypts plain into out (plain_len + CHAN_ABYTES bytes). */
+int chan_seal(struct chan *c, const uint8_t *plain, size_t plain_len, uint8_t *out) LWC_WUR;
+/* Decrypts in into out (in_len - CHAN_ABYTES bytes).  Any failure poisons
+ * the channel (a forged, replayed, reordered or truncated frame). */
+int chan_open(struct chan *c, const uint8_t *in, size_t in_len, uint8_t *out,
+	      size_t *out_len) LWC_WUR;
+
+/* Plaintext Error body (for set-up failures). */
+int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len) LWC_WUR;
+
+/* Encode msg, encrypt, send as one frame. */
+int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg) LWC_WUR;
+/* Receive one frame (at most max bytes), decrypt, decode as desc.
+ * Free *out with protobuf_c_message_free_unpacked(*out, NULL). */
+int chan_read_msg(struct chan *c, int fd, const ProtobufCMessageDescriptor *desc,
+		  uint32_t max, ProtobufCMessage **out, int timeout_ms) LWC_WUR;
+
+/* Blocking client handshake over fd: Hello, reply, Auth, server proof. */
+int chan_connect(struct chan *c, int fd, const char *key_id, const uint8_t psk[32],
+		 int timeout_ms, char *err, size_t errlen) LWC_WUR;
+
+#endif

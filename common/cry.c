@@ -1,0 +1,299 @@
+/*
+ * cry.c - the layouts of cry.h over libsodium.
+ *
+ * The permutation needs more random words than one call of
+ * randombytes_buf_deterministic() can promise when rejection sampling
+ * discards some, so it reads the same stream incrementally: that function is
+ * ChaCha20-IETF keyed by the seed with the nonce "LibsodiumDRG" from block
+ * counter 0, which crypto_stream_chacha20_ietf_xor_ic reproduces chunk by
+ * chunk.  tests/unit/test_cry.c checks that the two agree.
+ */
+#include <string.h>
+
+#include <sodium.h>
+
+#include "cry.h"
+
+int cry_init(void)
+{
+	return sodium_init() < 0 ? LWC_ERR_CRYPTO : LWC_OK;
+}
+
+int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
+	    uint64_t subkey_id, const char ctx[8])
+{
+	if (crypto_kdf_derive_from_key(out, CRY_KEY_BYTES, subkey_id, ctx, master) != 0)
+		return LWC_ERR_CRYPTO;
+	return LWC_OK;
+}
+
+int cry_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BYTES],
+	      const char *table, const char *column, uint8_t type_tag,
+	      const void *value, size_t value_len)
+{
+	crypto_generichash_state st;
+	uint8_t full[crypto_generichash_BYTES];
+	const uint8_t zero = 0;
+
+	if (table == NULL || column == NULL || (value == NULL && value_len != 0))
+		return LWC_ERR_ARG;
+	if (crypto_generichash_init(&st, token_key, CRY_KEY_BYTES, sizeof(full)) != 0)
+		return LWC_ERR_CRYPTO;
+	crypto_generichash_update(&st, (const uint8_t *)table, strlen(table));
+	crypto_generichash_update(&st, &zero, 1);
+	crypto_generichash_update(&st, (const uint8_t *)column, strlen(column));
+	crypto_generichash_update(&st, &zero, 1);
+	crypto_generichash_update(&st, &type_tag, 1);
+	if (value_len)
+		crypto_generichash_update(&st, value, value_len);
+	crypto_generichash_final(&st, full, sizeof(full));
+	memcpy(out, full, CRY_TOKEN_BYTES);
+	sodium_memzero(&st, sizeof(st));
+	sodium_memzero(full, sizeof(full));
+	return LWC_OK;
+}
+
+int cry_record_seal_nonce(uint8_t *out, const uint8_t rec_key[CRY_KEY_BYTES],
+			  const uint8_t *rec, size_t rec_len, const char *table,
+			  const uint8_t nonce[CRY_NONCE_BYTES])
+{
+	if (out == NULL || rec == NULL || table == NULL)
+		return LWC_ERR_ARG;
+	memmove(out, nonce, CRY_NONCE_BYTES);
+	if (crypto_aead_xchacha20poly1305_ietf_encrypt(out + CRY_NONCE_BYTES, NULL,
+						       rec, rec_len,
+						       (const uint8_t *)table, strlen(table),
+						       NULL, out, rec_key) != 0)
+		return LWC_ERR_CRYPTO;
+	return LWC_OK;
+}
+
+int cry_record_seal(uint8_t *out, const uint8_t rec_key[CRY_KEY_BYTES],
+		    const uint8_t *rec, size_t rec_len, const char *table)
+{
+	uint8_t nonce[CRY_NONCE_BYTES];
+
+	randombytes_buf(nonce, sizeof(nonce));
+	return cry_record_seal_nonce(out, rec_key, rec, rec_len, table, nonce);
+}
+
+int cry_record_open(uint8_t *rec, const uint8_t rec_key[CRY_KEY_BYTES],
+		    const uint8_t *ct, size_t ct_len, const char *table)
+{
+	if (rec == NULL || ct == NULL || table == NULL)
+		return LWC_ERR_ARG;
+	if (ct_len < CRY_RECORD_OVERHEAD)
+		return LWC_ERR_INTEGRITY;
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(rec, NULL, NULL,
+						       ct + CRY_NONCE_BYTES,
+						       ct_len - CRY_NONCE_BYTES,
+						       (const uint8_t *)table, strlen(table),
+						       ct, rec_key) != 0)
+		return LWC_ERR_INTEGRITY;
+	return LWC_OK;
+}
+
+static void block_aad(uint8_t aad[16], uint64_t block_id, uint64_t version)
+{
+	cry_put_be64(aad, block_id);
+	cry_put_be64(aad + 8, version);
+}
+
+int cry_block_seal_nonce(uint8_t *out, const uint8_t seal_key[CRY_KEY_BYTES],
+			 uint64_t block_id, uint64_t version,
+			 const uint8_t *block, size_t len,
+			 const uint8_t nonce[CRY_NONCE_BYTES])
+{
+	uint8_t aad[16];
+
+	if (out == NULL || block == NULL)
+		return LWC_ERR_ARG;
+	block_aad(aad, block_id, version);
+	cry_put_be64(out, version);
+	memmove(out + 8, nonce, CRY_NONCE_BYTES);
+	if (crypto_aead_xchacha20poly1305_ietf_encrypt(out + 8 + CRY_NONCE_BYTES, NULL,
+						       block, len, aad, sizeof(aad),
+						       NULL, out + 8, seal_key) != 0)
+		return LWC_ERR_CRYPTO;
+	return LWC_OK;
+}
+
+int cry_block_seal(uint8_t *out, const uint8_t seal_key[CRY_KEY_BYTES],
+		   uint64_t block_id, uint64_t version,
+		   const uint8_t *block, size_t len)
+{
+	uint8_t nonce[CRY_NONCE_BYTES];
+
+	randombytes_buf(nonce, sizeof(nonce));
+	return cry_block_seal_nonce(out, seal_key, block_id, version, block, len, nonce);
+}
+
+uint64_t cry_block_version(const uint8_t *sealed)
+{
+	return cry_get_be64(sealed);
+}
+
+int cry_block_open(uint8_t *block, const uint8_t seal_key[CRY_KEY_BYTES],
+		   uint64_t block_id, uint64_t expected_version,
+		   const uint8_t *sealed, size_t sealed_len)
+{
+	uint8_t aad[16];
+
+	if (block == NULL || sealed == NULL)
+		return LWC_ERR_ARG;
+	if (sealed_len < CRY_SEAL_OVERHEAD)
+		return LWC_ERR_INTEGRITY;
+	if (cry_get_be64(sealed) != expected_version)
+		return LWC_ERR_VERSION;
+	block_aad(aad, block_id, expected_version);
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(block, NULL, NULL,
+						       sealed + 8 + CRY_NONCE_BYTES,
+						       sealed_len - 8 - CRY_NONCE_BYTES,
+						       aad, sizeof(aad),
+						       sealed + 8, seal_key) != 0)
+		return LWC_ERR_INTEGRITY;
+	return LWC_OK;
+}
+
+int cry_perm_seed(uint8_t seed[CRY_SEED_BYTES], const uint8_t perm_key[CRY_KEY_BYTES],
+		  uint64_t block_id, uint64_t version)
+{
+	uint8_t msg[16];
+
+	block_aad(msg, block_id, version);
+	if (crypto_generichash(seed, CRY_SEED_BYTES, msg, sizeof(msg),
+			       perm_key, CRY_KEY_BYTES) != 0)
+		return LWC_ERR_CRYPTO;
+	return LWC_OK;
+}
+
+/*
+ * Deterministic random generator: the keystream of
+ * randombytes_buf_deterministic(), produced 1 KiB at a time.
+ */
+#define DRG_CHUNK 1024u
+struct drg {
+	const uint8_t *seed;
+	uint32_t counter;             /* next ChaCha20 block counter */
+	size_t pos;                   /* next unread byte of buf */
+	uint8_t buf[DRG_CHUNK];
+};
+
+static const uint8_t drg_nonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {
+	'L', 'i', 'b', 's', 'o', 'd', 'i', 'u', 'm', 'D', 'R', 'G'
+};
+
+static void drg_refill(struct drg *g)
+{
+	memset(g->buf, 0, sizeof(g->buf));
+	crypto_stream_chacha20_ietf_xor_ic(g->buf, g->buf, sizeof(g->buf),
+					   drg_nonce, g->counter, g->seed);
+	g->counter += DRG_CHUNK / 64u;
+	g->pos = 0;
+}
+
+static uint32_t drg_u32(struct drg *g)
+{
+	uint32_t v;
+
+	if (g->pos + 4 > sizeof(g->buf))
+		drg_refill(g);
+	/* little-endian, as randombytes_uniform reads its words */
+	v = (uint32_t)g->buf[g->pos] | (uint32_t)g->buf[g->pos + 1] << 8 |
+	    (uint32_t)g->buf[g->pos + 2] << 16 | (uint32_t)g->buf[g->pos + 3] << 24;
+	g->pos += 4;
+	return v;
+}
+
+/* Uniform in [0, upper) without modulo bias (randombytes_uniform's method). */
+static uint32_t drg_uniform(struct drg *g, uint32_t upper)
+{
+	uint32_t min, r;
+
+	if (upper < 2)
+		return 0;
+	min = (1U + ~upper) % upper;   /* 2**32 mod upper */
+	do {
+		r = drg_u32(g);
+	} while (r < min);
+	return r % upper;
+}
+
+size_t cry_perm_scratch_words(size_t len, unsigned cell)
+{
+	return cell ? len / cell : 0;
+}
+
+/* Draw the Fisher-Yates swap partners j[i] for i = n-1 .. 1 into scratch[i]. */
+static int perm_draw(size_t n, const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch)
+{
+	struct drg g;
+
+	if (n > UINT32_MAX)
+		return LWC_ERR_ARG;
+	g.seed = seed;
+	g.counter = 0;
+	drg_refill(&g);
+	for (size_t i = n - 1; i >= 1; i--)
+		scratch[i] = drg_uniform(&g, (uint32_t)i + 1);
+	sodium_memzero(&g, sizeof(g));
+	return LWC_OK;
+}
+
+static inline void swap_cells(uint8_t *buf, size_t a, size_t b, unsigned cell)
+{
+	uint8_t t[8];
+
+	memcpy(t, buf + a * cell, cell);
+	memcpy(buf + a * cell, buf + b * cell, cell);
+	memcpy(buf + b * cell, t, cell);
+}
+
+static int perm_check(const uint8_t *buf, size_t len, unsigned cell,
+		      const uint32_t *scratch)
+{
+	if (buf == NULL || scratch == NULL)
+		return LWC_ERR_ARG;
+	if (cell != 1 && cell != 2 && cell != 4 && cell != 8)
+		return LWC_ERR_ARG;
+	if (len % cell != 0)
+		return LWC_ERR_ARG;
+	return LWC_OK;
+}
+
+
+int cry_permute(uint8_t *buf, size_t len, unsigned cell,
+		const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch)
+{
+	size_t n = cell ? len / cell : 0;
+	int rc;
+
+	if ((rc = perm_check(buf, len, cell, scratch)) != LWC_OK)
+		return rc;
+	if (n < 2)
+		return LWC_OK;
+	if ((rc = perm_draw(n, seed, scratch)) != LWC_OK)
+		return rc;
+	/* forward Fisher-Yates: i from n-1 down to 1 swaps cell i with j[i] */
+	for (size_t i = n - 1; i >= 1; i--)
+		swap_cells(buf, i, scratch[i], cell);
+	return LWC_OK;
+}
+
+int cry_unpermute(uint8_t *buf, size_t len, unsigned cell,
+		  const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch)
+{
+	size_t n = cell ? len / cell : 0;
+	int rc;
+
+	if ((rc = perm_check(buf, len, cell, scratch)) != LWC_OK)
+		return rc;
+	if (n < 2)
+		return LWC_OK;
+	if ((rc = perm_draw(n, seed, scratch)) != LWC_OK)
+		return rc;
+	/* the same swaps in reverse order undo the permutation */
+	for (size_t i = 1; i < n; i++)
+		swap_cells(buf, i, scratch[i], cell);
+	return LWC_OK;
+}

@@ -1,0 +1,129 @@
+/*
+ * cry.h - LWC's crypto wrappers over libsodium (DESIGN section 2).
+ *
+ * Nothing here is a home-made primitive: every function is a fixed layout
+ * around a libsodium call, so that all components agree byte for byte.
+ *
+ *   key derivation   crypto_kdf_derive_from_key, contexts CRY_CTX_*
+ *   keyword token    BLAKE2b-256(key = token key,
+ *                            table \0 column \0 type-tag value), first 16 B
+ *   record           nonce(24) || XChaCha20-Poly1305(record key, row,
+ *                            AAD = table name)              (S = R + 40)
+ *   block seal       version(8, big-endian, clear) || nonce(24) ||
+ *                    XChaCha20-Poly1305(seal key, permuted block,
+ *                            AAD = id(8 BE) || version(8 BE))
+ *   permutation      Fisher-Yates over cells of c in {1,2,4,8} bytes, driven
+ *                    by the ChaCha20 stream of randombytes_buf_deterministic
+ *                    keyed by BLAKE2b-256(key = perm key, id BE || version BE),
+ *                    unbiased bounded sampling as randombytes_uniform.
+ *
+ * All functions return LWC_OK or a negative lwc_err code; none logs.
+ */
+#ifndef LWC_CRY_H
+#define LWC_CRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lwc_err.h"
+
+#define CRY_KEY_BYTES      32u
+#define CRY_TOKEN_BYTES    16u
+#define CRY_NONCE_BYTES    24u
+#define CRY_TAG_BYTES      16u
+#define CRY_SEED_BYTES     32u
+/* Record ciphertext = nonce || ciphertext || tag: S = R + 40. */
+#define CRY_RECORD_OVERHEAD (CRY_NONCE_BYTES + CRY_TAG_BYTES)
+/* Sealed block = version || nonce || ciphertext || tag. */
+#define CRY_SEAL_OVERHEAD  (8u + CRY_NONCE_BYTES + CRY_TAG_BYTES)
+
+/* crypto_kdf contexts (8 bytes each) and subkey ids. */
+#define CRY_CTX_USER  "LWCUSER1"   /* subkeys of K_U   */
+#define CRY_CTX_OPS   "LWCPROX1"   /* subkeys of K_OPS */
+enum cry_subkey {
+	CRY_SUB_TOKEN  = 1,   /* K_U:   keyword token PRF key      */
+	CRY_SUB_RECORD = 2,   /* K_U:   record AEAD key            */
+	CRY_SUB_SEAL   = 1,   /* K_OPS: block seal AEAD key        */
+	CRY_SUB_PERM   = 2    /* K_OPS: permutation seed PRF key   */
+};
+
+/* Type tags of token values; NULL has its own so IS NULL is an equality. */
+enum cry_type_tag {
+	CRY_TAG_NULL  = 0x00,
+	CRY_TAG_INT   = 0x01,  /* value: 8-byte big-endian two's complement */
+	CRY_TAG_FLOAT = 0x02,  /* value: 8-byte IEEE-754 big-endian           */
+	CRY_TAG_TEXT  = 0x03   /* value: the UTF-8 bytes                      */
+};
+
+/* Initialise libsodium; safe to call many times. */
+int cry_init(void) LWC_WUR;
+
+/* Derive a 32-byte subkey of master under an 8-byte context. */
+int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
+	    uint64_t subkey_id, const char ctx[8]) LWC_WUR;
+
+/* Keyword token (deterministic). value may be NULL when value_len is 0. */
+int cry_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BYTES],
+	      const char *table, const char *column, uint8_t type_tag,
+	      const void *value, size_t value_len) LWC_WUR;
+
+/* Record AEAD.  out must hold rec_len + CRY_RECORD_OVERHEAD bytes. */
+int cry_record_seal(uint8_t *out, const uint8_t rec_key[CRY_KEY_BYTES],
+		    const uint8_t *rec, size_t rec_len, const char *table) LWC_WUR;
+/* Same with a caller-chosen nonce: for known-answer tests only. */
+int cry_record_seal_nonce(uint8_t *out, const uint8_t rec_key[CRY_KEY_BYTES],
+			  const uint8_t *rec, size_t rec_len, const char *table,
+			  const uint8_t nonce[CRY_NONCE_BYTES]) LWC_WUR;
+/* Opens ct (ct_len = S bytes) into rec (ct_len - 40 bytes).
+ * LWC_ERR_INTEGRITY when the slot is not a record of this table under this key. */
+int cry_record_open(uint8_t *rec, const uint8_t rec_key[CRY_KEY_BYTES],
+		    const uint8_t *ct, size_t ct_len, const char *table) LWC_WUR;
+
+/* Block seal.  out must hold len + CRY_SEAL_OVERHEAD bytes. */
+int cry_block_seal(uint8_t *out, const uint8_t seal_key[CRY_KEY_BYTES],
+		   uint64_t block_id, uint64_t version,
+		   const uint8_t *block, size_t len) LWC_WUR;
+int cry_block_seal_nonce(uint8_t *out, const uint8_t seal_key[CRY_KEY_BYTES],
+			 uint64_t block_id, uint64_t version,
+			 const uint8_t *block, size_t len,
+			 const uint8_t nonce[CRY_NONCE_BYTES]) LWC_WUR;
+/* Opens a sealed block (sealed_len bytes) into block (sealed_len - 48 bytes).
+ * LWC_ERR_VERSION when the clear version differs from expected_version,
+ * LWC_ERR_INTEGRITY when the tag (hence id, version or content) is wrong. */
+int cry_block_open(uint8_t *block, const uint8_t seal_key[CRY_KEY_BYTES],
+		   uint64_t block_id, uint64_t expected_version,
+		   const uint8_t *sealed, size_t sealed_len) LWC_WUR;
+/* The clear version field of a sealed block. */
+uint64_t cry_block_version(const uint8_t *sealed);
+
+/* Per-block permutation seed. */
+int cry_perm_seed(uint8_t seed[CRY_SEED_BYTES], const uint8_t perm_key[CRY_KEY_BYTES],
+		  uint64_t block_id, uint64_t version) LWC_WUR;
+/* Number of uint32_t scratch words cry_permute/cry_unpermute need. */
+size_t cry_perm_scratch_words(size_t len, unsigned cell);
+/* Permute buf (len bytes, a multiple of cell; cell in {1,2,4,8}) in place.
+ * scratch holds cry_perm_scratch_words(len, cell) words. */
+int cry_permute(uint8_t *buf, size_t len, unsigned cell,
+		const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch) LWC_WUR;
+/* Inverse of cry_permute with the same seed. */
+int cry_unpermute(uint8_t *buf, size_t len, unsigned cell,
+		  const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch) LWC_WUR;
+
+/* Big-endian helpers used by every layout above. */
+static inline void cry_put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--) {
+		p[i] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+static inline uint64_t cry_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * wire.c - see wire.h.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+int wire_frame_len(const uint8_t hdr[WIRE_HDR_BYTES], uint32_t max, uint32_t *len)
+{
+	uint32_t n = wire_get_u32(hdr);
+
+	if (n == 0)
+		return LWC_ERR_PROTO;
+	if (n > max)
+		return LWC_ERR_TOO_BIG;
+	*len = n;
+	return LWC_OK;
+}
+
+int wire_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EPIPE || errno == ECONNRESET ? LWC_ERR_CLOSED : LWC_ERR_IO;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return LWC_OK;
+}
+
+int wire_read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n;
+
+		if (timeout_ms >= 0) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			int r = poll(&pfd, 1, timeout_ms);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				return LWC_ERR_IO;
+			}
+			if (r == 0)
+				return LWC_ERR_TIMEOUT;
+		}
+		n = read(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == ECONNRESET ? LWC_ERR_CLOSED : LWC_ERR_IO;
+		}
+		if (n == 0)
+			return LWC_ERR_CLOSED;
+		p += n;
+		len -= (size_t)n;
+	}
+	return LWC_OK;
+}
+
+int wire_send_frame(int fd, const void *body, size_t len)
+{
+	uint8_t hdr[WIRE_HDR_BYTES];
+	struct iovec iov[2];
+	size_t total = len + sizeof(hdr), done = 0;
+
+	if (len == 0 || len > WIRE_FRAME_MAX)
+		return LWC_ERR_TOO_BIG;
+	wire_put_u32(hdr, (uint32_t)len);
+	while (done < total) {
+		ssize_t n;
+		int cnt = 0;
+
+		if (done < sizeof(hdr)) {
+			iov[cnt].iov_base = hdr + done;
+			iov[cnt++].iov_len = sizeof(hdr) - done;
+			iov[cnt].iov_base = (void *)(uintptr_t)body;
+			iov[cnt++].iov_len = len;
+		} else {
+			iov[cnt].iov_base = (uint8_t *)(uintptr_t)body + (done - sizeof(hdr));
+			iov[cnt++].iov_len = total - done;
+		}
+		n = writev(fd, iov, cnt);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EPIPE || errno == ECONNRESET ? LWC_ERR_CLOSED : LWC_ERR_IO;
+		}
+		done += (size_t)n;
+	}
+	return LWC_OK;
+}
+
+int wire_recv_frame(int fd, uint32_t max, uint8_t **body, size_t *len, int timeout_ms)
+{
+	uint8_t hdr[WIRE_HDR_BYTES];
+	uint32_t n;
+	uint8_t *buf;
+	int rc;
+
+	*body = NULL;
+	*len = 0;
+	if ((rc = wire_read_full(fd, hdr, sizeof(hdr), timeout_ms)) != LWC_OK)
+		return rc;
+	if ((rc = wire_frame_len(hdr, max, &n)) != LWC_OK)
+		return rc;
+	buf = malloc(n);
+	if (buf == NULL)
+		return LWC_ERR_NOMEM;
+	if ((rc = wire_read_full(fd, buf, n, timeout_ms)) != LWC_OK) {
+		free(buf);
+		return rc;
+	}
+	*body = buf;
+	*len = n;
+	return LWC_OK;
+}
