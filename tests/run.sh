@@ -1,0 +1,54 @@
+#!/bin/sh
+# run.sh - the test suite: cmocka unit tests, then the integration suites
+# against the real servers on LMDB and on a private PostgreSQL cluster.
+#
+# Environment: LWC_BIN (binaries under test), LWC_TESTS (test binaries).
+# Called by `make test` and `make asan`.
+set -eu
+
+: "${LWC_BIN:=bin}"
+: "${LWC_TESTS:=build/release/tests}"
+export LWC_BIN
+
+failed=0
+run() {
+	name=$1
+	shift
+	echo "== $name"
+	if "$@"; then
+		echo "   ok: $name"
+	else
+		echo "   FAILED: $name"
+		failed=$((failed + 1))
+	fi
+}
+
+for t in "$LWC_TESTS"/test_*; do
+	[ -x "$t" ] || continue
+	run "unit $(basename "$t")" "$t"
+done
+
+# Integration: LMDB (embedded default).
+for t in "$LWC_TESTS"/it_*; do
+	[ -x "$t" ] || continue
+	run "integration $(basename "$t") [lmdb]" env LWC_TEST_BACKEND=lmdb "$t"
+done
+
+# Integration: a private PostgreSQL cluster, stopped whatever happens.
+pgdir=$(mktemp -d /tmp/lwc-pg-XXXXXX)
+pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cleanup() { sh tests/pg-tmp.sh stop "$pgdir" >/dev/null 2>&1 || true; }
+trap cleanup EXIT INT TERM
+echo "== starting a private PostgreSQL on 127.0.0.1:$pgport ($pgdir)"
+LWC_TEST_PG=$(sh tests/pg-tmp.sh start "$pgdir" "$pgport")
+export LWC_TEST_PG
+for t in "$LWC_TESTS"/it_*; do
+	[ -x "$t" ] || continue
+	run "integration $(basename "$t") [postgres]" env LWC_TEST_BACKEND=pg "$t"
+done
+
+if [ "$failed" -ne 0 ]; then
+	echo "$failed test program(s) FAILED"
+	exit 1
+fi
+echo "all tests passed"
