@@ -124,12 +124,12 @@ void h_cs_setup(struct h_cs *cs)
 	if (keyfile_read(cs->key_file, "LWC-CS-KEY", cs->key, 32, err, sizeof(err)) != 0)
 		die(err);
 	if (strcmp(h_backend(), "pg") == 0) {
-		char sql[128], db[64];
-		snprintf(db, sizeof(db), "lwc_t%d_%d", (int)getpid(), ++db_counter);
-		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", db);
+		char sql[128];
+		snprintf(cs->db, sizeof(cs->db), "lwc_t%d_%d", (int)getpid(), ++db_counter);
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", cs->db);
 		pg_exec(sql);
 		snprintf(cs->store, sizeof(cs->store), "postgres:%s dbname=%s",
-			 getenv("LWC_TEST_PG"), db);
+			 getenv("LWC_TEST_PG"), cs->db);
 	} else {
 		snprintf(cs->store, sizeof(cs->store), "lmdb:%s/store", cs->dir);
 	}
@@ -212,13 +212,10 @@ void h_cs_teardown(struct h_cs *cs)
 
 	if (cs->pid > 0)
 		h_cs_stop(cs, SIGKILL);
-	if (strcmp(h_backend(), "pg") == 0) {
-		const char *db = strstr(cs->store, "dbname=");
+	if (cs->db[0]) {
 		char sql[128];
-		if (db) {
-			snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s", db + 7);
-			pg_exec(sql);
-		}
+		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", cs->db);
+		pg_exec(sql);
 	}
 	if (getenv("LWC_TEST_KEEP") == NULL && strncmp(cs->dir, "/tmp/lwc-test-", 14) == 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cs->dir);

@@ -20,6 +20,7 @@ struct h_cs {
 	char key_file[300];
 	char trace[300];
 	char log[300];
+	char db[64];              /* PostgreSQL database of this test       */
 	uint8_t key[32];          /* K_CS                                   */
 };
 
