@@ -46,7 +46,7 @@ ITEST_LIB  := $(OUT)/tests/harness.o
 
 PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-cs-bench
 
-.PHONY: all deps test unit integration asan bench fuzz clean
+.PHONY: all build deps test run-tests asan bench fuzz clean
 .SUFFIXES:
 
 all: deps
@@ -96,7 +96,7 @@ test: all
 	@$(MAKE) --no-print-directory run-tests
 
 run-tests: build
-	@LWC_BIN=$(BIN) LWC_TESTS=$(OUT)/tests sh tests/run.sh
+	@LWC_BIN=$(BIN) LWC_TESTS=$(OUT)/tests LWC_SAN=$(if $(SAN),1,) sh tests/run.sh
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=asan run-tests

@@ -11,6 +11,14 @@ set -eu
 export LWC_BIN
 
 failed=0
+
+# Sanitizer build: every process writes its reports to files here; any file
+# at the end fails the run (servers killed or exiting with errors included).
+if [ -n "${LWC_SAN:-}" ]; then
+	sandir=$(mktemp -d /tmp/lwc-san-XXXXXX)
+	export ASAN_OPTIONS="log_path=$sandir/asan:detect_leaks=1:strict_string_checks=1"
+	export UBSAN_OPTIONS="log_path=$sandir/ubsan:print_stacktrace=1:halt_on_error=1"
+fi
 run() {
 	name=$1
 	shift
@@ -46,6 +54,17 @@ for t in "$LWC_TESTS"/it_*; do
 	[ -x "$t" ] || continue
 	run "integration $(basename "$t") [postgres]" env LWC_TEST_BACKEND=pg "$t"
 done
+
+if [ -n "${LWC_SAN:-}" ]; then
+	if [ -n "$(ls -A "$sandir")" ]; then
+		echo "== sanitizer reports:"
+		cat "$sandir"/*
+		failed=$((failed + 1))
+	else
+		echo "== no sanitizer reports"
+	fi
+	rm -rf "$sandir"
+fi
 
 if [ "$failed" -ne 0 ]; then
 	echo "$failed test program(s) FAILED"
