@@ -34,6 +34,7 @@
 
 #define OUT_HIGH_WATER (64u << 20)   /* stop taking requests above this backlog */
 #define SHUTDOWN_GRACE_SEC 30
+#define HANDSHAKE_TIMEOUT_SEC 10       /* a peer must authenticate this fast */
 
 enum conn_state {
 	CONN_HELLO,       /* waiting for Hello                      */
@@ -417,6 +418,7 @@ static void conn_process(struct conn *c)
 				pthread_mutex_unlock(&c->srv->trace_lock);
 			}
 			plog_debug(c->name, "authenticated");
+			bufferevent_set_timeouts(c->bev, NULL, NULL);
 			conn_set_state(c, CONN_READY);
 			break;
 		case CONN_READY:
@@ -454,6 +456,11 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct conn *c = arg;
 
 	(void)bev;
+	if (what & BEV_EVENT_TIMEOUT) {
+		plog_info(c->name, "no authentication within %d s; closing", HANDSHAKE_TIMEOUT_SEC);
+		conn_free(c);
+		return;
+	}
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		if (what & BEV_EVENT_ERROR)
 			plog_debug(c->name, "socket error: %s", strerror(errno));
@@ -499,6 +506,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	srv->conns = c;
 	c->state = CONN_HELLO;
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+	{
+		struct timeval hs = { HANDSHAKE_TIMEOUT_SEC, 0 };
+		bufferevent_set_timeouts(c->bev, &hs, NULL);
+	}
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	plog_debug(c->name, "accepted");
 }
