@@ -39,7 +39,8 @@ int cs_version_check(uint64_t id, uint64_t held_max, uint64_t version,
 			 (unsigned long long)id, (unsigned long long)version);
 		return LWC_ERR_VERSION;
 	}
-	if (version == held_max || version == held_max + 1)
+	/* held_max + 1 wraps to 0 at UINT64_MAX: version 0 never advances */
+	if (version == held_max || (version == held_max + 1 && version != 0))
 		return LWC_OK;
 	if (version > held_max)
 		lwc_errf(err, errlen, "block %llu: version %llu skips ahead of held version %llu",

@@ -278,9 +278,14 @@ int chan_server_auth(struct chan *c, const uint8_t *body, size_t len,
 	a = lwc__auth__unpack(NULL, len, body);
 	if (a == NULL)
 		return fail(c, LWC_ERR_PROTO);
-	ok = a->header.len == crypto_secretstream_xchacha20poly1305_HEADERBYTES &&
-	     a->proof.len == sizeof(proof_client) + CHAN_ABYTES &&
-	     crypto_secretstream_xchacha20poly1305_init_pull(&c->pull, a->header.data,
+	/* a header or proof of the wrong size is a malformed message, not a key
+	 * mismatch: LWC_ERR_AUTH is reserved for "does not hold the PSK" */
+	if (a->header.len != crypto_secretstream_xchacha20poly1305_HEADERBYTES ||
+	    a->proof.len != sizeof(proof_client) + CHAN_ABYTES) {
+		lwc__auth__free_unpacked(a, NULL);
+		return fail(c, LWC_ERR_PROTO);
+	}
+	ok = crypto_secretstream_xchacha20poly1305_init_pull(&c->pull, a->header.data,
 							     c->k_c2s) == 0 &&
 	     crypto_secretstream_xchacha20poly1305_pull(&c->pull, plain, &plain_len, &tag,
 							a->proof.data, a->proof.len,

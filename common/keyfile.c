@@ -31,6 +31,17 @@ static void checksum(uint8_t out[4], const char *kind, const uint8_t *secret, si
 	sodium_memzero(&st, sizeof(st));
 }
 
+/* Text that fits on one comment line: no control characters. */
+static int one_line(const char *s)
+{
+	if (s == NULL)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
 int keyfile_write(const char *path, const char *kind, const char *description,
 		  const uint8_t *secret, size_t len, char *err, size_t errlen)
 {
@@ -43,6 +54,12 @@ int keyfile_write(const char *path, const char *kind, const char *description,
 
 	if (len == 0 || len > KEYFILE_SECRET_MAX)
 		return LWC_ERR_ARG;
+	/* the description goes on a "# " comment line: a line break in it would
+	 * start a line that keyfile_read takes for the key line */
+	if (!one_line(description)) {
+		lwc_errf(err, errlen, "%s: the key file description must be one line of text", path);
+		return LWC_ERR_ARG;
+	}
 	memcpy(buf, secret, len);
 	checksum(buf + len, kind, secret, len);
 	sodium_bin2hex(hex, sizeof(hex), buf, len + 4);
