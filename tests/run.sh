@@ -55,6 +55,11 @@ for t in "$LWC_TESTS"/it_*; do
 	run "integration $(basename "$t") [postgres]" env LWC_TEST_BACKEND=pg "$t"
 done
 
+# Bounded runs of every fuzz target (libFuzzer, its own ASan/UBSan build).
+if [ -z "${LWC_SKIP_FUZZ:-}" ]; then
+	run "fuzz (bounded)" sh tests/fuzz/run.sh 20000
+fi
+
 if [ -n "${LWC_SAN:-}" ]; then
 	if [ -n "$(ls -A "$sandir")" ]; then
 		echo "== sanitizer reports:"
