@@ -220,8 +220,8 @@ done
 [ -n "$conninfo" ] || die "could not start a private PostgreSQL cluster"
 say "postgres: private cluster at $conninfo"
 if command -v psql >/dev/null 2>&1; then
-	psql "$conninfo" -Atc "SELECT 'postgresql setting: ' || name || ' = ' || setting ||
-		coalesce(' ' || unit, '') FROM pg_settings WHERE name IN ('shared_buffers',
+	psql "$conninfo" -Atc "SELECT 'postgresql setting: ' || name || ' = ' ||
+		current_setting(name) FROM pg_settings WHERE name IN ('shared_buffers',
 		'max_wal_size', 'wal_sync_method', 'synchronous_commit', 'fsync',
 		'full_page_writes', 'wal_compression', 'default_toast_compression')
 		ORDER BY name" >>"$tmp/machine.txt" 2>/dev/null || true
