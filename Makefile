@@ -34,17 +34,20 @@ LIBS_CS     := -levent -levent_pthreads -llmdb -lpq $(LIBS_COMMON)
 
 COMMON_SRC := $(wildcard common/*.c)
 CS_SRC     := $(wildcard cloudstore/*.c)
+PX_SRC     := $(wildcard proxy/*.c)
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OUT)/%.o) $(OUT)/gen/lwc.pb-c.o
 CS_OBJ     := $(CS_SRC:%.c=$(OUT)/%.o)
 CS_LIB_OBJ := $(filter-out $(OUT)/cloudstore/main.o,$(CS_OBJ))
+PX_OBJ     := $(PX_SRC:%.c=$(OUT)/%.o)
+PX_LIB_OBJ := $(filter-out $(OUT)/proxy/main.o,$(PX_OBJ))
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 ITEST_SRC  := $(wildcard tests/integration/it_*.c)
 ITEST_BIN  := $(ITEST_SRC:tests/integration/%.c=$(OUT)/tests/%)
-ITEST_LIB  := $(OUT)/tests/harness.o
+ITEST_LIB  := $(OUT)/tests/harness.o $(OUT)/tests/pxc.o
 
-PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-cs-bench
+PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-proxy $(BIN)/lwc-cs-bench
 
 .PHONY: all build deps test run-tests asan bench fuzz clean
 .SUFFIXES:
@@ -74,6 +77,13 @@ $(OUT)/libcommon.a: $(COMMON_OBJ)
 $(OUT)/libcloudstore.a: $(CS_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+$(OUT)/libproxy.a: $(PX_LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN)/lwc-proxy: $(OUT)/proxy/main.o $(OUT)/libproxy.a $(OUT)/libcommon.a
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CS)
+
 $(BIN)/lwc-cloudstore: $(OUT)/cloudstore/main.o $(OUT)/libcloudstore.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CS)
@@ -82,15 +92,19 @@ $(BIN)/lwc-cs-bench: $(OUT)/bench/cs_bench.o $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_COMMON) -lm
 
-$(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libcloudstore.a $(OUT)/libcommon.a
+$(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libproxy.a $(OUT)/libcloudstore.a $(OUT)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CS)
 
 $(OUT)/tests/harness.o: tests/integration/harness.c $(OUT)/gen/lwc.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(OUT)/tests/pxc.o: tests/integration/pxc.c $(OUT)/gen/lwc.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
 $(OUT)/tests/it_%: $(OUT)/tests/integration/it_%.o $(ITEST_LIB) $(OUT)/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpq $(LIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpq -llmdb $(LIBS_COMMON)
 
 test: all
 	@$(MAKE) --no-print-directory run-tests

@@ -39,13 +39,18 @@
 	X(LWC_ERR_REVOKED, -20,  "key revoked")                              \
 	X(LWC_ERR_BUSY,    -21,  "server busy")                              \
 	X(LWC_ERR_DUPLICATE,-22, "duplicate block id in request")            \
-	X(LWC_ERR_SHUTDOWN,-23,  "server shutting down")
+	X(LWC_ERR_SHUTDOWN,-23,  "server shutting down")                     \
+	X(LWC_ERR_NO_TABLE,-24,  "no such table")                            \
+	X(LWC_ERR_UNIQUE,  -25,  "duplicate key value violates a unique constraint") \
+	X(LWC_ERR_ABORTED, -26,  "statement aborted")                        \
+	X(LWC_ERR_SCHEMA,  -27,  "statement does not match the table definition") \
+	X(LWC_ERR_NO_USER, -28,  "unknown user")
 
 enum lwc_err {
 #define LWC_ERR_ENUM(name, val, text) name = (val),
 	LWC_ERRORS(LWC_ERR_ENUM)
 #undef LWC_ERR_ENUM
-	LWC_ERR_MIN_ = -23
+	LWC_ERR_MIN_ = -28
 };
 
 /* Stable text for a code; never NULL. */

@@ -4,6 +4,7 @@
 #   build/fuzz/fuzz_cs_request   cloudstore request handler over LMDB
 #   build/fuzz/fuzz_chan         channel set-up, frames, frame headers
 #   build/fuzz/fuzz_keyfile      key file parser
+#   build/fuzz/fuzz_userkey      user key and enrollment file parsers
 #
 # clang with -fsanitize=fuzzer,address,undefined.  Incremental: an object is
 # rebuilt when its source, any project header or this script is newer.
@@ -21,7 +22,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -I$GEN -I$PG_INC \
  -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra $SAN ${FUZZ_CFLAGS:-}"
 LIBS="-lprotobuf-c -lsodium -llmdb -lpq -pthread"
-TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile"
+TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey"
 
 if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "fuzz: $CC not found (install clang and libclang-rt-14-dev, or run make deps)" >&2

@@ -1,0 +1,1847 @@
+/*
+ * engine.c - see engine.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "engine.h"
+#include "log.h"
+#include "pred.h"
+
+#define CHUNK_ROWS   512u
+#define CHUNK_BYTES  (1u << 20)
+#define PLAN_WAIT    1                  /* plan(): locked blocks, try again */
+
+enum stmt_kind {
+	ST_NOP, ST_SELECT, ST_INSERT, ST_UPDATE, ST_DELETE, ST_CREATE, ST_DROP, ST_INDEX
+};
+
+static const char *const kind_name[] = {
+	"nop", "select", "insert", "update", "delete", "create table", "drop table",
+	"create index"
+};
+
+struct upd {
+	uint64_t loc;
+	uint8_t *tokens;               /* ncols x 16                        */
+};
+
+struct stmt {
+	enum stmt_kind kind;
+	const Lwc__ProxyRequest *req;
+	const Lwc__Pred *where;
+	int interactive;
+	int candidates;
+	struct px_table *t;            /* referenced (t->inflight)          */
+	struct px_table *newt;         /* CREATE TABLE                      */
+	int drop_claimed;
+
+	struct locset locs;            /* matched, or allocated for INSERT  */
+	struct locset dels;            /* slots freed                       */
+	struct upd *upds;
+	size_t nupds, capupds;
+
+	uint64_t *ids;                 /* the γ blocks, sorted              */
+	uint64_t *vers;                /* their committed versions          */
+	uint64_t *bits;                /* their occupancy after the statement */
+	uint64_t *obits;               /* their committed occupancy         */
+	size_t gamma, nreal;
+	uint64_t owner;                /* of pending unique values          */
+	int locked;
+
+	uint64_t count;
+	int aborted;
+	int err;                       /* statement error (sent to the user) */
+	char msg[512];
+};
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static int stmt_fail(struct stmt *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int stmt_fail(struct stmt *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->err == LWC_OK) {
+		s->err = code;
+		va_start(ap, fmt);
+		vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+uint64_t px_gamma(const struct px_engine_cfg *cfg, uint64_t k)
+{
+	uint64_t g;
+
+	switch (cfg->pad) {
+	case PX_PAD_FIXED:
+		g = cfg->pad_arg > k ? cfg->pad_arg : k;
+		break;
+	case PX_PAD_POW2:
+		g = 1;
+		while (g < 2 * k)
+			g <<= 1;
+		break;
+	case PX_PAD_RATIO:
+	default:
+		g = k * cfg->pad_arg;
+		break;
+	}
+	if (g < cfg->pad_min)
+		g = cfg->pad_min;
+	return g;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int px_worker_init(struct px_worker *w, struct px_state *st, const struct px_engine_cfg *cfg,
+		   const char *name)
+{
+	memset(w, 0, sizeof(*w));
+	w->st = st;
+	w->cfg = cfg;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->scratch = malloc(cry_perm_scratch_words(st->g.block_bytes, st->g.cell) *
+			    sizeof(uint32_t));
+	return w->scratch ? LWC_OK : LWC_ERR_NOMEM;
+}
+
+void px_worker_fini(struct px_worker *w)
+{
+	cs_client_close(w->cloud);
+	w->cloud = NULL;
+	free(w->scratch);
+	w->scratch = NULL;
+}
+
+/* ---- the cloud ------------------------------------------------------------ */
+
+static int cloud_conn(struct px_worker *w, char *err, size_t errlen)
+{
+	if (w->cloud)
+		return LWC_OK;
+	return cs_client_connect(&w->cloud, w->cfg->cs_addr, w->cfg->cs_key,
+				 w->cfg->cloud_timeout_ms, err, errlen);
+}
+
+static int conn_broken(int rc)
+{
+	return rc == LWC_ERR_CLOSED || rc == LWC_ERR_IO || rc == LWC_ERR_TIMEOUT ||
+	       rc == LWC_ERR_PROTO || rc == LWC_ERR_TOO_BIG || rc == LWC_ERR_INTEGRITY;
+}
+
+static int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, size_t n,
+		      Lwc__CsResponse **resp, char *err, size_t errlen)
+{
+	int rc = LWC_OK;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = cloud_conn(w, err, errlen)) != LWC_OK)
+			continue;
+		if (w->cfg->rtt_ms > 0)
+			sleep_ms(w->cfg->rtt_ms);
+		rc = cs_client_read(w->cloud, ids, vers, n, resp, err, errlen);
+		if (rc == LWC_OK || !conn_broken(rc))
+			break;
+		cs_client_close(w->cloud);
+		w->cloud = NULL;
+	}
+	if (rc == LWC_OK) {
+		atomic_fetch_add(&w->st->reads, 1);
+		atomic_fetch_add(&w->st->blocks_moved, n);
+	}
+	return rc;
+}
+
+/* A WRITE may be repeated: the same version again replaces the newer copy. */
+static int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n,
+		       char *err, size_t errlen)
+{
+	int rc = LWC_OK;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = cloud_conn(w, err, errlen)) != LWC_OK)
+			continue;
+		if (w->cfg->rtt_ms > 0)
+			sleep_ms(w->cfg->rtt_ms);
+		rc = cs_client_write(w->cloud, b, n, err, errlen);
+		if (rc == LWC_OK || !conn_broken(rc))
+			break;
+		cs_client_close(w->cloud);
+		w->cloud = NULL;
+	}
+	if (rc == LWC_OK) {
+		atomic_fetch_add(&w->st->writes, 1);
+		atomic_fetch_add(&w->st->blocks_moved, n);
+	}
+	return rc;
+}
+
+/* Permute with the seed of (id, version) and seal: plain is destroyed. */
+static int seal_block(struct px_worker *w, uint64_t id, uint64_t version, uint8_t *plain,
+		      uint8_t *out)
+{
+	struct px_state *st = w->st;
+	uint8_t seed[CRY_SEED_BYTES];
+	int rc;
+
+	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
+		return rc;
+	rc = cry_permute(plain, st->g.block_bytes, st->g.cell, seed, w->scratch);
+	sodium_memzero(seed, sizeof(seed));
+	if (rc != LWC_OK)
+		return rc;
+	return cry_block_seal(out, st->seal_key, id, version, plain, st->g.block_bytes);
+}
+
+static int open_block(struct px_worker *w, uint64_t id, uint64_t version,
+		      const uint8_t *sealed, size_t len, uint8_t *plain)
+{
+	struct px_state *st = w->st;
+	uint8_t seed[CRY_SEED_BYTES];
+	int rc;
+
+	if (len != st->g.sealed_bytes)
+		return LWC_ERR_INTEGRITY;
+	if ((rc = cry_block_open(plain, st->seal_key, id, version, sealed, len)) != LWC_OK)
+		return rc;
+	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
+		return rc;
+	rc = cry_unpermute(plain, st->g.block_bytes, st->g.cell, seed, w->scratch);
+	sodium_memzero(seed, sizeof(seed));
+	return rc;
+}
+
+/* ---- growth --------------------------------------------------------------- */
+
+int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
+{
+	struct px_state *st = w->st;
+	uint64_t first = st->nblocks, done = 0;
+	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	uint8_t *plain = malloc(st->g.block_bytes);
+	uint8_t *sealed = NULL;
+	struct cs_wblock *wb = NULL;
+	uint64_t *zero = calloc(st->g.words, sizeof(uint64_t));
+	int rc = LWC_OK;
+
+	if (batch > n)
+		batch = (size_t)n;
+	if (plain)
+		sealed = malloc(batch * st->g.sealed_bytes);
+	if (sealed)
+		wb = calloc(batch, sizeof(*wb));
+	if (wb == NULL || zero == NULL) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	if ((rc = px_blocks_reserve(st, first + n)) != LWC_OK)
+		goto out;
+	while (done < n) {
+		size_t cnt = n - done < batch ? (size_t)(n - done) : batch;
+		MDB_txn *txn;
+
+		for (size_t i = 0; i < cnt; i++) {
+			uint64_t id = first + done + i;
+			randombytes_buf(plain, st->g.block_bytes);
+			if ((rc = seal_block(w, id, 1, plain, sealed + i * st->g.sealed_bytes)) !=
+			    LWC_OK)
+				goto out;
+			wb[i].id = id;
+			wb[i].version = 1;
+			wb[i].data = sealed + i * st->g.sealed_bytes;
+			wb[i].len = st->g.sealed_bytes;
+		}
+		if ((rc = cloud_write(w, wb, cnt, err, errlen)) != LWC_OK)
+			goto out;
+		/* durable in the cloud: now the proxy's own commit */
+		if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
+			lwc_errf(err, errlen, "lmdb: %s", mdb_strerror(rc));
+			rc = LWC_ERR_STORE;
+			goto out;
+		}
+		for (size_t i = 0; i < cnt && rc == 0; i++)
+			rc = px_block_put(st, txn, wb[i].id, 1, zero);
+		if (rc == 0)
+			rc = px_meta_put_u64(st, txn, "nblocks", first + done + cnt);
+		if (rc == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+		if (rc != 0) {
+			lwc_errf(err, errlen, "lmdb: %s", mdb_strerror(rc));
+			rc = LWC_ERR_STORE;
+			goto out;
+		}
+		for (size_t i = 0; i < cnt; i++) {
+			uint64_t id = wb[i].id;
+			st->version[id] = 1;
+			memset(st->bits + id * st->g.words, 0, st->g.words * sizeof(uint64_t));
+			st->occ[id] = 0;
+			st->locked[id] = 0;
+		}
+		st->nblocks = first + done + cnt;
+		done += cnt;
+	}
+out:
+	if (plain)
+		sodium_memzero(plain, st->g.block_bytes);
+	free(plain);
+	free(sealed);
+	free(wb);
+	free(zero);
+	return rc;
+}
+
+/* ---- pending unique values ------------------------------------------------ */
+
+static int pending_find(struct px_state *st, uint32_t table, uint32_t col,
+			const uint8_t *tok, uint64_t not_owner)
+{
+	for (size_t i = 0; i < st->npending; i++) {
+		struct px_pending *p = &st->pending[i];
+		if (p->owner != not_owner && p->table == table && p->col == col &&
+		    memcmp(p->token, tok, CRY_TOKEN_BYTES) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int pending_add(struct px_state *st, uint32_t table, uint32_t col,
+		       const uint8_t *tok, uint64_t owner)
+{
+	if (st->npending == st->cap_pending) {
+		size_t cap = st->cap_pending ? st->cap_pending * 2 : 64;
+		void *p = realloc(st->pending, cap * sizeof(*st->pending));
+		if (p == NULL)
+			return LWC_ERR_NOMEM;
+		st->pending = p;
+		st->cap_pending = cap;
+	}
+	st->pending[st->npending].table = table;
+	st->pending[st->npending].col = col;
+	memcpy(st->pending[st->npending].token, tok, CRY_TOKEN_BYTES);
+	st->pending[st->npending].owner = owner;
+	st->npending++;
+	return LWC_OK;
+}
+
+static void pending_drop(struct px_state *st, uint64_t owner)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < st->npending; r++)
+		if (st->pending[r].owner != owner)
+			st->pending[w++] = st->pending[r];
+	st->npending = w;
+}
+
+/* ---- planning (st->mu held) ----------------------------------------------- */
+
+static const Lwc__Row *insert_row(const struct stmt *s, size_t i)
+{
+	return s->req->insert->rows[i];
+}
+
+static int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *r,
+		     uint32_t ncols, size_t idx)
+{
+	if (r == NULL || r->record.len != st->g.S)
+		return stmt_fail(s, LWC_ERR_SCHEMA,
+				 "row %zu: record of %zu bytes (this database stores %u)",
+				 idx + 1, r ? r->record.len : 0, st->g.S);
+	if (r->n_tokens != ncols)
+		return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: %zu tokens for %u columns",
+				 idx + 1, r->n_tokens, ncols);
+	for (size_t c = 0; c < ncols; c++)
+		if (r->tokens[c].len != CRY_TOKEN_BYTES)
+			return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: token of %zu bytes",
+					 idx + 1, r->tokens[c].len);
+	return LWC_OK;
+}
+
+struct tokref {
+	const uint8_t *tok;
+	size_t idx;
+};
+
+static int cmp_tokref(const void *a, const void *b)
+{
+	return memcmp(((const struct tokref *)a)->tok, ((const struct tokref *)b)->tok,
+		      CRY_TOKEN_BYTES);
+}
+
+/* INSERT: uniqueness and free slots. */
+static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
+{
+	struct px_state *st = w->st;
+	struct px_table *t = s->t;
+	size_t nrows = s->req->insert->n_rows;
+	struct tokref *refs = NULL;
+	uint64_t need, room = 0;
+	int rc;
+
+	if (nrows == 0)
+		return LWC_OK;
+	for (uint32_t c = 0; c < t->ncols && c < 64; c++) {
+		if (!(t->unique >> c & 1))
+			continue;
+		if (refs == NULL && (refs = malloc(nrows * sizeof(*refs))) == NULL)
+			return LWC_ERR_NOMEM;
+		for (size_t i = 0; i < nrows; i++) {
+			refs[i].tok = insert_row(s, i)->tokens[c].data;
+			refs[i].idx = i;
+		}
+		qsort(refs, nrows, sizeof(*refs), cmp_tokref);
+		for (size_t i = 0; i < nrows; i++) {
+			struct locset l = { 0 };
+
+			if (i > 0 && memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
+				free(refs);
+				return stmt_fail(s, LWC_ERR_UNIQUE,
+						 "duplicate key value in rows %zu and %zu (column %u)",
+						 refs[i - 1].idx + 1, refs[i].idx + 1, c + 1);
+			}
+			if ((rc = pred_lookup(txn, t->cols[c], refs[i].tok, &l)) != LWC_OK) {
+				free(refs);
+				return stmt_fail(s, rc, "index lookup failed");
+			}
+			rc = l.n > 0;
+			locset_free(&l);
+			if (rc) {
+				size_t idx = refs[i].idx;
+				free(refs);
+				return stmt_fail(s, LWC_ERR_UNIQUE,
+						 "duplicate key value (row %zu, column %u) already exists",
+						 idx + 1, c + 1);
+			}
+			if (pending_find(st, t->id, c, refs[i].tok, 0)) {
+				free(refs);
+				return PLAN_WAIT;
+			}
+		}
+	}
+	/* free slots: lowest blocks first, up to theta per block */
+	while (st->free_hint < st->nblocks && st->occ[st->free_hint] >= st->g.theta)
+		st->free_hint++;
+	for (;;) {
+		room = 0;
+		for (uint64_t b = st->free_hint; b < st->nblocks && room < nrows; b++)
+			if (!st->locked[b] && st->occ[b] < st->g.theta)
+				room += st->g.theta - st->occ[b];
+		if (room >= nrows)
+			break;
+		need = (nrows - room + st->g.theta - 1) / st->g.theta;
+		if (need < st->nblocks / 8)
+			need = st->nblocks / 8;
+		if (need < 16)
+			need = 16;
+		{
+			char err[256] = "";
+			if ((rc = px_grow(w, need, err, sizeof(err))) != LWC_OK) {
+				free(refs);
+				return stmt_fail(s, rc, "cannot grow the database: %s", err);
+			}
+			log_info("database grown by %llu blocks to %llu", (unsigned long long)need,
+				 (unsigned long long)st->nblocks);
+		}
+	}
+	s->locs.n = 0;
+	for (uint64_t b = st->free_hint; b < st->nblocks && s->locs.n < nrows; b++) {
+		const uint64_t *bits = st->bits + b * st->g.words;
+		uint32_t avail;
+
+		if (st->locked[b] || st->occ[b] >= st->g.theta)
+			continue;
+		avail = st->g.theta - st->occ[b];
+		for (uint32_t slot = 0; slot < st->g.m && avail > 0 && s->locs.n < nrows; slot++)
+			if (!px_bit(bits, slot)) {
+				if (locset_push(&s->locs, PX_LOC(b, slot)) != LWC_OK) {
+					free(refs);
+					return LWC_ERR_NOMEM;
+				}
+				avail--;
+			}
+	}
+	/* claim the unique values until commit */
+	if (refs) {
+		for (uint32_t c = 0; c < t->ncols && c < 64; c++) {
+			if (!(t->unique >> c & 1))
+				continue;
+			for (size_t i = 0; i < nrows; i++)
+				if (pending_add(st, t->id, c, insert_row(s, i)->tokens[c].data,
+						s->owner) != LWC_OK) {
+					free(refs);
+					return LWC_ERR_NOMEM;
+				}
+		}
+		free(refs);
+	}
+	return LWC_OK;
+}
+
+/* CREATE UNIQUE INDEX: no value may appear twice already. */
+static int check_unique_column(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, t->cols[col], &cur)) != 0)
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_NODUP)) == 0) {
+		size_t cnt;
+		if (mdb_cursor_count(cur, &cnt) == 0 && cnt > 1) {
+			mdb_cursor_close(cur);
+			return stmt_fail(s, LWC_ERR_UNIQUE,
+					 "cannot create a unique index: column %u has duplicate values",
+					 col + 1);
+		}
+	}
+	mdb_cursor_close(cur);
+	return LWC_OK;
+}
+
+static void stmt_release_table(struct px_state *st, struct stmt *s)
+{
+	if (s->t && !s->drop_claimed) {
+		s->t->inflight--;
+		if (s->t->inflight == 0)
+			pthread_cond_broadcast(&st->cv);
+	}
+	if (!s->drop_claimed)
+		s->t = NULL;
+}
+
+/* Choose the padding and lock everything; PLAN_WAIT if blocks are busy. */
+static int lock_blocks(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	uint64_t gamma, want, avail, n = st->nblocks;
+	size_t k = 0;
+	uint64_t prev = UINT64_MAX;
+
+	/* the real blocks: distinct blocks of the locations (sorted) */
+	for (size_t i = 0; i < s->locs.n; i++) {
+		uint64_t b = PX_LOC_BLOCK(s->locs.v[i]);
+		if (b == prev)
+			continue;
+		if (b >= n)
+			return stmt_fail(s, LWC_ERR_STORE, "index names block %llu beyond the database",
+					 (unsigned long long)b);
+		if (st->locked[b])
+			return PLAN_WAIT;
+		prev = b;
+		k++;
+	}
+	gamma = px_gamma(w->cfg, k);
+	if (gamma > n)
+		gamma = n;
+	if (gamma < k)
+		gamma = k;
+	want = gamma - k;
+	avail = n - st->nlocked - k;
+	if (want > avail) {
+		if (st->nlocked > 0)
+			return PLAN_WAIT;
+		want = avail;
+		gamma = k + want;
+	}
+	free(s->ids);
+	free(s->vers);
+	free(s->bits);
+	free(s->obits);
+	s->ids = malloc(gamma * sizeof(uint64_t));
+	s->vers = malloc(gamma * sizeof(uint64_t));
+	s->bits = malloc(gamma * st->g.words * sizeof(uint64_t));
+	s->obits = malloc(gamma * st->g.words * sizeof(uint64_t));
+	if (!s->ids || !s->vers || !s->bits || !s->obits)
+		return LWC_ERR_NOMEM;
+	s->gamma = 0;
+	prev = UINT64_MAX;
+	for (size_t i = 0; i < s->locs.n; i++) {
+		uint64_t b = PX_LOC_BLOCK(s->locs.v[i]);
+		if (b == prev)
+			continue;
+		s->ids[s->gamma++] = b;
+		st->locked[b] = 1;
+		prev = b;
+	}
+	s->nreal = k;
+	/* padding: uniformly among the unlocked blocks */
+	if (want > 0 && want * 4 <= avail) {
+		uint64_t got = 0;
+		while (got < want) {
+			uint64_t b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
+				     : (((uint64_t)randombytes_random() << 32) |
+					randombytes_random()) % n;
+			if (st->locked[b])
+				continue;
+			st->locked[b] = 1;
+			s->ids[s->gamma++] = b;
+			got++;
+		}
+	} else if (want > 0) {
+		uint64_t *cand = malloc(avail * sizeof(uint64_t)), nc = 0;
+		if (cand == NULL) {
+			for (size_t i = 0; i < s->gamma; i++)
+				st->locked[s->ids[i]] = 0;
+			return LWC_ERR_NOMEM;
+		}
+		for (uint64_t b = 0; b < n; b++)
+			if (!st->locked[b])
+				cand[nc++] = b;
+		for (uint64_t i = 0; i < want; i++) {
+			uint64_t j = i + (nc - i <= UINT32_MAX
+					  ? randombytes_uniform((uint32_t)(nc - i))
+					  : randombytes_random() % (nc - i));
+			uint64_t tmp = cand[i];
+			cand[i] = cand[j];
+			cand[j] = tmp;
+			st->locked[cand[i]] = 1;
+			s->ids[s->gamma++] = cand[i];
+		}
+		free(cand);
+	}
+	st->nlocked += s->gamma;
+	s->locked = 1;
+	/* sorted: the order says nothing about which blocks are real */
+	{
+		struct locset tmp = { s->ids, s->gamma, s->gamma };
+		locset_normalize(&tmp);
+	}
+	for (size_t i = 0; i < s->gamma; i++) {
+		s->vers[i] = st->version[s->ids[i]];
+		memcpy(s->bits + i * st->g.words, st->bits + s->ids[i] * st->g.words,
+		       st->g.words * sizeof(uint64_t));
+		memcpy(s->obits + i * st->g.words, st->bits + s->ids[i] * st->g.words,
+		       st->g.words * sizeof(uint64_t));
+	}
+	return LWC_OK;
+}
+
+static void unlock_blocks(struct px_state *st, struct stmt *s)
+{
+	if (!s->locked)
+		return;
+	for (size_t i = 0; i < s->gamma; i++)
+		st->locked[s->ids[i]] = 0;
+	st->nlocked -= s->gamma;
+	s->locked = 0;
+	pthread_cond_broadcast(&st->cv);
+}
+
+/* One planning attempt. */
+static int plan_once(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	const Lwc__ProxyRequest *req = s->req;
+	const ProtobufCBinaryData *handle = NULL;
+	MDB_txn *txn = NULL;
+	int rc;
+
+	switch (s->kind) {
+	case ST_SELECT: handle = &req->select->table; break;
+	case ST_INSERT: handle = &req->insert->table; break;
+	case ST_UPDATE: handle = &req->update->table; break;
+	case ST_DELETE: handle = &req->delete_->table; break;
+	case ST_DROP:   handle = &req->drop_table->table; break;
+	case ST_INDEX:  handle = &req->create_index->table; break;
+	case ST_CREATE: handle = &req->create_table->table; break;
+	case ST_NOP: break;
+	}
+	if (handle && handle->len != PX_HANDLE_BYTES)
+		return stmt_fail(s, LWC_ERR_PROTO, "table handle of %zu bytes (expected %u)",
+				 handle->len, PX_HANDLE_BYTES);
+
+	if (s->kind == ST_CREATE) {
+		const Lwc__CreateTable *ct = req->create_table;
+		/* a table being dropped still owns its handle until the drop commits */
+		for (struct px_table *t = st->tables; t; t = t->next)
+			if (sodium_memcmp(t->handle, handle->data, PX_HANDLE_BYTES) == 0) {
+				if (t->dropped)
+					return PLAN_WAIT;
+				if (ct->if_not_exists) {
+					s->kind = ST_NOP;
+					return LWC_OK;
+				}
+				return stmt_fail(s, LWC_ERR_EXISTS, "table already exists");
+			}
+		if (ct->ncols == 0 || ct->ncols > PX_MAX_COLS)
+			return stmt_fail(s, LWC_ERR_SCHEMA, "a table has 1 to %u columns, not %u",
+					 PX_MAX_COLS, ct->ncols);
+		if (ct->pk_col < -1 || ct->pk_col >= (int32_t)ct->ncols)
+			return stmt_fail(s, LWC_ERR_SCHEMA, "primary key column %d out of range",
+					 ct->pk_col);
+		if (ct->schema.len > PX_SCHEMA_MAX)
+			return stmt_fail(s, LWC_ERR_TOO_BIG, "table description over %u bytes",
+					 PX_SCHEMA_MAX);
+		return lock_blocks(w, s);
+	}
+	if (s->kind == ST_NOP)
+		return lock_blocks(w, s);
+
+	if (s->t == NULL) {
+		s->t = px_table_find(st, handle->data, handle->len);
+		if (s->t == NULL) {
+			if (s->kind == ST_DROP && req->drop_table->if_exists) {
+				s->kind = ST_NOP;
+				return lock_blocks(w, s);
+			}
+			return stmt_fail(s, LWC_ERR_NO_TABLE, "no such table");
+		}
+		if (s->kind == ST_DROP) {
+			s->t->dropped = 1;      /* no new statements; wait for the running */
+			s->drop_claimed = 1;
+		} else {
+			s->t->inflight++;
+		}
+	}
+	if (s->kind == ST_DROP && s->t->inflight > 0)
+		return PLAN_WAIT;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	switch (s->kind) {
+	case ST_SELECT:
+	case ST_UPDATE:
+	case ST_DELETE: {
+		const Lwc__Pred *p = s->where;
+		if ((rc = pred_validate(p, s->t->ncols, s->msg, sizeof(s->msg))) != LWC_OK) {
+			s->err = rc;
+			break;
+		}
+		if ((rc = pred_eval(txn, s->t, p, &s->locs, s->msg, sizeof(s->msg))) != LWC_OK)
+			s->err = rc;
+		break;
+	}
+	case ST_DROP:
+		rc = pred_eval(txn, s->t, NULL, &s->locs, s->msg, sizeof(s->msg));
+		if (rc != LWC_OK)
+			s->err = rc;
+		break;
+	case ST_INSERT:
+		rc = LWC_OK;
+		for (size_t i = 0; i < req->insert->n_rows && rc == LWC_OK; i++)
+			rc = check_row(s, st, req->insert->rows[i], s->t->ncols, i);
+		if (rc == LWC_OK)
+			rc = plan_insert(w, s, txn);
+		break;
+	case ST_INDEX:
+		if (req->create_index->col >= s->t->ncols) {
+			rc = stmt_fail(s, LWC_ERR_SCHEMA, "index on column %u of a table with %u columns",
+				       req->create_index->col + 1, s->t->ncols);
+			break;
+		}
+		rc = LWC_OK;
+		if (req->create_index->unique)
+			rc = check_unique_column(s, txn, s->t, req->create_index->col);
+		break;
+	default:
+		rc = LWC_OK;
+	}
+	mdb_txn_abort(txn);
+	if (rc == PLAN_WAIT)
+		return rc;
+	if (s->err != LWC_OK)
+		return s->err;
+	if (rc != LWC_OK)
+		return stmt_fail(s, rc, "%s", lwc_strerror(rc));
+	return lock_blocks(w, s);
+}
+
+static int plan(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	int rc;
+
+	pthread_mutex_lock(&st->mu);
+	s->owner = ++st->next_owner;
+	for (;;) {
+		rc = plan_once(w, s);
+		if (rc != PLAN_WAIT)
+			break;
+		/* let go of what this attempt took, wait for a release, plan again */
+		pending_drop(st, s->owner);
+		if (!s->drop_claimed && s->t) {
+			s->t->inflight--;
+			s->t = NULL;
+		}
+		s->locs.n = 0;
+		pthread_cond_wait(&st->cv, &st->mu);
+	}
+	if (rc != LWC_OK) {
+		pending_drop(st, s->owner);
+		/* a failed statement still costs the cloud the usual access */
+		if (s->kind != ST_NOP) {
+			int keep = s->err;
+			s->locs.n = 0;
+			if (lock_blocks(w, s) != LWC_OK)
+				s->gamma = 0;
+			s->err = keep;
+		}
+	}
+	pthread_mutex_unlock(&st->mu);
+	return rc;
+}
+
+/* ---- the access ----------------------------------------------------------- */
+
+static int send_records(struct px_io *io, int candidates, uint8_t **recs, size_t n, size_t S)
+{
+	Lwc__ProxyResponse resp = LWC__PROXY_RESPONSE__INIT;
+	Lwc__Rows rows = LWC__ROWS__INIT;
+	Lwc__Candidates cand = LWC__CANDIDATES__INIT;
+	ProtobufCBinaryData *bd = malloc(n * sizeof(*bd));
+	int rc;
+
+	if (bd == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		bd[i].data = recs[i];
+		bd[i].len = S;
+	}
+	if (candidates) {
+		cand.n_records = n;
+		cand.records = bd;
+		resp.result_case = LWC__PROXY_RESPONSE__RESULT_CANDIDATES;
+		resp.candidates = &cand;
+	} else {
+		rows.n_records = n;
+		rows.records = bd;
+		resp.result_case = LWC__PROXY_RESPONSE__RESULT_ROWS;
+		resp.rows = &rows;
+	}
+	rc = io->send(io->ctx, &resp);
+	free(bd);
+	return rc;
+}
+
+/* Apply one chunk of the user's decisions.  Returns an I/O error (close the
+ * connection) or LWC_OK; statement errors go to s->err. */
+static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
+			 uint8_t **recs, const uint64_t *locs, size_t n,
+			 uint64_t *bits_of_block[])
+{
+	struct px_state *st = w->st;
+	Lwc__ProxyRequest *req = NULL;
+	const Lwc__Decisions *d;
+	int rc;
+
+	if ((rc = send_records(io, 1, recs, n, st->g.S)) != LWC_OK)
+		return rc;
+	if ((rc = io->recv(io->ctx, &req)) != LWC_OK)
+		return rc;
+	if (req->op_case != LWC__PROXY_REQUEST__OP_DECISIONS) {
+		protobuf_c_message_free_unpacked(&req->base, NULL);
+		stmt_fail(s, LWC_ERR_PROTO, "expected the decisions for %zu candidates", n);
+		s->aborted = 1;
+		return LWC_OK;
+	}
+	d = req->decisions;
+	if (d->abort) {
+		stmt_fail(s, LWC_ERR_ABORTED, "%s",
+			  d->reason && d->reason[0] ? d->reason : "statement aborted by the client");
+		s->aborted = 1;
+		goto out;
+	}
+	if (d->n_d != n) {
+		stmt_fail(s, LWC_ERR_PROTO, "%zu decisions for %zu candidates", d->n_d, n);
+		s->aborted = 1;
+		goto out;
+	}
+	/* validate all before applying any */
+	if (s->kind == ST_UPDATE)
+		for (size_t i = 0; i < n; i++)
+			if (d->d[i]->change &&
+			    check_row(s, st, d->d[i]->row, s->t->ncols, i) != LWC_OK) {
+				s->aborted = 1;
+				goto out;
+			}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t slot = PX_LOC_SLOT(locs[i]);
+
+		if (!d->d[i]->change)
+			continue;
+		s->count++;
+		if (s->kind == ST_DELETE) {
+			px_bit_set(bits_of_block[i], slot, 0);
+			if (locset_push(&s->dels, locs[i]) != LWC_OK)
+				goto nomem;
+			continue;
+		}
+		if (s->nupds == s->capupds) {
+			size_t cap = s->capupds ? s->capupds * 2 : 256;
+			void *p = realloc(s->upds, cap * sizeof(*s->upds));
+			if (p == NULL)
+				goto nomem;
+			s->upds = p;
+			s->capupds = cap;
+		}
+		s->upds[s->nupds].loc = locs[i];
+		s->upds[s->nupds].tokens = malloc(s->t->ncols * CRY_TOKEN_BYTES);
+		if (s->upds[s->nupds].tokens == NULL)
+			goto nomem;
+		for (size_t c = 0; c < s->t->ncols; c++)
+			memcpy(s->upds[s->nupds].tokens + c * CRY_TOKEN_BYTES,
+			       d->d[i]->row->tokens[c].data, CRY_TOKEN_BYTES);
+		s->nupds++;
+		memcpy(recs[i], d->d[i]->row->record.data, st->g.S);
+	}
+out:
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	return LWC_OK;
+nomem:
+	protobuf_c_message_free_unpacked(&req->base, NULL);
+	stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	s->aborted = 1;
+	return LWC_OK;
+}
+
+static int cmp_u64p(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Matched locations of block b: [*lo, *hi) in s->locs. */
+static void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi)
+{
+	size_t a = 0, z = l->n;
+	uint64_t first = PX_LOC(b, 0);
+
+	while (a < z) {
+		size_t mid = a + (z - a) / 2;
+		if (l->v[mid] < first)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	*lo = a;
+	while (a < l->n && PX_LOC_BLOCK(l->v[a]) == b)
+		a++;
+	*hi = a;
+}
+
+/* One READ/WRITE pair over idx[0..n) (indexes into s->ids, sorted). */
+static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
+			const size_t *idx, size_t n, int *io_err)
+{
+	struct px_state *st = w->st;
+	const struct px_geom *g = &st->g;
+	uint64_t *ids = malloc(n * sizeof(uint64_t)), *vers = malloc(n * sizeof(uint64_t));
+	uint8_t *plain = malloc(n * g->block_bytes);
+	uint8_t *sealed = NULL;
+	struct cs_wblock *wb = NULL;
+	uint8_t **recs = NULL;
+	uint64_t *rlocs = NULL;
+	uint64_t **rbits = NULL;
+	size_t nrec = 0, caprec = 0, rows_sent_bytes = 0;
+	Lwc__CsResponse *resp = NULL;
+	char err[512] = "";
+	int rc = LWC_OK;
+
+	*io_err = LWC_OK;
+	if (!ids || !vers || !plain) {
+		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = s->ids[idx[i]];
+		vers[i] = s->vers[idx[i]];
+	}
+	if ((rc = cloud_read(w, ids, vers, n, &resp, err, sizeof(err))) != LWC_OK) {
+		stmt_fail(s, rc, "cloud store READ failed: %s", err[0] ? err : lwc_strerror(rc));
+		goto out;
+	}
+	if (resp->result_case != LWC__CS_RESPONSE__RESULT_READ || resp->read->n_blocks != n) {
+		rc = stmt_fail(s, LWC_ERR_INTEGRITY, "cloud store answered READ with %zu blocks for %zu",
+			       resp->result_case == LWC__CS_RESPONSE__RESULT_READ
+			       ? resp->read->n_blocks : 0, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const Lwc__CsBlock *b = resp->read->blocks[i];
+		if (b->id != ids[i]) {
+			rc = stmt_fail(s, LWC_ERR_INTEGRITY, "block %llu: the cloud store sent block %llu "
+				       "instead", (unsigned long long)ids[i], (unsigned long long)b->id);
+			goto out;
+		}
+		rc = open_block(w, ids[i], vers[i], b->data.data, b->data.len,
+				plain + i * g->block_bytes);
+		if (rc != LWC_OK) {
+			log_error("block %llu version %llu does not open: %s - the cloud store "
+				  "tampered with, swapped or rolled back it", (unsigned long long)ids[i],
+				  (unsigned long long)vers[i], lwc_strerror(rc));
+			rc = stmt_fail(s, rc == LWC_ERR_VERSION ? LWC_ERR_VERSION : LWC_ERR_INTEGRITY,
+				       "block %llu: %s (expected version %llu): the cloud store "
+				       "tampered with, swapped or rolled back this block",
+				       (unsigned long long)ids[i],
+				       rc == LWC_ERR_VERSION ? "wrong version" : "integrity check failed",
+				       (unsigned long long)vers[i]);
+			goto out;
+		}
+	}
+	cs_client_free_resp(resp);
+	resp = NULL;
+
+	/* act on the real blocks */
+	for (size_t i = 0; i < n && !s->aborted; i++) {
+		uint64_t *bits = s->bits + idx[i] * g->words;
+		uint8_t *blk = plain + i * g->block_bytes;
+		size_t lo, hi;
+
+		block_range(&s->locs, ids[i], &lo, &hi);
+		for (size_t j = lo; j < hi; j++) {
+			uint32_t slot = PX_LOC_SLOT(s->locs.v[j]);
+			uint8_t *rec = blk + (size_t)slot * g->S;
+
+			if (slot >= g->m) {
+				rc = stmt_fail(s, LWC_ERR_STORE, "index names slot %u of a %u-slot block",
+					       slot, g->m);
+				goto out;
+			}
+			if (s->kind == ST_INSERT) {
+				size_t row = (size_t)j;   /* locs are in row order */
+				memcpy(rec, insert_row(s, row)->record.data, g->S);
+				px_bit_set(bits, slot, 1);
+				continue;
+			}
+			if (!px_bit(bits, slot)) {
+				rc = stmt_fail(s, LWC_ERR_STORE, "index points to the empty slot %u of "
+					       "block %llu", slot, (unsigned long long)ids[i]);
+				goto out;
+			}
+			if ((s->kind == ST_DELETE && !s->interactive) || s->kind == ST_DROP) {
+				px_bit_set(bits, slot, 0);
+				if (locset_push(&s->dels, s->locs.v[j]) != LWC_OK) {
+					rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+					goto out;
+				}
+				s->count++;
+				continue;
+			}
+			/* SELECT rows, or candidates of an interactive statement */
+			if (nrec == caprec) {
+				size_t cap = caprec ? caprec * 2 : CHUNK_ROWS;
+				void *p1 = realloc(recs, cap * sizeof(*recs));
+				void *p2 = p1 ? realloc(rlocs, cap * sizeof(*rlocs)) : NULL;
+				void *p3 = p2 ? realloc(rbits, cap * sizeof(*rbits)) : NULL;
+				if (p1)
+					recs = p1;
+				if (p2)
+					rlocs = p2;
+				if (!p1 || !p2 || !p3) {
+					rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+					goto out;
+				}
+				rbits = p3;
+				caprec = cap;
+			}
+			recs[nrec] = rec;
+			rlocs[nrec] = s->locs.v[j];
+			rbits[nrec] = bits;
+			nrec++;
+			if (!s->interactive && (nrec >= CHUNK_ROWS ||
+						(nrec - 0) * g->S >= CHUNK_BYTES)) {
+				if ((*io_err = send_records(io, 0, recs, nrec, g->S)) != LWC_OK)
+					goto out;
+				s->count += nrec;
+				rows_sent_bytes += nrec * g->S;
+				nrec = 0;
+			}
+		}
+	}
+	if (!s->interactive && nrec > 0 && !s->aborted) {
+		if ((*io_err = send_records(io, 0, recs, nrec, g->S)) != LWC_OK)
+			goto out;
+		s->count += nrec;
+		nrec = 0;
+	}
+	if (s->interactive) {
+		for (size_t off = 0; off < nrec && !s->aborted; off += CHUNK_ROWS) {
+			size_t cnt = nrec - off < CHUNK_ROWS ? nrec - off : CHUNK_ROWS;
+			*io_err = get_decisions(w, s, io, recs + off, rlocs + off, cnt, rbits + off);
+			if (*io_err != LWC_OK)
+				goto out;
+		}
+	}
+	if (s->aborted) {
+		/* nothing the statement did to these blocks survives: start again
+		 * from the committed occupancy and the records as they were */
+		for (size_t i = 0; i < n; i++) {
+			uint64_t *bits = s->bits + idx[i] * g->words;
+			memcpy(bits, s->obits + idx[i] * g->words, g->words * sizeof(uint64_t));
+		}
+		/* the records of updated slots were overwritten in plain: they are
+		 * not committed, and the WRITE below is never referenced */
+	}
+
+	/* refill, re-permute, re-seal: every block changes */
+	sealed = malloc(n * g->sealed_bytes);
+	wb = calloc(n, sizeof(*wb));
+	if (!sealed || !wb) {
+		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *bits = s->bits + idx[i] * g->words;
+		uint8_t *blk = plain + i * g->block_bytes;
+
+		for (uint32_t slot = 0; slot < g->m; slot++)
+			if (!px_bit(bits, slot))
+				randombytes_buf(blk + (size_t)slot * g->S, g->S);
+		if ((rc = seal_block(w, ids[i], vers[i] + 1, blk, sealed + i * g->sealed_bytes)) !=
+		    LWC_OK) {
+			stmt_fail(s, rc, "sealing block %llu failed", (unsigned long long)ids[i]);
+			goto out;
+		}
+		wb[i].id = ids[i];
+		wb[i].version = vers[i] + 1;
+		wb[i].data = sealed + i * g->sealed_bytes;
+		wb[i].len = g->sealed_bytes;
+	}
+	if ((rc = cloud_write(w, wb, n, err, sizeof(err))) != LWC_OK) {
+		stmt_fail(s, rc, "cloud store WRITE failed: %s", err[0] ? err : lwc_strerror(rc));
+		goto out;
+	}
+	rc = s->aborted ? s->err : LWC_OK;
+out:
+	(void)rows_sent_bytes;
+	if (resp)
+		cs_client_free_resp(resp);
+	if (plain)
+		sodium_memzero(plain, n * g->block_bytes);
+	free(plain);
+	free(sealed);
+	free(wb);
+	free(ids);
+	free(vers);
+	free(recs);
+	free(rlocs);
+	free(rbits);
+	return rc;
+}
+
+static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
+{
+	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	size_t nb, *order;
+	int rc = LWC_OK;
+
+	*io_err = LWC_OK;
+	if (s->gamma == 0)
+		return LWC_OK;
+	nb = (s->gamma + batch - 1) / batch;
+	if ((order = malloc(s->gamma * sizeof(size_t))) == NULL)
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < s->gamma; i++)
+		order[i] = i;
+	if (nb > 1) {
+		/* a random split into equal batches, each sorted */
+		for (size_t i = s->gamma - 1; i > 0; i--) {
+			size_t j = randombytes_uniform((uint32_t)(i + 1));
+			size_t t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+	}
+	for (size_t b = 0; b < nb && rc == LWC_OK && !s->aborted; b++) {
+		size_t lo = s->gamma * b / nb, hi = s->gamma * (b + 1) / nb;
+		/* ids[] is sorted, so sorting indexes sorts the ids */
+		qsort(order + lo, hi - lo, sizeof(size_t), cmp_u64p);
+		rc = access_batch(w, s, io, order + lo, hi - lo, io_err);
+		if (*io_err != LWC_OK)
+			break;
+	}
+	free(order);
+	return rc;
+}
+
+/* ---- commit (st->mu held) ------------------------------------------------- */
+
+static int cmp_upd_loc(const void *a, const void *b)
+{
+	uint64_t x = ((const struct upd *)a)->loc, y = ((const struct upd *)b)->loc;
+	return x < y ? -1 : x > y;
+}
+
+static int get_tokens(MDB_txn *txn, struct px_table *t, uint64_t loc, const uint8_t **tokens)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key }, d;
+	int rc;
+
+	cry_put_be64(key, loc);
+	if ((rc = mdb_get(txn, t->rows, &k, &d)) != 0)
+		return rc;
+	if (d.mv_size != t->ncols * CRY_TOKEN_BYTES)
+		return MDB_CORRUPTED;
+	*tokens = d.mv_data;
+	return 0;
+}
+
+static int idx_put(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
+{
+	uint8_t v[8];
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
+
+	cry_put_be64(v, loc);
+	return mdb_put(txn, dbi, &k, &d, 0);
+}
+
+static int idx_del(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
+{
+	uint8_t v[8];
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
+
+	cry_put_be64(v, loc);
+	return mdb_del(txn, dbi, &k, &d);
+}
+
+/* UPDATE: would the new values break a unique column? */
+static int update_unique_check(struct px_state *st, struct stmt *s, MDB_txn *txn)
+{
+	struct px_table *t = s->t;
+	struct tokref *refs = NULL;
+	int rc = 0;
+
+	if (t->unique == 0 || s->nupds == 0)
+		return 0;
+	qsort(s->upds, s->nupds, sizeof(*s->upds), cmp_upd_loc);
+	refs = malloc(s->nupds * sizeof(*refs));
+	if (refs == NULL)
+		return ENOMEM;
+	for (uint32_t c = 0; c < t->ncols && c < 64 && rc == 0; c++) {
+		size_t nr = 0;
+
+		if (!(t->unique >> c & 1))
+			continue;
+		for (size_t i = 0; i < s->nupds; i++) {
+			refs[nr].tok = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
+			refs[nr++].idx = i;
+		}
+		qsort(refs, nr, sizeof(*refs), cmp_tokref);
+		for (size_t i = 0; i < nr && rc == 0; i++) {
+			struct locset l = { 0 };
+			size_t same = 1, others = 0;
+
+			if (i > 0 && memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
+				stmt_fail(s, LWC_ERR_UNIQUE, "the update gives two rows the same key "
+					  "value (column %u)", c + 1);
+				rc = -1;
+				break;
+			}
+			(void)same;
+			if (pred_lookup(txn, t->cols[c], refs[i].tok, &l) != LWC_OK) {
+				rc = MDB_CORRUPTED;
+				break;
+			}
+			/* rows holding the value now, other than rows this update rewrites */
+			for (size_t j = 0; j < l.n; j++) {
+				struct upd key = { l.v[j], NULL };
+				if (bsearch(&key, s->upds, s->nupds, sizeof(*s->upds), cmp_upd_loc) == NULL)
+					others++;
+			}
+			locset_free(&l);
+			if (others > 0 || pending_find(st, t->id, c, refs[i].tok, s->owner)) {
+				stmt_fail(s, LWC_ERR_UNIQUE, "duplicate key value violates the unique "
+					  "constraint on column %u", c + 1);
+				rc = -1;
+			}
+		}
+	}
+	free(refs);
+	return rc;
+}
+
+static int commit(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	struct px_table *t = s->t;
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	for (size_t i = 0; i < s->gamma && rc == 0; i++)
+		rc = px_block_put(st, txn, s->ids[i], s->vers[i] + 1, s->bits + i * st->g.words);
+	if (rc != 0)
+		goto fail;
+	switch (s->kind) {
+	case ST_INSERT:
+		for (size_t i = 0; i < s->locs.n && rc == 0; i++) {
+			const Lwc__Row *r = insert_row(s, i);
+			uint8_t key[8], buf[PX_MAX_COLS * CRY_TOKEN_BYTES];
+			MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, buf };
+
+			cry_put_be64(key, s->locs.v[i]);
+			for (uint32_t c = 0; c < t->ncols; c++)
+				memcpy(buf + c * CRY_TOKEN_BYTES, r->tokens[c].data, CRY_TOKEN_BYTES);
+			rc = mdb_put(txn, t->rows, &k, &d, 0);
+			for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
+				rc = idx_put(txn, t->cols[c], r->tokens[c].data, s->locs.v[i]);
+		}
+		break;
+	case ST_DELETE:
+		for (size_t i = 0; i < s->dels.n && rc == 0; i++) {
+			const uint8_t *tok;
+			uint8_t key[8], copy[PX_MAX_COLS * CRY_TOKEN_BYTES];
+			MDB_val k = { 8, key };
+
+			if ((rc = get_tokens(txn, t, s->dels.v[i], &tok)) != 0)
+				break;
+			memcpy(copy, tok, t->ncols * CRY_TOKEN_BYTES);
+			for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
+				rc = idx_del(txn, t->cols[c], copy + c * CRY_TOKEN_BYTES, s->dels.v[i]);
+			cry_put_be64(key, s->dels.v[i]);
+			if (rc == 0)
+				rc = mdb_del(txn, t->rows, &k, NULL);
+		}
+		break;
+	case ST_UPDATE:
+		if ((rc = update_unique_check(st, s, txn)) != 0)
+			break;
+		for (size_t i = 0; i < s->nupds && rc == 0; i++) {
+			const uint8_t *tok;
+			uint8_t key[8], old[PX_MAX_COLS * CRY_TOKEN_BYTES];
+			MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, s->upds[i].tokens };
+
+			if ((rc = get_tokens(txn, t, s->upds[i].loc, &tok)) != 0)
+				break;
+			memcpy(old, tok, t->ncols * CRY_TOKEN_BYTES);
+			for (uint32_t c = 0; c < t->ncols && rc == 0; c++) {
+				const uint8_t *nt = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
+				if (memcmp(nt, old + c * CRY_TOKEN_BYTES, CRY_TOKEN_BYTES) == 0)
+					continue;
+				rc = idx_del(txn, t->cols[c], old + c * CRY_TOKEN_BYTES, s->upds[i].loc);
+				if (rc == 0)
+					rc = idx_put(txn, t->cols[c], nt, s->upds[i].loc);
+			}
+			cry_put_be64(key, s->upds[i].loc);
+			if (rc == 0)
+				rc = mdb_put(txn, t->rows, &k, &d, 0);
+		}
+		break;
+	case ST_CREATE: {
+		const Lwc__CreateTable *ct = s->req->create_table;
+		struct px_table *nt = calloc(1, sizeof(*nt));
+
+		if (nt == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		memcpy(nt->handle, ct->table.data, PX_HANDLE_BYTES);
+		nt->id = st->next_table;
+		nt->ncols = ct->ncols;
+		nt->pk_col = ct->pk_col;
+		nt->unique = ct->pk_col >= 0 && ct->pk_col < 64 ? (uint64_t)1 << ct->pk_col : 0;
+		if (ct->schema.len) {
+			if ((nt->schema = malloc(ct->schema.len)) == NULL) {
+				free(nt);
+				rc = ENOMEM;
+				break;
+			}
+			memcpy(nt->schema, ct->schema.data, ct->schema.len);
+			nt->schema_len = ct->schema.len;
+		}
+		s->newt = nt;
+		if ((rc = px_table_open_dbis(st, txn, nt, MDB_CREATE)) == 0 &&
+		    (rc = px_table_put(st, txn, nt)) == 0)
+			rc = px_meta_put_u64(st, txn, "next_table", st->next_table + 1);
+		break;
+	}
+	case ST_DROP: {
+		MDB_val k = { PX_HANDLE_BYTES, t->handle };
+		for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
+			rc = mdb_drop(txn, t->cols[c], 1);
+		if (rc == 0)
+			rc = mdb_drop(txn, t->rows, 1);
+		if (rc == 0)
+			rc = mdb_del(txn, st->catalog, &k, NULL);
+		break;
+	}
+	case ST_INDEX:
+		if (s->req->create_index->unique && s->req->create_index->col < 64) {
+			struct px_table tmp = *t;
+			tmp.unique |= (uint64_t)1 << s->req->create_index->col;
+			rc = px_table_put(st, txn, &tmp);
+		}
+		break;
+	default:
+		break;
+	}
+	if (rc != 0)
+		goto fail;
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		txn = NULL;
+		goto fail;
+	}
+	/* the new state is durable: mirror it in memory */
+	for (size_t i = 0; i < s->gamma; i++) {
+		uint64_t id = s->ids[i];
+		const uint64_t *nb = s->bits + i * st->g.words;
+		uint16_t occ = 0;
+
+		st->version[id] = s->vers[i] + 1;
+		memcpy(st->bits + id * st->g.words, nb, st->g.words * sizeof(uint64_t));
+		for (size_t x = 0; x < st->g.words; x++)
+			occ = (uint16_t)(occ + __builtin_popcountll(nb[x]));
+		st->used_slots = st->used_slots - st->occ[id] + occ;
+		if (occ < st->occ[id] && id < st->free_hint)
+			st->free_hint = id;
+		st->occ[id] = occ;
+	}
+	switch (s->kind) {
+	case ST_INSERT:
+		t->nrows += s->locs.n;
+		s->count = s->locs.n;
+		break;
+	case ST_DELETE:
+		t->nrows -= s->dels.n;
+		break;
+	case ST_CREATE:
+		s->newt->next = st->tables;
+		st->tables = s->newt;
+		s->newt = NULL;
+		st->next_table++;
+		break;
+	case ST_DROP:
+		for (struct px_table **pp = &st->tables; *pp; pp = &(*pp)->next)
+			if (*pp == t) {
+				*pp = t->next;
+				break;
+			}
+		for (uint32_t c = 0; c < t->ncols; c++)
+			mdb_dbi_close(st->env, t->cols[c]);
+		mdb_dbi_close(st->env, t->rows);
+		free(t->schema);
+		free(t);
+		s->t = NULL;
+		s->drop_claimed = 0;
+		break;
+	case ST_INDEX:
+		if (s->req->create_index->unique && s->req->create_index->col < 64)
+			t->unique |= (uint64_t)1 << s->req->create_index->col;
+		break;
+	default:
+		break;
+	}
+	return LWC_OK;
+fail:
+	if (txn)
+		mdb_txn_abort(txn);
+	if (s->newt) {
+		free(s->newt->schema);
+		free(s->newt);
+		s->newt = NULL;
+	}
+	if (rc == -1)                       /* a statement error already set */
+		return s->err;
+	return stmt_fail(s, LWC_ERR_STORE, "proxy state: %s", mdb_strerror(rc));
+}
+
+/* ---- the statement -------------------------------------------------------- */
+
+static void stmt_free(struct stmt *s)
+{
+	locset_free(&s->locs);
+	locset_free(&s->dels);
+	for (size_t i = 0; i < s->nupds; i++)
+		free(s->upds[i].tokens);
+	free(s->upds);
+	free(s->ids);
+	free(s->vers);
+	free(s->bits);
+	free(s->obits);
+}
+
+static int send_error(struct px_io *io, uint64_t seq, int code, const char *msg)
+{
+	Lwc__ProxyResponse resp = LWC__PROXY_RESPONSE__INIT;
+	Lwc__Error e = LWC__ERROR__INIT;
+
+	e.code = code;
+	e.message = (char *)(uintptr_t)(msg && msg[0] ? msg : lwc_strerror(code));
+	resp.seq = seq;
+	resp.result_case = LWC__PROXY_RESPONSE__RESULT_ERROR;
+	resp.error = &e;
+	return io->send(io->ctx, &resp);
+}
+
+static int send_done(struct px_io *io, uint64_t seq, uint64_t count)
+{
+	Lwc__ProxyResponse resp = LWC__PROXY_RESPONSE__INIT;
+	Lwc__Done d = LWC__DONE__INIT;
+
+	d.count = count;
+	resp.seq = seq;
+	resp.result_case = LWC__PROXY_RESPONSE__RESULT_DONE;
+	resp.done = &d;
+	return io->send(io->ctx, &resp);
+}
+
+static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *io)
+{
+	struct px_state *st = w->st;
+	Lwc__ProxyResponse resp = LWC__PROXY_RESPONSE__INIT;
+	Lwc__Catalog cat = LWC__CATALOG__INIT;
+	Lwc__TableInfo *infos = NULL, **ptrs = NULL;
+	size_t n = 0, i = 0;
+	int rc;
+
+	pthread_mutex_lock(&st->mu);
+	for (struct px_table *t = st->tables; t; t = t->next)
+		if (!t->dropped)
+			n++;
+	infos = calloc(n + 1, sizeof(*infos));
+	ptrs = calloc(n + 1, sizeof(*ptrs));
+	if (infos == NULL || ptrs == NULL) {
+		pthread_mutex_unlock(&st->mu);
+		free(infos);
+		free(ptrs);
+		return send_error(io, req->seq, LWC_ERR_NOMEM, NULL);
+	}
+	for (struct px_table *t = st->tables; t; t = t->next) {
+		uint8_t *copy;
+		if (t->dropped)
+			continue;
+		lwc__table_info__init(&infos[i]);
+		infos[i].table.data = malloc(PX_HANDLE_BYTES + t->schema_len);
+		copy = infos[i].table.data;
+		if (copy == NULL)
+			continue;
+		memcpy(copy, t->handle, PX_HANDLE_BYTES);
+		if (t->schema_len)
+			memcpy(copy + PX_HANDLE_BYTES, t->schema, t->schema_len);
+		infos[i].table.len = PX_HANDLE_BYTES;
+		infos[i].schema.data = copy + PX_HANDLE_BYTES;
+		infos[i].schema.len = t->schema_len;
+		infos[i].ncols = t->ncols;
+		infos[i].pk_col = t->pk_col;
+		infos[i].unique_cols = t->unique;
+		ptrs[i] = &infos[i];
+		i++;
+	}
+	pthread_mutex_unlock(&st->mu);
+	cat.n_tables = i;
+	cat.tables = ptrs;
+	resp.seq = req->seq;
+	resp.result_case = LWC__PROXY_RESPONSE__RESULT_CATALOG;
+	resp.catalog = &cat;
+	rc = io->send(io->ctx, &resp);
+	for (size_t j = 0; j < i; j++)
+		free(infos[j].table.data);
+	free(infos);
+	free(ptrs);
+	return rc;
+}
+
+int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *io)
+{
+	struct px_state *st = w->st;
+	struct stmt s;
+	int rc, io_err = LWC_OK;
+
+	memset(&s, 0, sizeof(s));
+	s.req = req;
+	s.err = LWC_OK;
+	switch (req->op_case) {
+	case LWC__PROXY_REQUEST__OP_LIST_TABLES:
+		return list_tables(w, req, io);
+	case LWC__PROXY_REQUEST__OP_CREATE_TABLE:
+		s.kind = ST_CREATE;
+		break;
+	case LWC__PROXY_REQUEST__OP_DROP_TABLE:
+		s.kind = ST_DROP;
+		break;
+	case LWC__PROXY_REQUEST__OP_CREATE_INDEX:
+		s.kind = ST_INDEX;
+		break;
+	case LWC__PROXY_REQUEST__OP_INSERT:
+		s.kind = ST_INSERT;
+		break;
+	case LWC__PROXY_REQUEST__OP_SELECT:
+		s.kind = ST_SELECT;
+		s.where = req->select->where;
+		s.candidates = req->select->candidates;
+		break;
+	case LWC__PROXY_REQUEST__OP_UPDATE:
+		s.kind = ST_UPDATE;
+		s.where = req->update->where;
+		s.candidates = req->update->candidates;
+		s.interactive = 1;
+		break;
+	case LWC__PROXY_REQUEST__OP_DELETE:
+		s.kind = ST_DELETE;
+		s.where = req->delete_->where;
+		s.candidates = req->delete_->candidates;
+		s.interactive = s.candidates;
+		break;
+	case LWC__PROXY_REQUEST__OP_DECISIONS:
+		return send_error(io, req->seq, LWC_ERR_PROTO,
+				  "decisions sent outside an UPDATE or DELETE");
+	default:
+		return send_error(io, req->seq, LWC_ERR_UNKNOWN_OP, "unknown request");
+	}
+	/* record sizes need no state; token counts are checked in plan() */
+	if (s.kind == ST_INSERT) {
+		const Lwc__Insert *ins = req->insert;
+		for (size_t i = 0; i < ins->n_rows && s.err == LWC_OK; i++)
+			if (ins->rows[i] == NULL || ins->rows[i]->record.len != st->g.S)
+				stmt_fail(&s, LWC_ERR_SCHEMA,
+					  "row %zu: record of %zu bytes (this database stores %u)",
+					  i + 1, ins->rows[i] ? ins->rows[i]->record.len : 0, st->g.S);
+		if (s.err != LWC_OK) {
+			rc = send_error(io, req->seq, s.err, s.msg);
+			stmt_free(&s);
+			return rc;
+		}
+	}
+
+	rc = plan(w, &s);
+	if (rc == LWC_OK)
+		rc = run_access(w, &s, io, &io_err);
+	else if (s.gamma > 0 && io_err == LWC_OK) {
+		/* the uniform access of a failed statement: nothing changes */
+		struct stmt dummy;
+		int e;
+		memset(&dummy, 0, sizeof(dummy));
+		dummy.kind = ST_NOP;
+		dummy.req = req;
+		dummy.ids = s.ids;
+		dummy.vers = s.vers;
+		dummy.bits = s.bits;
+		dummy.obits = s.obits;
+		dummy.gamma = s.gamma;
+		(void)run_access(w, &dummy, io, &e);
+	}
+
+	pthread_mutex_lock(&st->mu);
+	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted)
+		rc = commit(w, &s);
+	unlock_blocks(st, &s);
+	pending_drop(st, s.owner);
+	if (s.drop_claimed && s.t) {          /* a drop that did not happen */
+		s.t->dropped = 0;
+		s.drop_claimed = 0;
+		s.t = NULL;
+		pthread_cond_broadcast(&st->cv);
+	}
+	stmt_release_table(st, &s);
+	st->stmts++;
+	if (rc != LWC_OK || s.err != LWC_OK)
+		st->stmt_errors++;
+	pthread_mutex_unlock(&st->mu);
+
+	if (io_err != LWC_OK) {
+		stmt_free(&s);
+		return io_err;
+	}
+	if (rc != LWC_OK || s.err != LWC_OK) {
+		plog_debug(w->name, "%s failed: %s", kind_name[s.kind], s.msg);
+		rc = send_error(io, req->seq, s.err != LWC_OK ? s.err : rc, s.msg);
+	} else {
+		plog_debug(w->name, "%s: k=%zu gamma=%zu count=%llu", kind_name[s.kind], s.nreal,
+			   s.gamma, (unsigned long long)s.count);
+		rc = send_done(io, req->seq, s.count);
+	}
+	stmt_free(&s);
+	return rc;
+}
+
+/* ---- offline check -------------------------------------------------------- */
+
+static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
+		       uint32_t *per_block, uint64_t *nrows, uint64_t *nidx)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int bad = 0, rc;
+
+	if (mdb_cursor_open(txn, t->rows, &cur) != 0)
+		return 1;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		uint64_t loc, b;
+		uint32_t slot;
+
+		if (k.mv_size != 8 || d.mv_size != t->ncols * CRY_TOKEN_BYTES) {
+			printf("table %u: malformed row entry\n", t->id);
+			bad++;
+			continue;
+		}
+		loc = cry_get_be64(k.mv_data);
+		b = PX_LOC_BLOCK(loc);
+		slot = PX_LOC_SLOT(loc);
+		(*nrows)++;
+		if (b >= st->nblocks || slot >= st->g.m) {
+			printf("table %u: row at block %llu slot %u is outside the database\n", t->id,
+			       (unsigned long long)b, slot);
+			bad++;
+			continue;
+		}
+		if (!px_bit(st->bits + b * st->g.words, slot)) {
+			printf("table %u: row at block %llu slot %u but the slot is marked empty\n",
+			       t->id, (unsigned long long)b, slot);
+			bad++;
+		}
+		per_block[b]++;
+		for (uint32_t c = 0; c < t->ncols; c++) {
+			MDB_cursor *ic;
+			uint8_t v[8];
+			MDB_val ik = { CRY_TOKEN_BYTES, (uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES };
+			MDB_val iv = { 8, v };
+
+			cry_put_be64(v, loc);
+			if (mdb_cursor_open(txn, t->cols[c], &ic) != 0)
+				return bad + 1;
+			if (mdb_cursor_get(ic, &ik, &iv, MDB_GET_BOTH) != 0) {
+				printf("table %u: row at block %llu slot %u missing from the index of "
+				       "column %u\n", t->id, (unsigned long long)b, slot, c + 1);
+				bad++;
+			}
+			mdb_cursor_close(ic);
+		}
+	}
+	mdb_cursor_close(cur);
+	/* every index entry points to a live row with that token */
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		if (mdb_cursor_open(txn, t->cols[c], &cur) != 0)
+			return bad + 1;
+		while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+			uint8_t key[8];
+			MDB_val rk = { 8, key }, rv;
+			uint64_t loc;
+
+			(*nidx)++;
+			if (k.mv_size != CRY_TOKEN_BYTES || d.mv_size != 8) {
+				printf("table %u column %u: malformed index entry\n", t->id, c + 1);
+				bad++;
+				continue;
+			}
+			loc = cry_get_be64(d.mv_data);
+			memcpy(key, d.mv_data, 8);
+			if (mdb_get(txn, t->rows, &rk, &rv) != 0) {
+				printf("table %u column %u: index entry points to block %llu slot %u, "
+				       "which holds no row of the table\n", t->id, c + 1,
+				       (unsigned long long)PX_LOC_BLOCK(loc), PX_LOC_SLOT(loc));
+				bad++;
+				continue;
+			}
+			if (rv.mv_size != t->ncols * CRY_TOKEN_BYTES ||
+			    memcmp((uint8_t *)rv.mv_data + c * CRY_TOKEN_BYTES, k.mv_data,
+				   CRY_TOKEN_BYTES) != 0) {
+				printf("table %u column %u: index entry for block %llu slot %u does not "
+				       "match the row's value\n", t->id, c + 1,
+				       (unsigned long long)PX_LOC_BLOCK(loc), PX_LOC_SLOT(loc));
+				bad++;
+			}
+		}
+		mdb_cursor_close(cur);
+	}
+	return bad;
+}
+
+int px_check(struct px_worker *w, int verbose)
+{
+	struct px_state *st = w->st;
+	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	uint8_t *plain = malloc(st->g.block_bytes);
+	uint32_t *per_block = calloc(st->nblocks + 1, sizeof(uint32_t));
+	uint64_t *ids = malloc(batch * sizeof(uint64_t)), *vers = malloc(batch * sizeof(uint64_t));
+	uint64_t nrows = 0, nidx = 0, ntables = 0;
+	MDB_txn *txn;
+	int bad = 0;
+
+	if (!plain || !per_block || !ids || !vers) {
+		free(plain);
+		free(per_block);
+		free(ids);
+		free(vers);
+		return LWC_ERR_NOMEM;
+	}
+	/* every block opens at its committed version */
+	for (uint64_t first = 0; first < st->nblocks; first += batch) {
+		size_t n = st->nblocks - first < batch ? (size_t)(st->nblocks - first) : batch;
+		Lwc__CsResponse *resp = NULL;
+		char err[256] = "";
+		int rc;
+
+		for (size_t i = 0; i < n; i++) {
+			ids[i] = first + i;
+			vers[i] = st->version[first + i];
+		}
+		rc = cloud_read(w, ids, vers, n, &resp, err, sizeof(err));
+		if (rc != LWC_OK || resp->result_case != LWC__CS_RESPONSE__RESULT_READ ||
+		    resp->read->n_blocks != n) {
+			printf("cloud store READ of blocks %llu..%llu failed: %s\n",
+			       (unsigned long long)first, (unsigned long long)(first + n - 1),
+			       err[0] ? err : lwc_strerror(rc));
+			if (resp)
+				cs_client_free_resp(resp);
+			bad++;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const Lwc__CsBlock *b = resp->read->blocks[i];
+			rc = b->id != ids[i] ? LWC_ERR_INTEGRITY
+			     : open_block(w, ids[i], vers[i], b->data.data, b->data.len, plain);
+			if (rc != LWC_OK) {
+				printf("block %llu (version %llu) does not open: %s\n",
+				       (unsigned long long)ids[i], (unsigned long long)vers[i],
+				       lwc_strerror(rc));
+				bad++;
+			}
+		}
+		cs_client_free_resp(resp);
+	}
+	sodium_memzero(plain, st->g.block_bytes);
+	free(plain);
+	free(ids);
+	free(vers);
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
+		free(per_block);
+		return LWC_ERR_STORE;
+	}
+	for (struct px_table *t = st->tables; t; t = t->next) {
+		ntables++;
+		bad += check_table(st, txn, t, per_block, &nrows, &nidx);
+	}
+	mdb_txn_abort(txn);
+	for (uint64_t b = 0; b < st->nblocks; b++) {
+		if (per_block[b] != st->occ[b]) {
+			printf("block %llu: %u slots marked full but %u rows live there\n",
+			       (unsigned long long)b, st->occ[b], per_block[b]);
+			bad++;
+		}
+		if (st->occ[b] > st->g.theta) {
+			printf("block %llu: %u full slots exceed theta = %u\n", (unsigned long long)b,
+			       st->occ[b], st->g.theta);
+			bad++;
+		}
+	}
+	free(per_block);
+	if (verbose || bad == 0)
+		printf("%s: %llu blocks open at their committed versions; %llu tables, %llu rows, "
+		       "%llu index entries%s\n", bad ? "PROBLEMS" : "ok",
+		       (unsigned long long)st->nblocks, (unsigned long long)ntables,
+		       (unsigned long long)nrows, (unsigned long long)nidx,
+		       bad ? "" : ", all consistent");
+	return bad;
+}

@@ -1,0 +1,79 @@
+/*
+ * engine.h - statements: planning on the indexes, the oblivious access to
+ * the cloud store (DESIGN section 5), commit (section 7), block locks
+ * (section 8).
+ *
+ * A statement runs in one worker thread:
+ *   plan     (st->mu)  evaluate the predicate or pick free slots, check
+ *                      uniqueness, lock the k real blocks and γ-k padding
+ *                      blocks drawn uniformly from the unlocked rest; if a
+ *                      real block is locked, wait and plan again
+ *   access   (no lock) READ the γ blocks (sorted ids: which are real is not
+ *                      in the order), open, inverse-permute, act, refill
+ *                      every empty slot with fresh random bytes, permute
+ *                      with the next version's seed, seal, WRITE them all
+ *   commit   (st->mu)  one LMDB transaction: versions, occupancy, indexes,
+ *                      catalog; then unlock and answer
+ * Accesses larger than the batch size run as several READ/WRITE pairs of
+ * equal size over a random split of the γ blocks, all committed at once.
+ */
+#ifndef LWC_PX_ENGINE_H
+#define LWC_PX_ENGINE_H
+
+#include <stdint.h>
+
+#include "cs_client.h"
+#include "lwc.pb-c.h"
+#include "state.h"
+
+enum px_pad { PX_PAD_RATIO, PX_PAD_POW2, PX_PAD_FIXED };
+
+struct px_engine_cfg {
+	enum px_pad pad;
+	uint32_t pad_arg;           /* ratio R or fixed G                   */
+	uint32_t pad_min;           /* γ_min                                */
+	uint32_t batch_blocks;      /* largest READ/WRITE                   */
+	int rtt_ms;                 /* simulated proxy-cloud round trip     */
+	int cloud_timeout_ms;
+	const uint8_t *cs_key;      /* K_CS                                 */
+	const char *cs_addr;
+};
+
+/* One per worker thread: its cloud connection and scratch space. */
+struct px_worker {
+	struct px_state *st;
+	const struct px_engine_cfg *cfg;
+	struct cs_client *cloud;
+	uint32_t *scratch;
+	char name[64];
+};
+
+/* How a statement talks to its user. */
+struct px_io {
+	void *ctx;
+	int (*send)(void *ctx, const Lwc__ProxyResponse *resp);
+	/* Next request of the user (for Decisions); LWC_ERR_TIMEOUT etc. */
+	int (*recv)(void *ctx, Lwc__ProxyRequest **req);
+};
+
+int px_worker_init(struct px_worker *w, struct px_state *st, const struct px_engine_cfg *cfg,
+		   const char *name) LWC_WUR;
+void px_worker_fini(struct px_worker *w);
+
+/* γ for k real blocks under the configured policy (before capping at n). */
+uint64_t px_gamma(const struct px_engine_cfg *cfg, uint64_t k);
+
+/* Run one request and send its whole answer.  Returns LWC_OK when the
+ * connection may go on (the statement succeeded or its error was sent),
+ * or an error when the connection must be closed. */
+int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *io) LWC_WUR;
+
+/* Append n new blocks (sealed random content, version 1) to the cloud and
+ * the state.  Used by init and when free slots run low. */
+int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen) LWC_WUR;
+
+/* Offline consistency check (lwc-proxy check): prints problems to stdout,
+ * returns the number found (or a negative error). */
+int px_check(struct px_worker *w, int verbose);
+
+#endif

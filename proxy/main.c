@@ -1,0 +1,597 @@
+/*
+ * main.c - lwc-proxy: the trusted on-premise proxy.
+ *
+ *   lwc-proxy init   --state DIR --cloudstore HOST:PORT --cs-key-file FILE [geometry]
+ *   lwc-proxy serve  --state DIR --listen HOST:PORT [--pad ...] [...]
+ *   lwc-proxy user add --state DIR --name NAME (--key-file FILE | --enroll FILE) [--replace]
+ *   lwc-proxy user revoke --state DIR NAME
+ *   lwc-proxy user list --state DIR
+ *   lwc-proxy status --state DIR
+ *   lwc-proxy check  --state DIR
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cry.h"
+#include "engine.h"
+#include "keyfile.h"
+#include "log.h"
+#include "lwc.pb-c.h"
+#include "server.h"
+#include "state.h"
+#include "userkey.h"
+#include "wire.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lwc-proxy init --state DIR --cloudstore HOST:PORT --cs-key-file FILE\n"
+		"                      [--record-bytes 128] [--slots 64] [--theta 48]\n"
+		"                      [--cell-bytes 1] [--blocks 1024]\n"
+		"       lwc-proxy serve --state DIR --listen HOST:PORT [--pad ratio:2|pow2|fixed:G]\n"
+		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
+		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
+		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
+		"       lwc-proxy user add --state DIR --enroll FILE [--replace]\n"
+		"       lwc-proxy user revoke --state DIR NAME\n"
+		"       lwc-proxy user list --state DIR\n"
+		"       lwc-proxy status --state DIR\n"
+		"       lwc-proxy check --state DIR\n"
+		"\n"
+		"The trusted proxy of LWC: keeps the indexes, slot flags and block versions,\n"
+		"and reads and writes the cloud store obliviously.  Admin commands talk to\n"
+		"the running proxy through DIR/admin.sock (or --socket PATH).\n");
+}
+
+static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "lwc-proxy: %s must be a number from %u to %u\n", what, min, max);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static uint8_t *load_cs_key(const char *path)
+{
+	uint8_t *key = sodium_malloc(CRY_KEY_BYTES);
+	char err[512] = "";
+
+	if (key == NULL)
+		return NULL;
+	if (keyfile_read(path, PX_CS_KEY_KIND, key, CRY_KEY_BYTES, err, sizeof(err)) != LWC_OK) {
+		fprintf(stderr, "lwc-proxy: %s\n", err);
+		sodium_free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* ---- init ----------------------------------------------------------------- */
+
+static int cmd_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "cloudstore", required_argument, NULL, 'c' },
+		{ "cs-key-file", required_argument, NULL, 'k' },
+		{ "record-bytes", required_argument, NULL, 'R' },
+		{ "slots", required_argument, NULL, 'm' },
+		{ "theta", required_argument, NULL, 't' },
+		{ "cell-bytes", required_argument, NULL, 'C' },
+		{ "blocks", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dir = NULL, *cs = NULL, *keyf = NULL;
+	uint32_t R = 128, m = 64, theta = 0, cell = 1, nblocks = 1024;
+	struct px_geom g;
+	struct px_state *st = NULL;
+	struct px_engine_cfg ecfg;
+	struct px_worker w;
+	uint8_t *cs_key;
+	char err[512] = "";
+	int o, rc;
+
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 's': dir = optarg; break;
+		case 'c': cs = optarg; break;
+		case 'k': keyf = optarg; break;
+		case 'R': if (parse_u32(optarg, "--record-bytes", 16, 65536, &R)) return 1; break;
+		case 'm': if (parse_u32(optarg, "--slots", 2, PX_MAX_SLOTS, &m)) return 1; break;
+		case 't': if (parse_u32(optarg, "--theta", 1, PX_MAX_SLOTS, &theta)) return 1; break;
+		case 'C': if (parse_u32(optarg, "--cell-bytes", 1, 8, &cell)) return 1; break;
+		case 'n': if (parse_u32(optarg, "--blocks", 1, 1u << 30, &nblocks)) return 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (!dir || !cs || !keyf || optind != argc) {
+		fprintf(stderr, "lwc-proxy init: --state, --cloudstore and --cs-key-file are required\n");
+		return 1;
+	}
+	if (theta == 0)
+		theta = m * 3 / 4 ? m * 3 / 4 : 1;
+	if (px_geom_init(&g, R, m, theta, cell, err, sizeof(err)) != LWC_OK) {
+		fprintf(stderr, "lwc-proxy init: %s\n", err);
+		return 1;
+	}
+	if ((cs_key = load_cs_key(keyf)) == NULL)
+		return 1;
+	/* the cloud store must answer before anything is created */
+	{
+		struct cs_client *cl;
+		if (cs_client_connect(&cl, cs, cs_key, 10000, err, sizeof(err)) != LWC_OK) {
+			fprintf(stderr, "lwc-proxy init: cannot reach the cloud store at %s: %s\n", cs,
+				err);
+			sodium_free(cs_key);
+			return 1;
+		}
+		cs_client_close(cl);
+	}
+	if ((rc = px_state_create(dir, &g, cs, keyf, nblocks, err, sizeof(err))) != LWC_OK) {
+		fprintf(stderr, "lwc-proxy init: %s\n", err);
+		sodium_free(cs_key);
+		return 1;
+	}
+	if ((rc = px_state_open(&st, dir, err, sizeof(err))) != LWC_OK) {
+		fprintf(stderr, "lwc-proxy init: %s\n", err);
+		sodium_free(cs_key);
+		return 1;
+	}
+	memset(&ecfg, 0, sizeof(ecfg));
+	ecfg.batch_blocks = 1024;
+	ecfg.cloud_timeout_ms = 60000;
+	ecfg.cs_key = cs_key;
+	ecfg.cs_addr = cs;
+	ecfg.pad_min = 1;
+	rc = px_worker_init(&w, st, &ecfg, "init");
+	if (rc == LWC_OK) {
+		pthread_mutex_lock(&st->mu);
+		rc = px_grow(&w, nblocks, err, sizeof(err));
+		pthread_mutex_unlock(&st->mu);
+		px_worker_fini(&w);
+	}
+	if (rc != LWC_OK) {
+		fprintf(stderr, "lwc-proxy init: writing the initial blocks failed: %s\n",
+			err[0] ? err : lwc_strerror(rc));
+		px_state_close(st);
+		sodium_free(cs_key);
+		return 1;
+	}
+	printf("initialised %s: %u blocks of %u slots x %u bytes (records of %u bytes, theta %u, "
+	       "cells of %u bytes) in the cloud store at %s\n", dir, nblocks, g.m, g.S, g.R,
+	       g.theta, g.cell, cs);
+	px_state_close(st);
+	sodium_free(cs_key);
+	return 0;
+}
+
+/* ---- serve ---------------------------------------------------------------- */
+
+static int parse_pad(const char *s, struct px_engine_cfg *e)
+{
+	char *end;
+	unsigned long v;
+
+	if (strcmp(s, "pow2") == 0) {
+		e->pad = PX_PAD_POW2;
+		return 0;
+	}
+	if (strncmp(s, "ratio:", 6) == 0 || strncmp(s, "fixed:", 6) == 0) {
+		errno = 0;
+		v = strtoul(s + 6, &end, 10);
+		if (!errno && end != s + 6 && !*end && v >= 1 && v <= 1u << 24) {
+			e->pad = s[0] == 'r' ? PX_PAD_RATIO : PX_PAD_FIXED;
+			e->pad_arg = (uint32_t)v;
+			return 0;
+		}
+	}
+	fprintf(stderr, "lwc-proxy: --pad must be ratio:R, pow2 or fixed:G (R, G >= 1)\n");
+	return -1;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "pad", required_argument, NULL, 'p' },
+		{ "pad-min", required_argument, NULL, 'P' },
+		{ "rtt-ms", required_argument, NULL, 'r' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "batch-blocks", required_argument, NULL, 'b' },
+		{ "cloudstore", required_argument, NULL, 'c' },
+		{ "cs-key-file", required_argument, NULL, 'k' },
+		{ "max-frame", required_argument, NULL, 'f' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dir = NULL, *listen = NULL, *pad = "ratio:2", *cs = NULL, *keyf = NULL;
+	struct px_server_config cfg;
+	struct px_state *st = NULL;
+	uint32_t v;
+	char err[512] = "", admin[600];
+	uint8_t *cs_key;
+	int o, rc, level;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.engine.pad = PX_PAD_RATIO;
+	cfg.engine.pad_arg = 2;
+	cfg.engine.pad_min = 4;
+	cfg.engine.batch_blocks = 1024;
+	cfg.engine.cloud_timeout_ms = 60000;
+	cfg.workers = 64;
+	cfg.max_frame = 64u << 20;
+	cfg.io_timeout_ms = 60000;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 's': dir = optarg; break;
+		case 'l': listen = optarg; break;
+		case 'p': pad = optarg; break;
+		case 'P': if (parse_u32(optarg, "--pad-min", 1, 1u << 24, &cfg.engine.pad_min)) return 1; break;
+		case 'r': if (parse_u32(optarg, "--rtt-ms", 0, 60000, &v)) return 1; cfg.engine.rtt_ms = (int)v; break;
+		case 'w': if (parse_u32(optarg, "--workers", 1, 1024, &v)) return 1; cfg.workers = (int)v; break;
+		case 'b': if (parse_u32(optarg, "--batch-blocks", 1, 1u << 20, &cfg.engine.batch_blocks)) return 1; break;
+		case 'c': cs = optarg; break;
+		case 'k': keyf = optarg; break;
+		case 'f': if (parse_u32(optarg, "--max-frame", 4096, WIRE_FRAME_MAX, &cfg.max_frame)) return 1; break;
+		case 'L':
+			if ((level = log_parse_level(optarg)) < 0) {
+				fprintf(stderr, "lwc-proxy: unknown log level %s\n", optarg);
+				return 1;
+			}
+			log_set_level((enum log_level)level);
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (!dir || !listen || optind != argc) {
+		fprintf(stderr, "lwc-proxy serve: --state and --listen are required\n");
+		return 1;
+	}
+	if (parse_pad(pad, &cfg.engine) != 0)
+		return 1;
+	if ((rc = px_state_open(&st, dir, err, sizeof(err))) != LWC_OK) {
+		log_error("%s", err);
+		return 1;
+	}
+	if (cfg.engine.batch_blocks * st->g.sealed_bytes > WIRE_FRAME_MAX / 2) {
+		cfg.engine.batch_blocks = (uint32_t)(WIRE_FRAME_MAX / 2 / st->g.sealed_bytes);
+		if (cfg.engine.batch_blocks == 0)
+			cfg.engine.batch_blocks = 1;
+	}
+	if ((cs_key = load_cs_key(keyf ? keyf : st->cs_key_file)) == NULL) {
+		px_state_close(st);
+		return 1;
+	}
+	snprintf(admin, sizeof(admin), "%s/admin.sock", dir);
+	cfg.listen = listen;
+	cfg.admin_path = admin;
+	cfg.pad_text = pad;
+	cfg.engine.cs_key = cs_key;
+	cfg.engine.cs_addr = cs ? cs : st->cs_addr;
+	rc = px_server_run(st, &cfg);
+	px_state_close(st);
+	sodium_free(cs_key);
+	return rc == LWC_OK ? 0 : 1;
+}
+
+/* ---- admin client --------------------------------------------------------- */
+
+static int admin_call(const char *sock, const Lwc__AdminRequest *req, Lwc__AdminResponse **out)
+{
+	struct sockaddr_un sun;
+	size_t len = lwc__admin_request__get_packed_size(req);
+	uint8_t *buf = malloc(len ? len : 1), *body = NULL;
+	size_t blen;
+	int fd, rc;
+
+	*out = NULL;
+	if (buf == NULL)
+		return 1;
+	lwc__admin_request__pack(req, buf);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(sock) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "lwc-proxy: socket path too long: %s\n", sock);
+		free(buf);
+		return 1;
+	}
+	memcpy(sun.sun_path, sock, strlen(sock) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+		fprintf(stderr, "lwc-proxy: cannot reach the proxy's admin socket %s: %s\n"
+			"  (is 'lwc-proxy serve' running on this state directory?)\n", sock,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return 1;
+	}
+	rc = wire_send_frame(fd, buf, len);
+	free(buf);
+	if (rc == LWC_OK)
+		rc = wire_recv_frame(fd, 1u << 24, &body, &blen, 30000);
+	close(fd);
+	if (rc != LWC_OK) {
+		fprintf(stderr, "lwc-proxy: admin socket: %s\n", lwc_strerror(rc));
+		return 1;
+	}
+	*out = lwc__admin_response__unpack(NULL, blen, body);
+	free(body);
+	if (*out == NULL) {
+		fprintf(stderr, "lwc-proxy: malformed answer from the admin socket\n");
+		return 1;
+	}
+	if ((*out)->error) {
+		fprintf(stderr, "lwc-proxy: %s\n", (*out)->error->message && (*out)->error->message[0]
+			? (*out)->error->message : lwc_strerror((*out)->error->code));
+		lwc__admin_response__free_unpacked(*out, NULL);
+		*out = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+static const char *admin_socket(const char *dir, const char *sock, char *buf, size_t len)
+{
+	if (sock)
+		return sock;
+	if (dir == NULL)
+		return NULL;
+	snprintf(buf, len, "%s/admin.sock", dir);
+	return buf;
+}
+
+static void fmt_time(uint64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t == 0 || gmtime_r(&tt, &tm) == NULL)
+		snprintf(buf, len, "-");
+	else
+		strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int cmd_admin(const char *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "key-file", required_argument, NULL, 'k' },
+		{ "enroll", required_argument, NULL, 'e' },
+		{ "replace", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dir = NULL, *sock = NULL, *name = NULL, *keyf = NULL, *enroll = NULL;
+	int replace = 0, o, rc;
+	char sbuf[600], err[512] = "";
+	Lwc__AdminRequest req = LWC__ADMIN_REQUEST__INIT;
+	Lwc__AdminResponse *resp = NULL;
+
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (o) {
+		case 's': dir = optarg; break;
+		case 'S': sock = optarg; break;
+		case 'n': name = optarg; break;
+		case 'k': keyf = optarg; break;
+		case 'e': enroll = optarg; break;
+		case 'r': replace = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if ((sock = admin_socket(dir, sock, sbuf, sizeof(sbuf))) == NULL) {
+		fprintf(stderr, "lwc-proxy %s: --state DIR (or --socket PATH) is required\n", cmd);
+		return 1;
+	}
+	if (strcmp(cmd, "add") == 0) {
+		Lwc__AdminUserAdd add = LWC__ADMIN_USER_ADD__INIT;
+		uint8_t *key = sodium_malloc(32);
+		char ename[USERKEY_NAME_MAX + 1];
+
+		if (key == NULL)
+			return 1;
+		if ((keyf != NULL) == (enroll != NULL) || optind != argc) {
+			fprintf(stderr, "lwc-proxy user add: give --key-file FILE (with --name) or "
+				"--enroll FILE\n");
+			sodium_free(key);
+			return 1;
+		}
+		if (keyf) {
+			struct userkey *uk = NULL;
+			if (userkey_read(keyf, &uk, err, sizeof(err)) != LWC_OK) {
+				fprintf(stderr, "lwc-proxy: %s\n", err);
+				sodium_free(key);
+				return 1;
+			}
+			if (name && strcmp(name, uk->name) != 0) {
+				fprintf(stderr, "lwc-proxy: the key file %s belongs to user %s, not %s\n",
+					keyf, uk->name, name);
+				userkey_free(uk);
+				sodium_free(key);
+				return 1;
+			}
+			memcpy(key, uk->kdbu, 32);
+			snprintf(ename, sizeof(ename), "%s", uk->name);
+			userkey_free(uk);
+		} else {
+			if (enroll_read(enroll, ename, key, err, sizeof(err)) != LWC_OK) {
+				fprintf(stderr, "lwc-proxy: %s\n", err);
+				sodium_free(key);
+				return 1;
+			}
+			if (name && strcmp(name, ename) != 0) {
+				fprintf(stderr, "lwc-proxy: the enrollment %s is for user %s, not %s\n",
+					enroll, ename, name);
+				sodium_free(key);
+				return 1;
+			}
+		}
+		add.name = ename;
+		add.key.data = key;
+		add.key.len = 32;
+		add.replace = replace;
+		req.op_case = LWC__ADMIN_REQUEST__OP_USER_ADD;
+		req.user_add = &add;
+		rc = admin_call(sock, &req, &resp);
+		sodium_free(key);
+		if (rc != 0)
+			return 1;
+		printf("%s\n", resp->message);
+	} else if (strcmp(cmd, "revoke") == 0) {
+		Lwc__AdminUserRevoke rv = LWC__ADMIN_USER_REVOKE__INIT;
+		if (name == NULL && optind == argc - 1)
+			name = argv[optind];
+		else if (optind != argc || name == NULL) {
+			fprintf(stderr, "usage: lwc-proxy user revoke --state DIR NAME\n");
+			return 1;
+		}
+		rv.name = (char *)(uintptr_t)name;
+		req.op_case = LWC__ADMIN_REQUEST__OP_USER_REVOKE;
+		req.user_revoke = &rv;
+		if (admin_call(sock, &req, &resp) != 0)
+			return 1;
+		printf("%s\n", resp->message);
+	} else if (strcmp(cmd, "list") == 0) {
+		Lwc__AdminUserList ul = LWC__ADMIN_USER_LIST__INIT;
+		req.op_case = LWC__ADMIN_REQUEST__OP_USER_LIST;
+		req.user_list = &ul;
+		if (admin_call(sock, &req, &resp) != 0)
+			return 1;
+		printf("%-24s %-8s %-21s %-21s %s\n", "user", "status", "added", "revoked", "sessions");
+		for (size_t i = 0; i < resp->n_users; i++) {
+			char a[32], r[32];
+			fmt_time(resp->users[i]->created, a, sizeof(a));
+			fmt_time(resp->users[i]->revoked, r, sizeof(r));
+			printf("%-24s %-8s %-21s %-21s %u\n", resp->users[i]->name,
+			       resp->users[i]->active ? "active" : "revoked", a, r,
+			       resp->users[i]->sessions);
+		}
+		printf("(%zu user%s)\n", resp->n_users, resp->n_users == 1 ? "" : "s");
+	} else {
+		Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
+		req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
+		req.status = &sreq;
+		if (admin_call(sock, &req, &resp) != 0)
+			return 1;
+		for (size_t i = 0; i < resp->n_status; i++)
+			printf("%-18s %s\n", resp->status[i]->key, resp->status[i]->value);
+	}
+	lwc__admin_response__free_unpacked(resp, NULL);
+	return 0;
+}
+
+/* ---- check ---------------------------------------------------------------- */
+
+static int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "cloudstore", required_argument, NULL, 'c' },
+		{ "cs-key-file", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dir = NULL, *cs = NULL, *keyf = NULL;
+	struct px_state *st = NULL;
+	struct px_engine_cfg ecfg;
+	struct px_worker w;
+	uint8_t *cs_key;
+	char err[512] = "";
+	int o, bad;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 's': dir = optarg; break;
+		case 'c': cs = optarg; break;
+		case 'k': keyf = optarg; break;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!dir) {
+		fprintf(stderr, "lwc-proxy check: --state is required\n");
+		return 2;
+	}
+	if (px_state_open(&st, dir, err, sizeof(err)) != LWC_OK) {
+		fprintf(stderr, "lwc-proxy check: %s\n", err);
+		return 2;
+	}
+	if ((cs_key = load_cs_key(keyf ? keyf : st->cs_key_file)) == NULL) {
+		px_state_close(st);
+		return 2;
+	}
+	memset(&ecfg, 0, sizeof(ecfg));
+	ecfg.batch_blocks = 1024;
+	ecfg.cloud_timeout_ms = 60000;
+	ecfg.cs_key = cs_key;
+	ecfg.cs_addr = cs ? cs : st->cs_addr;
+	if (px_worker_init(&w, st, &ecfg, "check") != LWC_OK) {
+		px_state_close(st);
+		sodium_free(cs_key);
+		return 2;
+	}
+	bad = px_check(&w, 1);
+	px_worker_fini(&w);
+	px_state_close(st);
+	sodium_free(cs_key);
+	return bad == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	log_init("lwc-proxy", LOG_INFO);
+	signal(SIGPIPE, SIG_IGN);
+	if (cry_init() != LWC_OK) {
+		fprintf(stderr, "lwc-proxy: libsodium failed to initialise\n");
+		return 1;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "init") == 0)
+		return cmd_init(argc - 1, argv + 1);
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	if (strcmp(cmd, "status") == 0)
+		return cmd_admin("status", argc - 1, argv + 1);
+	if (strcmp(cmd, "user") == 0 && argc >= 3 &&
+	    (strcmp(argv[2], "add") == 0 || strcmp(argv[2], "revoke") == 0 ||
+	     strcmp(argv[2], "list") == 0))
+		return cmd_admin(argv[2], argc - 2, argv + 2);
+	fprintf(stderr, "lwc-proxy: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 1;
+}

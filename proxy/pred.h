@@ -1,0 +1,51 @@
+/*
+ * pred.h - predicates over the per-field indexes, as sorted location sets.
+ *
+ * A location set is a sorted array of distinct 64-bit locations.  EQ reads
+ * one key of a column's B+ tree (MDB_GET_MULTIPLE over the DUPFIXED
+ * duplicates, already sorted), IN and OR are unions, AND an intersection,
+ * NOT the table's rows minus the argument, ALL the table's rows.
+ */
+#ifndef LWC_PX_PRED_H
+#define LWC_PX_PRED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lmdb.h>
+
+#include "lwc.pb-c.h"
+#include "lwc_err.h"
+#include "state.h"
+
+#define PRED_MAX_DEPTH  64
+#define PRED_MAX_NODES  100000
+
+struct locset {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+void locset_free(struct locset *s);
+int locset_push(struct locset *s, uint64_t loc) LWC_WUR;
+/* out = a op b (out must be distinct from a and b). */
+int locset_union(struct locset *out, const struct locset *a, const struct locset *b) LWC_WUR;
+int locset_inter(struct locset *out, const struct locset *a, const struct locset *b) LWC_WUR;
+int locset_minus(struct locset *out, const struct locset *a, const struct locset *b) LWC_WUR;
+/* Sort and remove duplicates in place. */
+void locset_normalize(struct locset *s);
+int locset_contains(const struct locset *s, uint64_t loc);
+
+/* Structural check of a predicate against a table of ncols columns:
+ * arity, column range, token sizes, depth and size limits. */
+int pred_validate(const Lwc__Pred *p, uint32_t ncols, char *err, size_t errlen) LWC_WUR;
+
+/* Evaluate (p may be NULL: ALL) inside txn. */
+int pred_eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
+	      struct locset *out, char *err, size_t errlen) LWC_WUR;
+
+/* The locations of one token in column col (appended to out, sorted). */
+int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const uint8_t token[CRY_TOKEN_BYTES],
+		struct locset *out) LWC_WUR;
+
+#endif

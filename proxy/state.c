@@ -1,0 +1,744 @@
+/*
+ * state.c - see state.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "keyfile.h"
+#include "state.h"
+
+#define PX_MAP_SIZE   (64ull << 30)   /* sparse; the file grows as used */
+#define PX_MAX_DBS    (4u + 65u * 1024u)
+
+static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
+{
+	lwc_errf(err, errlen, "proxy state: %s: %s", what, mdb_strerror(rc));
+	return LWC_ERR_STORE;
+}
+
+int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint32_t cell,
+		 char *err, size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	if (R < 16 || R > 65536) {
+		lwc_errf(err, errlen, "--record-bytes must be between 16 and 65536");
+		return LWC_ERR_ARG;
+	}
+	if (m < 2 || m > PX_MAX_SLOTS) {
+		lwc_errf(err, errlen, "--slots must be between 2 and %u", PX_MAX_SLOTS);
+		return LWC_ERR_ARG;
+	}
+	if (theta < 1 || theta >= m) {
+		lwc_errf(err, errlen, "--theta must be at least 1 and below --slots (%u)", m);
+		return LWC_ERR_ARG;
+	}
+	if (cell != 1 && cell != 2 && cell != 4 && cell != 8) {
+		lwc_errf(err, errlen, "--cell-bytes must be 1, 2, 4 or 8");
+		return LWC_ERR_ARG;
+	}
+	g->R = R;
+	g->S = R + CRY_RECORD_OVERHEAD;
+	g->m = m;
+	g->theta = theta;
+	g->cell = cell;
+	g->block_bytes = (size_t)m * g->S;
+	if (g->block_bytes % cell != 0) {
+		lwc_errf(err, errlen, "block size %zu is not a multiple of the cell size %u",
+			 g->block_bytes, cell);
+		return LWC_ERR_ARG;
+	}
+	if (g->block_bytes > (64u << 20)) {
+		lwc_errf(err, errlen, "blocks of %zu bytes are too large (at most 64 MiB)",
+			 g->block_bytes);
+		return LWC_ERR_ARG;
+	}
+	g->sealed_bytes = g->block_bytes + CRY_SEAL_OVERHEAD;
+	g->words = (m + 63) / 64;
+	return LWC_OK;
+}
+
+int px_db_name(char *buf, size_t len, uint32_t table, int col)
+{
+	int n = col < 0 ? snprintf(buf, len, "t%u.r", table)
+			: snprintf(buf, len, "t%u.c%d", table, col);
+	return n > 0 && (size_t)n < len ? LWC_OK : LWC_ERR_ARG;
+}
+
+int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t, unsigned flags)
+{
+	char name[32];
+	int rc;
+
+	(void)st;
+	if (px_db_name(name, sizeof(name), t->id, -1) != LWC_OK)
+		return LWC_ERR_ARG;
+	if ((rc = mdb_dbi_open(txn, name, flags, &t->rows)) != 0)
+		return rc;
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		if (px_db_name(name, sizeof(name), t->id, (int)c) != LWC_OK)
+			return LWC_ERR_ARG;
+		rc = mdb_dbi_open(txn, name, flags | MDB_DUPSORT | MDB_DUPFIXED, &t->cols[c]);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_t v)
+{
+	uint8_t buf[8];
+	MDB_val k = { strlen(name), (void *)(uintptr_t)name }, d = { 8, buf };
+
+	cry_put_be64(buf, v);
+	return mdb_put(txn, st->meta, &k, &d, 0);
+}
+
+static int meta_get(MDB_txn *txn, MDB_dbi dbi, const char *name, MDB_val *out)
+{
+	MDB_val k = { strlen(name), (void *)(uintptr_t)name };
+	return mdb_get(txn, dbi, &k, out);
+}
+
+static int meta_put_str(MDB_txn *txn, MDB_dbi dbi, const char *name, const void *v, size_t len)
+{
+	MDB_val k = { strlen(name), (void *)(uintptr_t)name }, d = { len, (void *)(uintptr_t)v };
+	return mdb_put(txn, dbi, &k, &d, 0);
+}
+
+int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
+{
+	size_t len = 20 + t->schema_len;
+	uint8_t *buf = malloc(len);
+	MDB_val k = { PX_HANDLE_BYTES, (void *)(uintptr_t)t->handle }, d = { len, buf };
+	int rc;
+
+	if (buf == NULL)
+		return ENOMEM;
+	cry_put_be64(buf, ((uint64_t)t->id << 32) | t->ncols);
+	buf[8] = (uint8_t)((uint32_t)t->pk_col >> 24);
+	buf[9] = (uint8_t)((uint32_t)t->pk_col >> 16);
+	buf[10] = (uint8_t)((uint32_t)t->pk_col >> 8);
+	buf[11] = (uint8_t)t->pk_col;
+	cry_put_be64(buf + 12, t->unique);
+	if (t->schema_len)
+		memcpy(buf + 20, t->schema, t->schema_len);
+	rc = mdb_put(txn, st->catalog, &k, &d, 0);
+	free(buf);
+	return rc;
+}
+
+int px_block_put(struct px_state *st, MDB_txn *txn, uint64_t id, uint64_t version,
+		 const uint64_t *bits)
+{
+	uint8_t key[8], val[8 + 8 * (PX_MAX_SLOTS / 64)];
+	MDB_val k = { 8, key }, d = { 8 + 8 * st->g.words, val };
+
+	cry_put_be64(key, id);
+	cry_put_be64(val, version);
+	for (size_t w = 0; w < st->g.words; w++)
+		cry_put_be64(val + 8 + 8 * w, bits[w]);
+	return mdb_put(txn, st->blocks_db, &k, &d, 0);
+}
+
+int px_blocks_reserve(struct px_state *st, uint64_t n)
+{
+	uint64_t cap = st->cap_blocks ? st->cap_blocks : 1024;
+	void *p;
+
+	if (n <= st->cap_blocks)
+		return LWC_OK;
+	while (cap < n)
+		cap *= 2;
+	if ((p = realloc(st->version, cap * sizeof(uint64_t))) == NULL)
+		return LWC_ERR_NOMEM;
+	st->version = p;
+	if ((p = realloc(st->bits, cap * st->g.words * sizeof(uint64_t))) == NULL)
+		return LWC_ERR_NOMEM;
+	st->bits = p;
+	if ((p = realloc(st->occ, cap * sizeof(uint16_t))) == NULL)
+		return LWC_ERR_NOMEM;
+	st->occ = p;
+	if ((p = realloc(st->locked, cap)) == NULL)
+		return LWC_ERR_NOMEM;
+	st->locked = p;
+	memset(st->locked + st->cap_blocks, 0, cap - st->cap_blocks);
+	st->cap_blocks = cap;
+	return LWC_OK;
+}
+
+static int open_env(const char *dir, MDB_env **env, char *err, size_t errlen)
+{
+	char path[600];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/state", dir);
+	if ((rc = mdb_env_create(env)) != 0)
+		return lmdb_fail(rc, "mdb_env_create", err, errlen);
+	mdb_env_set_maxdbs(*env, PX_MAX_DBS);
+	mdb_env_set_mapsize(*env, PX_MAP_SIZE);
+	if ((rc = mdb_env_open(*env, path, MDB_NOTLS, 0600)) != 0) {
+		mdb_env_close(*env);
+		*env = NULL;
+		return lmdb_fail(rc, path, err, errlen);
+	}
+	return LWC_OK;
+}
+
+int px_state_create(const char *dir, const struct px_geom *g, const char *cs_addr,
+		    const char *cs_key_file, uint64_t nblocks, char *err, size_t errlen)
+{
+	char path[600], abs_key[512];
+	uint8_t *ops;
+	MDB_env *env = NULL;
+	MDB_txn *txn = NULL;
+	MDB_dbi meta, users, catalog, blocks;
+	uint8_t geo[16];
+	int rc;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		lwc_errf(err, errlen, "%s: %s", dir, strerror(errno));
+		return LWC_ERR_IO;
+	}
+	snprintf(path, sizeof(path), "%s/state", dir);
+	if (access(path, F_OK) == 0) {
+		lwc_errf(err, errlen, "%s already holds a proxy state; refusing to touch it", dir);
+		return LWC_ERR_EXISTS;
+	}
+	snprintf(path, sizeof(path), "%s/ops.key", dir);
+	if (access(path, F_OK) == 0) {
+		lwc_errf(err, errlen, "%s exists; refusing to overwrite it", path);
+		return LWC_ERR_EXISTS;
+	}
+	if (chmod(dir, 0700) != 0) {
+		lwc_errf(err, errlen, "%s: %s", dir, strerror(errno));
+		return LWC_ERR_IO;
+	}
+	if (cs_key_file[0] != '/') {
+		char cwd[256];
+		if (getcwd(cwd, sizeof(cwd)) == NULL) {
+			lwc_errf(err, errlen, "getcwd: %s", strerror(errno));
+			return LWC_ERR_IO;
+		}
+		if ((size_t)snprintf(abs_key, sizeof(abs_key), "%s/%s", cwd, cs_key_file) >=
+		    sizeof(abs_key)) {
+			lwc_errf(err, errlen, "--cs-key-file path too long");
+			return LWC_ERR_ARG;
+		}
+	} else {
+		if (strlen(cs_key_file) >= sizeof(abs_key)) {
+			lwc_errf(err, errlen, "--cs-key-file path too long");
+			return LWC_ERR_ARG;
+		}
+		memcpy(abs_key, cs_key_file, strlen(cs_key_file) + 1);
+	}
+	ops = sodium_malloc(CRY_KEY_BYTES);
+	if (ops == NULL)
+		return LWC_ERR_NOMEM;
+	randombytes_buf(ops, CRY_KEY_BYTES);
+	rc = keyfile_write(path, PX_OPS_KEY_KIND, "LWC proxy key K_OPS - keep it secret",
+			   ops, CRY_KEY_BYTES, err, errlen);
+	sodium_free(ops);
+	if (rc != LWC_OK)
+		return rc;
+	snprintf(path, sizeof(path), "%s/state", dir);
+	if (mkdir(path, 0700) != 0) {
+		lwc_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return LWC_ERR_IO;
+	}
+	if ((rc = open_env(dir, &env, err, errlen)) != LWC_OK)
+		return rc;
+	if ((rc = mdb_txn_begin(env, NULL, 0, &txn)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "users", MDB_CREATE, &users)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "catalog", MDB_CREATE, &catalog)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "blocks", MDB_CREATE, &blocks)) != 0)
+		goto lmdb_error;
+	for (int i = 0; i < 4; i++) {
+		uint32_t v = i == 0 ? g->R : i == 1 ? g->m : i == 2 ? g->theta : g->cell;
+		geo[4 * i] = (uint8_t)(v >> 24);
+		geo[4 * i + 1] = (uint8_t)(v >> 16);
+		geo[4 * i + 2] = (uint8_t)(v >> 8);
+		geo[4 * i + 3] = (uint8_t)v;
+	}
+	if ((rc = meta_put_str(txn, meta, "geometry", geo, sizeof(geo))) != 0 ||
+	    (rc = meta_put_str(txn, meta, "cloudstore", cs_addr, strlen(cs_addr))) != 0 ||
+	    (rc = meta_put_str(txn, meta, "cs_key_file", abs_key, strlen(abs_key))) != 0)
+		goto lmdb_error;
+	{
+		uint8_t buf[8];
+		MDB_val k = { 7, (void *)"nblocks" }, d = { 8, buf };
+		cry_put_be64(buf, 0);   /* blocks are added once written to the cloud */
+		if ((rc = mdb_put(txn, meta, &k, &d, 0)) != 0)
+			goto lmdb_error;
+		k.mv_size = 10;
+		k.mv_data = (void *)"next_table";
+		cry_put_be64(buf, 1);
+		if ((rc = mdb_put(txn, meta, &k, &d, 0)) != 0)
+			goto lmdb_error;
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		txn = NULL;
+		goto lmdb_error;
+	}
+	mdb_env_close(env);
+	(void)nblocks;
+	return LWC_OK;
+lmdb_error:
+	if (txn)
+		mdb_txn_abort(txn);
+	mdb_env_close(env);
+	return lmdb_fail(rc, "create", err, errlen);
+}
+
+static int load_users(struct px_state *st, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->users_db, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		struct px_user *u;
+		const uint8_t *p = d.mv_data;
+
+		if (k.mv_size == 0 || k.mv_size > PX_NAME_MAX || d.mv_size != 49) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		if ((u = calloc(1, sizeof(*u))) == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		memcpy(u->name, k.mv_data, k.mv_size);
+		u->active = p[0] == 1;
+		u->created = cry_get_be64(p + 1);
+		u->revoked = cry_get_be64(p + 9);
+		u->gen = 1;
+		if (u->active) {
+			if ((u->key = sodium_malloc(32)) == NULL) {
+				free(u);
+				rc = ENOMEM;
+				break;
+			}
+			memcpy(u->key, p + 17, 32);
+		}
+		u->next = st->users;
+		st->users = u;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int load_catalog(struct px_state *st, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->catalog, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		const uint8_t *p = d.mv_data;
+		struct px_table *t;
+		uint64_t idn;
+		MDB_stat ms;
+
+		if (k.mv_size != PX_HANDLE_BYTES || d.mv_size < 20) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		if ((t = calloc(1, sizeof(*t))) == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		memcpy(t->handle, k.mv_data, PX_HANDLE_BYTES);
+		idn = cry_get_be64(p);
+		t->id = (uint32_t)(idn >> 32);
+		t->ncols = (uint32_t)idn;
+		t->pk_col = (int32_t)((uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 |
+				      (uint32_t)p[10] << 8 | p[11]);
+		t->unique = cry_get_be64(p + 12);
+		t->schema_len = d.mv_size - 20;
+		if (t->ncols == 0 || t->ncols > PX_MAX_COLS) {
+			free(t);
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		if (t->schema_len && (t->schema = malloc(t->schema_len)) == NULL) {
+			free(t);
+			rc = ENOMEM;
+			break;
+		}
+		if (t->schema_len)
+			memcpy(t->schema, p + 20, t->schema_len);
+		t->next = st->tables;
+		st->tables = t;
+		if ((rc = px_table_open_dbis(st, txn, t, 0)) != 0)
+			break;
+		if ((rc = mdb_stat(txn, t->rows, &ms)) != 0)
+			break;
+		t->nrows = ms.ms_entries;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int load_blocks(struct px_state *st, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	uint64_t expect = 0;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->blocks_db, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		const uint8_t *p = d.mv_data;
+		uint64_t id;
+		uint16_t occ = 0;
+
+		if (k.mv_size != 8 || d.mv_size != 8 + 8 * st->g.words) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		id = cry_get_be64(k.mv_data);
+		if (id != expect || px_blocks_reserve(st, id + 1) != LWC_OK) {
+			rc = id != expect ? MDB_CORRUPTED : ENOMEM;
+			break;
+		}
+		st->version[id] = cry_get_be64(p);
+		for (size_t w = 0; w < st->g.words; w++) {
+			uint64_t b = cry_get_be64(p + 8 + 8 * w);
+			st->bits[id * st->g.words + w] = b;
+			occ = (uint16_t)(occ + __builtin_popcountll(b));
+		}
+		st->occ[id] = occ;
+		st->used_slots += occ;
+		expect++;
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	st->nblocks = expect;
+	st->free_hint = 0;
+	return 0;
+}
+
+int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen)
+{
+	struct px_state *st;
+	char path[600];
+	uint8_t *ops = NULL;
+	MDB_txn *txn = NULL;
+	MDB_val v;
+	int rc;
+
+	*out = NULL;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return LWC_ERR_NOMEM;
+	if (strlen(dir) >= sizeof(st->dir)) {
+		free(st);
+		lwc_errf(err, errlen, "state directory path too long");
+		return LWC_ERR_ARG;
+	}
+	memcpy(st->dir, dir, strlen(dir) + 1);
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_mutex_init(&st->users_mu, NULL);
+	pthread_cond_init(&st->cv, NULL);
+	snprintf(path, sizeof(path), "%s/state/data.mdb", dir);
+	if (access(path, F_OK) != 0) {
+		lwc_errf(err, errlen, "%s holds no proxy state (run 'lwc-proxy init' first)", dir);
+		px_state_close(st);
+		return LWC_ERR_NOT_FOUND;
+	}
+	ops = sodium_malloc(CRY_KEY_BYTES);
+	st->seal_key = sodium_malloc(CRY_KEY_BYTES);
+	st->perm_key = sodium_malloc(CRY_KEY_BYTES);
+	if (ops == NULL || st->seal_key == NULL || st->perm_key == NULL) {
+		rc = LWC_ERR_NOMEM;
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/ops.key", dir);
+	if ((rc = keyfile_read(path, PX_OPS_KEY_KIND, ops, CRY_KEY_BYTES, err, errlen)) != LWC_OK)
+		goto fail;
+	if ((rc = cry_kdf(st->seal_key, ops, CRY_SUB_SEAL, CRY_CTX_OPS)) != LWC_OK ||
+	    (rc = cry_kdf(st->perm_key, ops, CRY_SUB_PERM, CRY_CTX_OPS)) != LWC_OK)
+		goto fail;
+	sodium_free(ops);
+	ops = NULL;
+	if ((rc = open_env(dir, &st->env, err, errlen)) != LWC_OK)
+		goto fail;
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "meta", 0, &st->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "users", 0, &st->users_db)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "catalog", 0, &st->catalog)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "blocks", 0, &st->blocks_db)) != 0)
+		goto lmdb_error;
+	if ((rc = meta_get(txn, st->meta, "geometry", &v)) != 0)
+		goto lmdb_error;
+	if (v.mv_size != 16) {
+		rc = MDB_CORRUPTED;
+		goto lmdb_error;
+	}
+	{
+		const uint8_t *p = v.mv_data;
+		uint32_t f[4];
+		for (int i = 0; i < 4; i++)
+			f[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+			       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+		if ((rc = px_geom_init(&st->g, f[0], f[1], f[2], f[3], err, errlen)) != LWC_OK) {
+			mdb_txn_abort(txn);
+			goto fail;
+		}
+	}
+	if ((rc = meta_get(txn, st->meta, "cloudstore", &v)) != 0)
+		goto lmdb_error;
+	if (v.mv_size >= sizeof(st->cs_addr)) {
+		rc = MDB_CORRUPTED;
+		goto lmdb_error;
+	}
+	memcpy(st->cs_addr, v.mv_data, v.mv_size);
+	if ((rc = meta_get(txn, st->meta, "cs_key_file", &v)) != 0)
+		goto lmdb_error;
+	if (v.mv_size >= sizeof(st->cs_key_file)) {
+		rc = MDB_CORRUPTED;
+		goto lmdb_error;
+	}
+	memcpy(st->cs_key_file, v.mv_data, v.mv_size);
+	if ((rc = meta_get(txn, st->meta, "next_table", &v)) != 0)
+		goto lmdb_error;
+	if (v.mv_size != 8) {
+		rc = MDB_CORRUPTED;
+		goto lmdb_error;
+	}
+	st->next_table = (uint32_t)cry_get_be64(v.mv_data);
+	if ((rc = load_users(st, txn)) != 0 || (rc = load_catalog(st, txn)) != 0 ||
+	    (rc = load_blocks(st, txn)) != 0)
+		goto lmdb_error;
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		txn = NULL;
+		goto lmdb_error;
+	}
+	*out = st;
+	return LWC_OK;
+lmdb_error:
+	if (txn)
+		mdb_txn_abort(txn);
+	rc = lmdb_fail(rc, "open", err, errlen);
+fail:
+	if (ops)
+		sodium_free(ops);
+	px_state_close(st);
+	return rc;
+}
+
+void px_state_close(struct px_state *st)
+{
+	if (st == NULL)
+		return;
+	while (st->tables) {
+		struct px_table *t = st->tables;
+		st->tables = t->next;
+		free(t->schema);
+		free(t);
+	}
+	while (st->users) {
+		struct px_user *u = st->users;
+		st->users = u->next;
+		if (u->key)
+			sodium_free(u->key);
+		free(u);
+	}
+	if (st->env)
+		mdb_env_close(st->env);
+	if (st->seal_key)
+		sodium_free(st->seal_key);
+	if (st->perm_key)
+		sodium_free(st->perm_key);
+	free(st->version);
+	free(st->bits);
+	free(st->occ);
+	free(st->locked);
+	free(st->pending);
+	pthread_mutex_destroy(&st->mu);
+	pthread_mutex_destroy(&st->users_mu);
+	pthread_cond_destroy(&st->cv);
+	free(st);
+}
+
+struct px_table *px_table_find(struct px_state *st, const uint8_t *handle, size_t len)
+{
+	if (len != PX_HANDLE_BYTES)
+		return NULL;
+	for (struct px_table *t = st->tables; t; t = t->next)
+		if (!t->dropped && sodium_memcmp(t->handle, handle, PX_HANDLE_BYTES) == 0)
+			return t;
+	return NULL;
+}
+
+/* ---- users ---------------------------------------------------------------- */
+
+static struct px_user *user_find(struct px_state *st, const char *name)
+{
+	for (struct px_user *u = st->users; u; u = u->next)
+		if (strcmp(u->name, name) == 0)
+			return u;
+	return NULL;
+}
+
+static int user_store(struct px_state *st, const struct px_user *u)
+{
+	uint8_t val[49];
+	MDB_val k = { strlen(u->name), (void *)(uintptr_t)u->name }, d = { sizeof(val), val };
+	MDB_txn *txn;
+	int rc;
+
+	memset(val, 0, sizeof(val));
+	val[0] = u->active ? 1 : 0;
+	cry_put_be64(val + 1, u->created);
+	cry_put_be64(val + 9, u->revoked);
+	if (u->active && u->key)
+		memcpy(val + 17, u->key, 32);
+	pthread_mutex_lock(&st->mu);
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) == 0) {
+		if ((rc = mdb_put(txn, st->users_db, &k, &d, 0)) == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+	}
+	pthread_mutex_unlock(&st->mu);
+	sodium_memzero(val, sizeof(val));
+	return rc == 0 ? LWC_OK : LWC_ERR_STORE;
+}
+
+int px_user_add(struct px_state *st, const char *name, const uint8_t key[32], int replace,
+		char *msg, size_t msglen)
+{
+	struct px_user *u, saved;
+	uint8_t *newkey;
+	int rc, existed;
+
+	if (name[0] == '\0' || strlen(name) > PX_NAME_MAX) {
+		lwc_errf(msg, msglen, "invalid user name");
+		return LWC_ERR_ARG;
+	}
+	if ((newkey = sodium_malloc(32)) == NULL)
+		return LWC_ERR_NOMEM;
+	memcpy(newkey, key, 32);
+	pthread_mutex_lock(&st->users_mu);
+	u = user_find(st, name);
+	existed = u != NULL;
+	if (u && !replace) {
+		pthread_mutex_unlock(&st->users_mu);
+		sodium_free(newkey);
+		lwc_errf(msg, msglen, "user %s already exists%s (use --replace to re-register)",
+			 name, u->active ? "" : " (revoked)");
+		return LWC_ERR_EXISTS;
+	}
+	if (u == NULL) {
+		if ((u = calloc(1, sizeof(*u))) == NULL) {
+			pthread_mutex_unlock(&st->users_mu);
+			sodium_free(newkey);
+			return LWC_ERR_NOMEM;
+		}
+		memcpy(u->name, name, strlen(name) + 1);
+		u->next = st->users;
+		st->users = u;
+	}
+	saved = *u;
+	u->key = newkey;
+	u->active = 1;
+	u->created = (uint64_t)time(NULL);
+	u->revoked = 0;
+	u->gen++;
+	if ((rc = user_store(st, u)) != LWC_OK) {
+		newkey = u->key;
+		*u = saved;
+		pthread_mutex_unlock(&st->users_mu);
+		sodium_free(newkey);
+		lwc_errf(msg, msglen, "cannot store user %s", name);
+		return rc;
+	}
+	if (saved.key)
+		sodium_free(saved.key);
+	pthread_mutex_unlock(&st->users_mu);
+	lwc_errf(msg, msglen, "user %s %s", name, existed ? "re-registered" : "added");
+	return LWC_OK;
+}
+
+int px_user_revoke(struct px_state *st, const char *name, int *existed)
+{
+	struct px_user *u;
+	int rc = LWC_OK;
+
+	pthread_mutex_lock(&st->users_mu);
+	u = user_find(st, name);
+	*existed = u != NULL && u->active;
+	if (u && u->active) {
+		uint8_t *old = u->key;
+		u->active = 0;
+		u->revoked = (uint64_t)time(NULL);
+		u->key = NULL;
+		u->gen++;
+		rc = user_store(st, u);
+		if (rc != LWC_OK) {           /* keep memory and disk in agreement */
+			u->active = 1;
+			u->key = old;
+			u->revoked = 0;
+		} else {
+			sodium_free(old);     /* the key is gone: nothing to re-encrypt */
+		}
+	}
+	pthread_mutex_unlock(&st->users_mu);
+	return rc;
+}
+
+int px_user_key(struct px_state *st, const char *name, uint8_t key[32], uint64_t *gen)
+{
+	struct px_user *u;
+	int rc;
+
+	pthread_mutex_lock(&st->users_mu);
+	u = user_find(st, name);
+	if (u == NULL) {
+		rc = LWC_ERR_NO_USER;
+	} else if (!u->active) {
+		rc = LWC_ERR_REVOKED;
+	} else {
+		memcpy(key, u->key, 32);
+		*gen = u->gen;
+		rc = LWC_OK;
+	}
+	pthread_mutex_unlock(&st->users_mu);
+	return rc;
+}
+
+int px_user_check(struct px_state *st, const char *name, uint64_t gen)
+{
+	struct px_user *u;
+	int rc;
+
+	pthread_mutex_lock(&st->users_mu);
+	u = user_find(st, name);
+	rc = u && u->active && u->gen == gen ? LWC_OK : LWC_ERR_REVOKED;
+	pthread_mutex_unlock(&st->users_mu);
+	return rc;
+}
+
+void px_user_session(struct px_state *st, const char *name, int delta)
+{
+	struct px_user *u;
+
+	pthread_mutex_lock(&st->users_mu);
+	if ((u = user_find(st, name)) != NULL)
+		u->sessions = (uint32_t)((int)u->sessions + delta);
+	pthread_mutex_unlock(&st->users_mu);
+}

@@ -1,0 +1,178 @@
+/*
+ * state.h - the proxy's state: one LMDB environment in the state directory,
+ * mirrored in memory where every statement needs it (block versions and
+ * occupancy, the catalog, the users).
+ *
+ * LMDB named databases (DESIGN section 4):
+ *   meta      "geometry" -> R, m, theta, cell (4 x u32 BE); "nblocks" -> u64;
+ *             "next_table" -> u32; "cloudstore" -> HOST:PORT;
+ *             "cs_key_file" -> path of K_CS
+ *   users     name -> status(1) created(8) revoked(8) K_DBU(32; zero when revoked)
+ *   catalog   table handle(16) -> id(4) ncols(4) pk(4) unique(8) schema...
+ *   blocks    block id(8 BE) -> committed version(8 BE) || occupancy bitmap
+ *   t<ID>.r   location(8 BE) -> the row's column tokens (ncols x 16): the
+ *             paper's slot flags and the slot-to-token map, per table
+ *   t<ID>.c<C> token(16) -> locations(8 BE), MDB_DUPSORT|MDB_DUPFIXED: the
+ *             per-field B+ tree
+ * Location = block << 16 | slot.
+ *
+ * Locking: st->mu guards everything in memory and every LMDB transaction
+ * (planning reads, commits), so LMDB always sees one thread at a time.
+ * Statements hold it only to plan and to commit, never across a cloud
+ * round trip.  Users have their own lock (st->users_mu) so a handshake
+ * never waits for a commit.
+ */
+#ifndef LWC_PX_STATE_H
+#define LWC_PX_STATE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lmdb.h>
+
+#include "cry.h"
+#include "lwc_err.h"
+
+#define PX_HANDLE_BYTES   16u
+#define PX_MAX_COLS       64u
+#define PX_MAX_SLOTS      4096u
+#define PX_NAME_MAX       64u
+#define PX_SCHEMA_MAX     65536u
+#define PX_OPS_KEY_KIND   "LWC-OPS-KEY"
+#define PX_CS_KEY_KIND    "LWC-CS-KEY"
+
+#define PX_LOC(block, slot) (((uint64_t)(block) << 16) | (uint64_t)(slot))
+#define PX_LOC_BLOCK(loc)   ((loc) >> 16)
+#define PX_LOC_SLOT(loc)    ((uint32_t)((loc) & 0xffffu))
+
+struct px_geom {
+	uint32_t R;           /* record bytes (plaintext)                      */
+	uint32_t S;           /* slot bytes = R + 40                           */
+	uint32_t m;           /* slots per block                               */
+	uint32_t theta;       /* at most theta full slots per block            */
+	uint32_t cell;        /* permutation cell bytes: 1, 2, 4 or 8          */
+	size_t block_bytes;   /* m * S                                         */
+	size_t sealed_bytes;  /* block_bytes + CRY_SEAL_OVERHEAD               */
+	size_t words;         /* uint64 words of an occupancy bitmap           */
+};
+
+struct px_table {
+	uint8_t handle[PX_HANDLE_BYTES];
+	uint32_t id;
+	uint32_t ncols;
+	int32_t pk_col;                  /* -1: none                       */
+	uint64_t unique;                 /* bit c: column c is unique      */
+	uint8_t *schema;
+	size_t schema_len;
+	MDB_dbi rows;
+	MDB_dbi cols[PX_MAX_COLS];
+	uint64_t nrows;
+	int inflight;                    /* statements using it            */
+	int dropped;                     /* gone for new statements        */
+	struct px_table *next;
+};
+
+/* A unique value an in-flight INSERT is about to add. */
+struct px_pending {
+	uint32_t table;
+	uint32_t col;
+	uint8_t token[CRY_TOKEN_BYTES];
+	uint64_t owner;
+};
+
+struct px_user {
+	char name[PX_NAME_MAX + 1];
+	uint8_t *key;                    /* sodium_malloc'ed K_DBU, NULL when revoked */
+	int active;
+	uint64_t created, revoked;
+	uint64_t gen;                    /* changes on revoke or replace   */
+	uint32_t sessions;
+	struct px_user *next;
+};
+
+struct px_state {
+	char dir[512];
+	MDB_env *env;
+	MDB_dbi meta, users_db, catalog, blocks_db;
+	struct px_geom g;
+	uint8_t *seal_key;               /* sodium_malloc'ed subkeys of K_OPS */
+	uint8_t *perm_key;
+	char cs_addr[256];
+	char cs_key_file[512];
+
+	pthread_mutex_t mu;              /* see above                      */
+	pthread_cond_t cv;               /* block locks / pending released */
+	uint64_t nblocks;
+	uint64_t cap_blocks;
+	uint64_t *version;               /* [nblocks] committed versions   */
+	uint64_t *bits;                  /* [nblocks * g.words] occupancy  */
+	uint16_t *occ;                   /* [nblocks] full slots           */
+	uint8_t *locked;                 /* [nblocks] held by a statement  */
+	uint64_t nlocked;
+	uint64_t free_hint;              /* no block below has room        */
+	uint64_t used_slots;
+	uint32_t next_table;
+	struct px_table *tables;
+	struct px_pending *pending;
+	size_t npending, cap_pending;
+	uint64_t next_owner;
+
+	pthread_mutex_t users_mu;
+	struct px_user *users;
+
+	/* counters for status */
+	_Atomic uint64_t stmts, stmt_errors, reads, writes, blocks_moved;
+};
+
+/* Create a new state in dir (must not exist or be empty). */
+int px_state_create(const char *dir, const struct px_geom *g, const char *cs_addr,
+		    const char *cs_key_file, uint64_t nblocks,
+		    char *err, size_t errlen) LWC_WUR;
+/* Open an existing state and load the in-memory mirror. */
+int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen) LWC_WUR;
+void px_state_close(struct px_state *st);
+
+/* Geometry from R, m, theta, cell; checks the bounds. */
+int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint32_t cell,
+		 char *err, size_t errlen) LWC_WUR;
+
+/* Catalog (st->mu held). */
+struct px_table *px_table_find(struct px_state *st, const uint8_t *handle, size_t len);
+
+/* LMDB helpers (st->mu held). */
+int px_db_name(char *buf, size_t len, uint32_t table, int col);  /* col -1: rows */
+int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t,
+		       unsigned flags) LWC_WUR;
+int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_t v) LWC_WUR;
+int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t) LWC_WUR;
+int px_block_put(struct px_state *st, MDB_txn *txn, uint64_t id, uint64_t version,
+		 const uint64_t *bits) LWC_WUR;
+
+/* Grow the in-memory block arrays to hold n blocks (st->mu held). */
+int px_blocks_reserve(struct px_state *st, uint64_t n) LWC_WUR;
+
+static inline int px_bit(const uint64_t *bits, uint32_t slot)
+{
+	return (int)((bits[slot >> 6] >> (slot & 63)) & 1u);
+}
+
+static inline void px_bit_set(uint64_t *bits, uint32_t slot, int on)
+{
+	if (on)
+		bits[slot >> 6] |= (uint64_t)1 << (slot & 63);
+	else
+		bits[slot >> 6] &= ~((uint64_t)1 << (slot & 63));
+}
+
+/* Users (take users_mu themselves). */
+int px_user_add(struct px_state *st, const char *name, const uint8_t key[32], int replace,
+		char *msg, size_t msglen) LWC_WUR;
+int px_user_revoke(struct px_state *st, const char *name, int *existed) LWC_WUR;
+/* Copies K_DBU of an active user; LWC_ERR_NO_USER, LWC_ERR_REVOKED. */
+int px_user_key(struct px_state *st, const char *name, uint8_t key[32], uint64_t *gen) LWC_WUR;
+/* LWC_OK while the session's user is active with the same generation. */
+int px_user_check(struct px_state *st, const char *name, uint64_t gen) LWC_WUR;
+void px_user_session(struct px_state *st, const char *name, int delta);
+
+#endif
