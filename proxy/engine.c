@@ -803,7 +803,8 @@ static int plan(struct px_worker *w, struct stmt *s)
 
 /* ---- the access ----------------------------------------------------------- */
 
-static int send_records(struct px_io *io, int candidates, uint8_t **recs, size_t n, size_t S)
+static int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs,
+			size_t n, size_t S)
 {
 	Lwc__ProxyResponse resp = LWC__PROXY_RESPONSE__INIT;
 	Lwc__Rows rows = LWC__ROWS__INIT;
@@ -817,6 +818,7 @@ static int send_records(struct px_io *io, int candidates, uint8_t **recs, size_t
 		bd[i].data = recs[i];
 		bd[i].len = S;
 	}
+	resp.seq = seq;
 	if (candidates) {
 		cand.n_records = n;
 		cand.records = bd;
@@ -844,7 +846,7 @@ static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 	const Lwc__Decisions *d;
 	int rc;
 
-	if ((rc = send_records(io, 1, recs, n, st->g.S)) != LWC_OK)
+	if ((rc = send_records(io, s->req->seq, 1, recs, n, st->g.S)) != LWC_OK)
 		return rc;
 	if ((rc = io->recv(io->ctx, &req)) != LWC_OK)
 		return rc;
@@ -1060,7 +1062,7 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			nrec++;
 			if (!s->interactive && (nrec >= CHUNK_ROWS ||
 						(nrec - 0) * g->S >= CHUNK_BYTES)) {
-				if ((*io_err = send_records(io, 0, recs, nrec, g->S)) != LWC_OK)
+				if ((*io_err = send_records(io, s->req->seq, 0, recs, nrec, g->S)) != LWC_OK)
 					goto out;
 				s->count += nrec;
 				rows_sent_bytes += nrec * g->S;
@@ -1069,7 +1071,7 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		}
 	}
 	if (!s->interactive && nrec > 0 && !s->aborted) {
-		if ((*io_err = send_records(io, 0, recs, nrec, g->S)) != LWC_OK)
+		if ((*io_err = send_records(io, s->req->seq, 0, recs, nrec, g->S)) != LWC_OK)
 			goto out;
 		s->count += nrec;
 		nrec = 0;

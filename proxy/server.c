@@ -313,7 +313,20 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 	c->req = NULL;
 	if (rc == LWC_ERR_INTEGRITY) {
 		/* forged, replayed, reordered or truncated: the stream is lost */
+		static const char msg[] = "frame failed authentication (tampered with, replayed "
+					  "or reordered); closing the connection";
+		uint8_t *body;
+		size_t len;
+
 		plog_info(c->name, "frame failed authentication; closing");
+		if (chan_error_body(LWC_ERR_INTEGRITY, msg, &body, &len) == LWC_OK) {
+			uint8_t hdr[WIRE_HDR_BYTES];
+			wire_put_u32(hdr, (uint32_t)len);
+			if (fd_write_all(io.fd, hdr, sizeof(hdr), 1000) == LWC_OK &&
+			    fd_write_all(io.fd, body, len, 1000) != LWC_OK)
+				plog_debug(c->name, "cannot send the error");
+			free(body);
+		}
 		c->close_after = 1;
 		return;
 	}
