@@ -15,13 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
 
+#include "admin_client.h"
 #include "cry.h"
 #include "engine.h"
 #include "keyfile.h"
@@ -298,56 +297,12 @@ static int cmd_serve(int argc, char **argv)
 
 /* ---- admin client --------------------------------------------------------- */
 
-static int admin_call(const char *sock, const Lwc__AdminRequest *req, Lwc__AdminResponse **out)
+static int call(const char *sock, const Lwc__AdminRequest *req, Lwc__AdminResponse **out)
 {
-	struct sockaddr_un sun;
-	size_t len = lwc__admin_request__get_packed_size(req);
-	uint8_t *buf = malloc(len ? len : 1), *body = NULL;
-	size_t blen;
-	int fd, rc;
+	char err[600] = "";
 
-	*out = NULL;
-	if (buf == NULL)
-		return 1;
-	lwc__admin_request__pack(req, buf);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(sock) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "lwc-proxy: socket path too long: %s\n", sock);
-		free(buf);
-		return 1;
-	}
-	memcpy(sun.sun_path, sock, strlen(sock) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-		fprintf(stderr, "lwc-proxy: cannot reach the proxy's admin socket %s: %s\n"
-			"  (is 'lwc-proxy serve' running on this state directory?)\n", sock,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return 1;
-	}
-	rc = wire_send_frame(fd, buf, len);
-	free(buf);
-	if (rc == LWC_OK)
-		rc = wire_recv_frame(fd, 1u << 24, &body, &blen, 30000);
-	close(fd);
-	if (rc != LWC_OK) {
-		fprintf(stderr, "lwc-proxy: admin socket: %s\n", lwc_strerror(rc));
-		return 1;
-	}
-	*out = lwc__admin_response__unpack(NULL, blen, body);
-	free(body);
-	if (*out == NULL) {
-		fprintf(stderr, "lwc-proxy: malformed answer from the admin socket\n");
-		return 1;
-	}
-	if ((*out)->error) {
-		fprintf(stderr, "lwc-proxy: %s\n", (*out)->error->message && (*out)->error->message[0]
-			? (*out)->error->message : lwc_strerror((*out)->error->code));
-		lwc__admin_response__free_unpacked(*out, NULL);
-		*out = NULL;
+	if (admin_call(sock, req, out, err, sizeof(err)) != LWC_OK) {
+		fprintf(stderr, "lwc-proxy: %s\n", err);
 		return 1;
 	}
 	return 0;
@@ -457,7 +412,7 @@ static int cmd_admin(const char *cmd, int argc, char **argv)
 		add.replace = replace;
 		req.op_case = LWC__ADMIN_REQUEST__OP_USER_ADD;
 		req.user_add = &add;
-		rc = admin_call(sock, &req, &resp);
+		rc = call(sock, &req, &resp);
 		sodium_free(key);
 		if (rc != 0)
 			return 1;
@@ -473,14 +428,14 @@ static int cmd_admin(const char *cmd, int argc, char **argv)
 		rv.name = (char *)(uintptr_t)name;
 		req.op_case = LWC__ADMIN_REQUEST__OP_USER_REVOKE;
 		req.user_revoke = &rv;
-		if (admin_call(sock, &req, &resp) != 0)
+		if (call(sock, &req, &resp) != 0)
 			return 1;
 		printf("%s\n", resp->message);
 	} else if (strcmp(cmd, "list") == 0) {
 		Lwc__AdminUserList ul = LWC__ADMIN_USER_LIST__INIT;
 		req.op_case = LWC__ADMIN_REQUEST__OP_USER_LIST;
 		req.user_list = &ul;
-		if (admin_call(sock, &req, &resp) != 0)
+		if (call(sock, &req, &resp) != 0)
 			return 1;
 		printf("%-24s %-8s %-21s %-21s %s\n", "user", "status", "added", "revoked", "sessions");
 		for (size_t i = 0; i < resp->n_users; i++) {
@@ -496,7 +451,7 @@ static int cmd_admin(const char *cmd, int argc, char **argv)
 		Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
 		req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
 		req.status = &sreq;
-		if (admin_call(sock, &req, &resp) != 0)
+		if (call(sock, &req, &resp) != 0)
 			return 1;
 		for (size_t i = 0; i < resp->n_status; i++)
 			printf("%-18s %s\n", resp->status[i]->key, resp->status[i]->value);

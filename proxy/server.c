@@ -42,6 +42,7 @@
 #include "lwc.pb-c.h"
 #include "net.h"
 #include "server.h"
+#include "userkey.h"
 #include "wire.h"
 
 #define HANDSHAKE_TIMEOUT_SEC 10
@@ -688,11 +689,11 @@ static void admin_handle(struct conn *c, const uint8_t *body, size_t len)
 			admin_error(c, LWC_ERR_ARG, "user add needs a name (1-64 bytes) and a 32-byte key");
 			break;
 		}
-		for (const char *p = a->name; *p; p++)
-			if ((unsigned char)*p <= 0x20 || *p == 0x7f) {
-				admin_error(c, LWC_ERR_ARG, "user names have no spaces or control characters");
-				goto done;
-			}
+		if (!userkey_name_valid(a->name)) {
+			admin_error(c, LWC_ERR_ARG, "invalid user name (letters, digits, _ . @ -; "
+				    "not starting with - or .)");
+			break;
+		}
 		rc = px_user_add(st, a->name, a->key.data, a->replace, msg, sizeof(msg));
 		if (rc != LWC_OK) {
 			admin_error(c, rc, msg);
@@ -730,7 +731,6 @@ static void admin_handle(struct conn *c, const uint8_t *body, size_t len)
 	default:
 		admin_error(c, LWC_ERR_UNKNOWN_OP, "unknown admin request");
 	}
-done:
 	lwc__admin_request__free_unpacked(req, NULL);
 }
 

@@ -188,6 +188,11 @@ static int open_env(const char *dir, MDB_env **env, char *err, size_t errlen)
 		*env = NULL;
 		return lmdb_fail(rc, path, err, errlen);
 	}
+	{
+		int dead = 0;
+		/* reader slots of a proxy killed with -9 would pin old pages */
+		(void)mdb_reader_check(*env, &dead);
+	}
 	return LWC_OK;
 }
 

@@ -1,0 +1,20 @@
+/*
+ * admin_client.h - client of the proxy's admin socket (a Unix socket in the
+ * proxy's state directory, mode 0600): one AdminRequest frame, one
+ * AdminResponse frame.  Used by `lwc-proxy user ...|status` and `lwc-kma`.
+ */
+#ifndef LWC_ADMIN_CLIENT_H
+#define LWC_ADMIN_CLIENT_H
+
+#include <stddef.h>
+
+#include "lwc.pb-c.h"
+#include "lwc_err.h"
+
+/* Send req to the socket at path and wait for the answer.  On LWC_OK *out
+ * holds a successful answer (free with lwc__admin_response__free_unpacked);
+ * an Error answer returns its code with its message in err. */
+int admin_call(const char *path, const Lwc__AdminRequest *req, Lwc__AdminResponse **out,
+	       char *err, size_t errlen) LWC_WUR;
+
+#endif
