@@ -47,7 +47,7 @@ ITEST_SRC  := $(wildcard tests/integration/it_*.c)
 ITEST_BIN  := $(ITEST_SRC:tests/integration/%.c=$(OUT)/tests/%)
 ITEST_LIB  := $(OUT)/tests/harness.o $(OUT)/tests/pxc.o
 
-PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-proxy $(BIN)/lwc-cs-bench
+PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-proxy $(BIN)/lwc-kma $(BIN)/lwc-cs-bench
 
 .PHONY: all build deps test run-tests asan bench fuzz clean
 .SUFFIXES:
@@ -83,6 +83,10 @@ $(OUT)/libproxy.a: $(PX_LIB_OBJ)
 $(BIN)/lwc-proxy: $(OUT)/proxy/main.o $(OUT)/libproxy.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CS)
+
+$(BIN)/lwc-kma: $(OUT)/keymgmt/kma.o $(OUT)/libcommon.a
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_COMMON)
 
 $(BIN)/lwc-cloudstore: $(OUT)/cloudstore/main.o $(OUT)/libcloudstore.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
