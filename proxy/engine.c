@@ -18,6 +18,7 @@
 #define CHUNK_ROWS   512u
 #define CHUNK_BYTES  (1u << 20)
 #define PLAN_WAIT    1                  /* plan(): locked blocks, try again */
+#define PLAN_GROW    2                  /* plan(): add s->grow blocks, try again */
 
 enum stmt_kind {
 	ST_NOP, ST_SELECT, ST_INSERT, ST_UPDATE, ST_DELETE, ST_CREATE, ST_DROP, ST_INDEX
@@ -41,7 +42,7 @@ struct stmt {
 	int candidates;
 	struct px_table *t;            /* referenced (t->inflight)          */
 	struct px_table *newt;         /* CREATE TABLE                      */
-	int drop_claimed;
+	int claimed;                   /* t->excl_owner is ours (DROP, UNIQUE INDEX) */
 
 	struct locset locs;            /* matched, or allocated for INSERT  */
 	struct locset dels;            /* slots freed                       */
@@ -52,10 +53,19 @@ struct stmt {
 	uint64_t *vers;                /* their committed versions          */
 	uint64_t *bits;                /* their occupancy after the statement */
 	uint64_t *obits;               /* their committed occupancy         */
+	uint8_t *otags;                /* their committed AEAD tags         */
+	uint8_t *ntags;                /* the tags of what was written      */
+	uint8_t *written;              /* 0: not written, 1: with the statement's
+					  changes, 2: with the committed content */
+	size_t batch_upd;              /* UPDATE: first upd of this batch   */
+	uint8_t **pdst;                /* UPDATE: where this batch's new records go */
+	uint8_t *prec;                 /* ... and the records, S bytes each */
+	size_t npend, cappend;
 	size_t gamma, nreal;
 	uint64_t owner;                /* of pending unique values          */
 	int locked;
 
+	uint64_t grow;                 /* blocks to add before planning again */
 	uint64_t count;
 	int aborted;
 	int err;                       /* statement error (sent to the user) */
@@ -63,6 +73,14 @@ struct stmt {
 };
 
 /* ---- small helpers -------------------------------------------------------- */
+
+/* Idle cloud connections shared by the workers: a statement takes one and
+ * gives it back, so connections (and their handshakes) are reused. */
+#define CLOUD_POOL_MAX 256
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cs_client *pool[CLOUD_POOL_MAX];
+static size_t pool_n;
+
 
 static int stmt_fail(struct stmt *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -126,6 +144,10 @@ void px_worker_fini(struct px_worker *w)
 {
 	cs_client_close(w->cloud);
 	w->cloud = NULL;
+	pthread_mutex_lock(&pool_mu);
+	while (pool_n > 0)
+		cs_client_close(pool[--pool_n]);
+	pthread_mutex_unlock(&pool_mu);
 	free(w->scratch);
 	w->scratch = NULL;
 }
@@ -136,8 +158,26 @@ static int cloud_conn(struct px_worker *w, char *err, size_t errlen)
 {
 	if (w->cloud)
 		return LWC_OK;
+	pthread_mutex_lock(&pool_mu);
+	if (pool_n > 0)
+		w->cloud = pool[--pool_n];
+	pthread_mutex_unlock(&pool_mu);
+	if (w->cloud)
+		return LWC_OK;
 	return cs_client_connect(&w->cloud, w->cfg->cs_addr, w->cfg->cs_key,
 				 w->cfg->cloud_timeout_ms, err, errlen);
+}
+
+static void cloud_release(struct px_worker *w)
+{
+	if (w->cloud == NULL)
+		return;
+	pthread_mutex_lock(&pool_mu);
+	if (pool_n < CLOUD_POOL_MAX) {
+		pool[pool_n++] = w->cloud;
+		w->cloud = NULL;
+	}
+	pthread_mutex_unlock(&pool_mu);
 }
 
 static int conn_broken(int rc)
@@ -211,7 +251,7 @@ static int seal_block(struct px_worker *w, uint64_t id, uint64_t version, uint8_
 }
 
 static int open_block(struct px_worker *w, uint64_t id, uint64_t version,
-		      const uint8_t *sealed, size_t len, uint8_t *plain)
+		      const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain)
 {
 	struct px_state *st = w->st;
 	uint8_t seed[CRY_SEED_BYTES];
@@ -221,6 +261,10 @@ static int open_block(struct px_worker *w, uint64_t id, uint64_t version,
 		return LWC_ERR_INTEGRITY;
 	if ((rc = cry_block_open(plain, st->seal_key, id, version, sealed, len)) != LWC_OK)
 		return rc;
+	/* a genuine seal of this id and version that the proxy never committed
+	 * (a write of a failed statement, or one cut short by a crash) */
+	if (sodium_memcmp(sealed + len - CRY_TAG_BYTES, tag, CRY_TAG_BYTES) != 0)
+		return LWC_ERR_INTEGRITY;
 	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
 		return rc;
 	rc = cry_unpermute(plain, st->g.block_bytes, st->g.cell, seed, w->scratch);
@@ -236,9 +280,10 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	uint64_t first = st->nblocks, done = 0;
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
 	uint8_t *plain = malloc(st->g.block_bytes);
-	uint8_t *sealed = NULL;
+	uint8_t *sealed = NULL, *tags = malloc(n * CRY_TAG_BYTES);
 	struct cs_wblock *wb = NULL;
 	uint64_t *zero = calloc(st->g.words, sizeof(uint64_t));
+	MDB_txn *txn = NULL;
 	int rc = LWC_OK;
 
 	if (batch > n)
@@ -247,63 +292,72 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 		sealed = malloc(batch * st->g.sealed_bytes);
 	if (sealed)
 		wb = calloc(batch, sizeof(*wb));
-	if (wb == NULL || zero == NULL) {
+	if (wb == NULL || zero == NULL || tags == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
 	if ((rc = px_blocks_reserve(st, first + n)) != LWC_OK)
 		goto out;
-	while (done < n) {
+	/* the new ids are beyond nblocks: nobody else touches them, so the
+	 * state lock is not held across the cloud round trips */
+	st->growing = 1;
+	pthread_mutex_unlock(&st->mu);
+	while (done < n && rc == LWC_OK) {
 		size_t cnt = n - done < batch ? (size_t)(n - done) : batch;
-		MDB_txn *txn;
 
-		for (size_t i = 0; i < cnt; i++) {
+		for (size_t i = 0; i < cnt && rc == LWC_OK; i++) {
 			uint64_t id = first + done + i;
+			uint8_t *out = sealed + i * st->g.sealed_bytes;
+
 			randombytes_buf(plain, st->g.block_bytes);
-			if ((rc = seal_block(w, id, 1, plain, sealed + i * st->g.sealed_bytes)) !=
-			    LWC_OK)
-				goto out;
+			rc = seal_block(w, id, 1, plain, out);
+			memcpy(tags + (done + i) * CRY_TAG_BYTES,
+			       out + st->g.sealed_bytes - CRY_TAG_BYTES, CRY_TAG_BYTES);
 			wb[i].id = id;
 			wb[i].version = 1;
-			wb[i].data = sealed + i * st->g.sealed_bytes;
+			wb[i].data = out;
 			wb[i].len = st->g.sealed_bytes;
 		}
-		if ((rc = cloud_write(w, wb, cnt, err, errlen)) != LWC_OK)
-			goto out;
-		/* durable in the cloud: now the proxy's own commit */
-		if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
-			lwc_errf(err, errlen, "lmdb: %s", mdb_strerror(rc));
-			rc = LWC_ERR_STORE;
-			goto out;
-		}
-		for (size_t i = 0; i < cnt && rc == 0; i++)
-			rc = px_block_put(st, txn, wb[i].id, 1, zero);
+		if (rc == LWC_OK)
+			rc = cloud_write(w, wb, cnt, err, errlen);
+		done += cnt;
+	}
+	pthread_mutex_lock(&st->mu);
+	st->growing = 0;
+	pthread_cond_broadcast(&st->cv);
+	if (rc != LWC_OK)
+		goto out;
+	/* durable in the cloud: now the proxy's own commit */
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) == 0) {
+		for (uint64_t i = 0; i < n && rc == 0; i++)
+			rc = px_block_put(st, txn, first + i, 1, tags + i * CRY_TAG_BYTES, zero);
 		if (rc == 0)
-			rc = px_meta_put_u64(st, txn, "nblocks", first + done + cnt);
+			rc = px_meta_put_u64(st, txn, "nblocks", first + n);
 		if (rc == 0)
 			rc = mdb_txn_commit(txn);
 		else
 			mdb_txn_abort(txn);
-		if (rc != 0) {
-			lwc_errf(err, errlen, "lmdb: %s", mdb_strerror(rc));
-			rc = LWC_ERR_STORE;
-			goto out;
-		}
-		for (size_t i = 0; i < cnt; i++) {
-			uint64_t id = wb[i].id;
-			st->version[id] = 1;
-			memset(st->bits + id * st->g.words, 0, st->g.words * sizeof(uint64_t));
-			st->occ[id] = 0;
-			st->locked[id] = 0;
-		}
-		st->nblocks = first + done + cnt;
-		done += cnt;
 	}
+	if (rc != 0) {
+		lwc_errf(err, errlen, "lmdb: %s", mdb_strerror(rc));
+		rc = LWC_ERR_STORE;
+		goto out;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t id = first + i;
+		st->version[id] = 1;
+		memcpy(st->tag + id * CRY_TAG_BYTES, tags + i * CRY_TAG_BYTES, CRY_TAG_BYTES);
+		memset(st->bits + id * st->g.words, 0, st->g.words * sizeof(uint64_t));
+		st->occ[id] = 0;
+		st->locked[id] = 0;
+	}
+	st->nblocks = first + n;
 out:
 	if (plain)
 		sodium_memzero(plain, st->g.block_bytes);
 	free(plain);
 	free(sealed);
+	free(tags);
 	free(wb);
 	free(zero);
 	return rc;
@@ -413,10 +467,11 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 			struct locset l = { 0 };
 
 			if (i > 0 && memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
+				size_t r1 = refs[i - 1].idx, r2 = refs[i].idx;
 				free(refs);
 				return stmt_fail(s, LWC_ERR_UNIQUE,
 						 "duplicate key value in rows %zu and %zu (column %u)",
-						 refs[i - 1].idx + 1, refs[i].idx + 1, c + 1);
+						 (r1 < r2 ? r1 : r2) + 1, (r1 < r2 ? r2 : r1) + 1, c + 1);
 			}
 			if ((rc = pred_lookup(txn, t->cols[c], refs[i].tok, &l)) != LWC_OK) {
 				free(refs);
@@ -447,20 +502,18 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 				room += st->g.theta - st->occ[b];
 		if (room >= nrows)
 			break;
+		if (st->growing) {
+			free(refs);
+			return PLAN_WAIT;
+		}
 		need = (nrows - room + st->g.theta - 1) / st->g.theta;
 		if (need < st->nblocks / 8)
 			need = st->nblocks / 8;
 		if (need < 16)
 			need = 16;
-		{
-			char err[256] = "";
-			if ((rc = px_grow(w, need, err, sizeof(err))) != LWC_OK) {
-				free(refs);
-				return stmt_fail(s, rc, "cannot grow the database: %s", err);
-			}
-			log_info("database grown by %llu blocks to %llu", (unsigned long long)need,
-				 (unsigned long long)st->nblocks);
-		}
+		s->grow = need;
+		free(refs);
+		return PLAN_GROW;
 	}
 	s->locs.n = 0;
 	for (uint64_t b = st->free_hint; b < st->nblocks && s->locs.n < nrows; b++) {
@@ -518,15 +571,21 @@ static int check_unique_column(struct stmt *s, MDB_txn *txn, struct px_table *t,
 	return LWC_OK;
 }
 
+/* Let go of the table: the reference, and the exclusive claim if any. */
 static void stmt_release_table(struct px_state *st, struct stmt *s)
 {
-	if (s->t && !s->drop_claimed) {
+	if (s->t == NULL)
+		return;
+	if (s->claimed) {
+		s->t->excl_owner = 0;
+		if (s->kind == ST_DROP)
+			s->t->dropped = 0;      /* a drop that did not happen */
+		s->claimed = 0;
+	} else {
 		s->t->inflight--;
-		if (s->t->inflight == 0)
-			pthread_cond_broadcast(&st->cv);
 	}
-	if (!s->drop_claimed)
-		s->t = NULL;
+	s->t = NULL;
+	pthread_cond_broadcast(&st->cv);
 }
 
 /* Choose the padding and lock everything; PLAN_WAIT if blocks are busy. */
@@ -567,11 +626,17 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 	free(s->vers);
 	free(s->bits);
 	free(s->obits);
+	free(s->otags);
+	free(s->ntags);
+	free(s->written);
 	s->ids = malloc(gamma * sizeof(uint64_t));
 	s->vers = malloc(gamma * sizeof(uint64_t));
 	s->bits = malloc(gamma * st->g.words * sizeof(uint64_t));
 	s->obits = malloc(gamma * st->g.words * sizeof(uint64_t));
-	if (!s->ids || !s->vers || !s->bits || !s->obits)
+	s->otags = malloc(gamma * CRY_TAG_BYTES + 1);
+	s->ntags = malloc(gamma * CRY_TAG_BYTES + 1);
+	s->written = calloc(gamma + 1, 1);
+	if (!s->ids || !s->vers || !s->bits || !s->obits || !s->otags || !s->ntags || !s->written)
 		return LWC_ERR_NOMEM;
 	s->gamma = 0;
 	prev = UINT64_MAX;
@@ -632,6 +697,8 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 		       st->g.words * sizeof(uint64_t));
 		memcpy(s->obits + i * st->g.words, st->bits + s->ids[i] * st->g.words,
 		       st->g.words * sizeof(uint64_t));
+		memcpy(s->otags + i * CRY_TAG_BYTES, st->tag + s->ids[i] * CRY_TAG_BYTES,
+		       CRY_TAG_BYTES);
 	}
 	return LWC_OK;
 }
@@ -698,22 +765,31 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 		return lock_blocks(w, s);
 
 	if (s->t == NULL) {
-		s->t = px_table_find(st, handle->data, handle->len);
-		if (s->t == NULL) {
+		struct px_table *t = px_table_find(st, handle->data, handle->len);
+		int excl = s->kind == ST_DROP ||
+			   (s->kind == ST_INDEX && req->create_index->unique);
+
+		if (t == NULL) {
 			if (s->kind == ST_DROP && req->drop_table->if_exists) {
 				s->kind = ST_NOP;
 				return lock_blocks(w, s);
 			}
 			return stmt_fail(s, LWC_ERR_NO_TABLE, "no such table");
 		}
-		if (s->kind == ST_DROP) {
-			s->t->dropped = 1;      /* no new statements; wait for the running */
-			s->drop_claimed = 1;
+		if (t->excl_owner != 0)
+			return PLAN_WAIT;       /* a DROP or UNIQUE INDEX has it */
+		s->t = t;
+		if (excl) {
+			/* the table to itself: no new statements, wait for the running */
+			t->excl_owner = s->owner;
+			s->claimed = 1;
+			if (s->kind == ST_DROP)
+				t->dropped = 1;
 		} else {
-			s->t->inflight++;
+			t->inflight++;
 		}
 	}
-	if (s->kind == ST_DROP && s->t->inflight > 0)
+	if (s->claimed && s->t->inflight > 0)
 		return PLAN_WAIT;
 
 	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
@@ -775,27 +851,42 @@ static int plan(struct px_worker *w, struct stmt *s)
 	s->owner = ++st->next_owner;
 	for (;;) {
 		rc = plan_once(w, s);
-		if (rc != PLAN_WAIT)
+		if (rc != PLAN_WAIT && rc != PLAN_GROW)
 			break;
-		/* let go of what this attempt took, wait for a release, plan again */
+		/* let go of what this attempt took (a claim on a table stays) */
 		pending_drop(st, s->owner);
-		if (!s->drop_claimed && s->t) {
+		if (!s->claimed && s->t) {
 			s->t->inflight--;
 			s->t = NULL;
+			pthread_cond_broadcast(&st->cv);
 		}
 		s->locs.n = 0;
+		if (rc == PLAN_GROW) {
+			char err[256] = "";
+			uint64_t n = s->grow;
+
+			if ((rc = px_grow(w, n, err, sizeof(err))) != LWC_OK) {
+				stmt_fail(s, rc, "cannot grow the database: %s", err);
+				break;
+			}
+			log_info("database grown by %llu blocks to %llu", (unsigned long long)n,
+				 (unsigned long long)st->nblocks);
+			continue;
+		}
 		pthread_cond_wait(&st->cv, &st->mu);
 	}
 	if (rc != LWC_OK) {
+		int keep = s->err;
+
 		pending_drop(st, s->owner);
 		/* a failed statement still costs the cloud the usual access */
-		if (s->kind != ST_NOP) {
-			int keep = s->err;
-			s->locs.n = 0;
-			if (lock_blocks(w, s) != LWC_OK)
-				s->gamma = 0;
-			s->err = keep;
-		}
+		s->locs.n = 0;
+		while ((rc = lock_blocks(w, s)) == PLAN_WAIT)
+			pthread_cond_wait(&st->cv, &st->mu);
+		if (rc != LWC_OK)
+			s->gamma = 0;
+		s->err = keep != LWC_OK ? keep : rc;
+		rc = s->err;
 	}
 	pthread_mutex_unlock(&st->mu);
 	return rc;
@@ -904,7 +995,21 @@ static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 			memcpy(s->upds[s->nupds].tokens + c * CRY_TOKEN_BYTES,
 			       d->d[i]->row->tokens[c].data, CRY_TOKEN_BYTES);
 		s->nupds++;
-		memcpy(recs[i], d->d[i]->row->record.data, st->g.S);
+		/* applied once the whole batch is decided and its keys are checked */
+		if (s->npend == s->cappend) {
+			size_t cap = s->cappend ? s->cappend * 2 : 256;
+			void *p1 = realloc(s->pdst, cap * sizeof(*s->pdst));
+			void *p2 = p1 ? realloc(s->prec, cap * st->g.S) : NULL;
+			if (p1)
+				s->pdst = p1;
+			if (p2 == NULL)
+				goto nomem;
+			s->prec = p2;
+			s->cappend = cap;
+		}
+		s->pdst[s->npend] = recs[i];
+		memcpy(s->prec + s->npend * st->g.S, d->d[i]->row->record.data, st->g.S);
+		s->npend++;
 	}
 out:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
@@ -941,7 +1046,83 @@ static void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *
 	*hi = a;
 }
 
-/* One READ/WRITE pair over idx[0..n) (indexes into s->ids, sorted). */
+/* UPDATE, once a batch is decided (st->mu held): the new values of unique
+ * columns must not exist in other rows, nor be claimed by statements in
+ * flight; then they are claimed until commit. */
+static int update_unique_batch(struct px_state *st, struct stmt *s)
+{
+	struct px_table *t = s->t;
+	struct tokref *refs = NULL;
+	uint64_t *ulocs = NULL;
+	MDB_txn *txn = NULL;
+	int rc = LWC_OK;
+
+	if (t->unique == 0 || s->nupds == s->batch_upd)
+		return LWC_OK;
+	refs = malloc(s->nupds * sizeof(*refs));
+	ulocs = malloc(s->nupds * sizeof(*ulocs));
+	if (refs == NULL || ulocs == NULL) {
+		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < s->nupds; i++)
+		ulocs[i] = s->upds[i].loc;
+	qsort(ulocs, s->nupds, sizeof(*ulocs), cmp_u64p);
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
+		rc = stmt_fail(s, LWC_ERR_STORE, "cannot read the indexes");
+		goto out;
+	}
+	for (uint32_t c = 0; c < t->ncols && c < 64 && rc == LWC_OK; c++) {
+		if (!(t->unique >> c & 1))
+			continue;
+		for (size_t i = 0; i < s->nupds; i++) {
+			refs[i].tok = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
+			refs[i].idx = i;
+		}
+		qsort(refs, s->nupds, sizeof(*refs), cmp_tokref);
+		for (size_t i = 1; i < s->nupds; i++)
+			if (memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
+				rc = stmt_fail(s, LWC_ERR_UNIQUE, "duplicate key value: the update gives "
+					       "two rows the same value in column %u", c + 1);
+				goto out;
+			}
+		for (size_t i = s->batch_upd; i < s->nupds; i++) {
+			const uint8_t *tok = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
+			struct locset l = { 0 };
+			int clash = 0;
+
+			if (pred_lookup(txn, t->cols[c], tok, &l) != LWC_OK) {
+				rc = stmt_fail(s, LWC_ERR_STORE, "cannot read the index");
+				goto out;
+			}
+			for (size_t j = 0; j < l.n && !clash; j++)
+				if (bsearch(&l.v[j], ulocs, s->nupds, sizeof(*ulocs), cmp_u64p) == NULL)
+					clash = 1;
+			locset_free(&l);
+			if (clash || pending_find(st, t->id, c, tok, s->owner)) {
+				rc = stmt_fail(s, LWC_ERR_UNIQUE, "duplicate key value violates the "
+					       "unique constraint on column %u", c + 1);
+				goto out;
+			}
+		}
+	}
+	for (uint32_t c = 0; c < t->ncols && c < 64 && rc == LWC_OK; c++)
+		if (t->unique >> c & 1)
+			for (size_t i = s->batch_upd; i < s->nupds && rc == LWC_OK; i++)
+				if (pending_add(st, t->id, c, s->upds[i].tokens + c * CRY_TOKEN_BYTES,
+						s->owner) != LWC_OK)
+					rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+out:
+	if (txn)
+		mdb_txn_abort(txn);
+	free(refs);
+	free(ulocs);
+	return rc;
+}
+
+/* One READ/WRITE pair over idx[0..n) (indexes into s->ids, sorted).
+ * Statement errors go to s->err; a lost user connection to *io_err (the
+ * blocks are still written back, unchanged). */
 static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			const size_t *idx, size_t n, int *io_err)
 {
@@ -954,12 +1135,13 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	uint8_t **recs = NULL;
 	uint64_t *rlocs = NULL;
 	uint64_t **rbits = NULL;
-	size_t nrec = 0, caprec = 0, rows_sent_bytes = 0;
+	size_t nrec = 0, caprec = 0;
 	Lwc__CsResponse *resp = NULL;
+	int modifies = s->kind == ST_INSERT || s->kind == ST_UPDATE || s->kind == ST_DELETE ||
+		       s->kind == ST_DROP;
 	char err[512] = "";
 	int rc = LWC_OK;
 
-	*io_err = LWC_OK;
 	if (!ids || !vers || !plain) {
 		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 		goto out;
@@ -985,8 +1167,8 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 				       "instead", (unsigned long long)ids[i], (unsigned long long)b->id);
 			goto out;
 		}
-		rc = open_block(w, ids[i], vers[i], b->data.data, b->data.len,
-				plain + i * g->block_bytes);
+		rc = open_block(w, ids[i], vers[i], s->otags + idx[i] * CRY_TAG_BYTES,
+				b->data.data, b->data.len, plain + i * g->block_bytes);
 		if (rc != LWC_OK) {
 			log_error("block %llu version %llu does not open: %s - the cloud store "
 				  "tampered with, swapped or rolled back it", (unsigned long long)ids[i],
@@ -1004,37 +1186,42 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	resp = NULL;
 
 	/* act on the real blocks */
+	s->batch_upd = s->nupds;
+	s->npend = 0;
 	for (size_t i = 0; i < n && !s->aborted; i++) {
 		uint64_t *bits = s->bits + idx[i] * g->words;
 		uint8_t *blk = plain + i * g->block_bytes;
 		size_t lo, hi;
 
 		block_range(&s->locs, ids[i], &lo, &hi);
-		for (size_t j = lo; j < hi; j++) {
+		for (size_t j = lo; j < hi && !s->aborted; j++) {
 			uint32_t slot = PX_LOC_SLOT(s->locs.v[j]);
 			uint8_t *rec = blk + (size_t)slot * g->S;
 
 			if (slot >= g->m) {
-				rc = stmt_fail(s, LWC_ERR_STORE, "index names slot %u of a %u-slot block",
-					       slot, g->m);
-				goto out;
+				stmt_fail(s, LWC_ERR_STORE, "index names slot %u of a %u-slot block",
+					  slot, g->m);
+				s->aborted = 1;
+				break;
 			}
 			if (s->kind == ST_INSERT) {
-				size_t row = (size_t)j;   /* locs are in row order */
-				memcpy(rec, insert_row(s, row)->record.data, g->S);
+				/* locations are in row order */
+				memcpy(rec, insert_row(s, j)->record.data, g->S);
 				px_bit_set(bits, slot, 1);
 				continue;
 			}
 			if (!px_bit(bits, slot)) {
-				rc = stmt_fail(s, LWC_ERR_STORE, "index points to the empty slot %u of "
-					       "block %llu", slot, (unsigned long long)ids[i]);
-				goto out;
+				stmt_fail(s, LWC_ERR_STORE, "index points to the empty slot %u of block "
+					  "%llu", slot, (unsigned long long)ids[i]);
+				s->aborted = 1;
+				break;
 			}
 			if ((s->kind == ST_DELETE && !s->interactive) || s->kind == ST_DROP) {
 				px_bit_set(bits, slot, 0);
 				if (locset_push(&s->dels, s->locs.v[j]) != LWC_OK) {
-					rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
-					goto out;
+					stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+					s->aborted = 1;
+					break;
 				}
 				s->count++;
 				continue;
@@ -1049,31 +1236,35 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 					recs = p1;
 				if (p2)
 					rlocs = p2;
+				if (p3)
+					rbits = p3;
 				if (!p1 || !p2 || !p3) {
-					rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
-					goto out;
+					stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+					s->aborted = 1;
+					break;
 				}
-				rbits = p3;
 				caprec = cap;
 			}
 			recs[nrec] = rec;
 			rlocs[nrec] = s->locs.v[j];
 			rbits[nrec] = bits;
 			nrec++;
-			if (!s->interactive && (nrec >= CHUNK_ROWS ||
-						(nrec - 0) * g->S >= CHUNK_BYTES)) {
-				if ((*io_err = send_records(io, s->req->seq, 0, recs, nrec, g->S)) != LWC_OK)
-					goto out;
+			if (!s->interactive && (nrec >= CHUNK_ROWS || nrec * g->S >= CHUNK_BYTES)) {
+				if ((*io_err = send_records(io, s->req->seq, 0, recs, nrec, g->S)) !=
+				    LWC_OK) {
+					s->aborted = 1;
+					break;
+				}
 				s->count += nrec;
-				rows_sent_bytes += nrec * g->S;
 				nrec = 0;
 			}
 		}
 	}
 	if (!s->interactive && nrec > 0 && !s->aborted) {
 		if ((*io_err = send_records(io, s->req->seq, 0, recs, nrec, g->S)) != LWC_OK)
-			goto out;
-		s->count += nrec;
+			s->aborted = 1;
+		else
+			s->count += nrec;
 		nrec = 0;
 	}
 	if (s->interactive) {
@@ -1081,18 +1272,25 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			size_t cnt = nrec - off < CHUNK_ROWS ? nrec - off : CHUNK_ROWS;
 			*io_err = get_decisions(w, s, io, recs + off, rlocs + off, cnt, rbits + off);
 			if (*io_err != LWC_OK)
-				goto out;
+				s->aborted = 1;
 		}
+		if (!s->aborted && s->kind == ST_UPDATE && s->npend > 0) {
+			pthread_mutex_lock(&st->mu);
+			if (update_unique_batch(st, s) != LWC_OK)
+				s->aborted = 1;
+			pthread_mutex_unlock(&st->mu);
+		}
+		if (!s->aborted)
+			for (size_t i = 0; i < s->npend; i++)
+				memcpy(s->pdst[i], s->prec + i * g->S, g->S);
+		s->npend = 0;
 	}
 	if (s->aborted) {
-		/* nothing the statement did to these blocks survives: start again
-		 * from the committed occupancy and the records as they were */
-		for (size_t i = 0; i < n; i++) {
-			uint64_t *bits = s->bits + idx[i] * g->words;
-			memcpy(bits, s->obits + idx[i] * g->words, g->words * sizeof(uint64_t));
-		}
-		/* the records of updated slots were overwritten in plain: they are
-		 * not committed, and the WRITE below is never referenced */
+		/* nothing of the statement survives in this batch: the committed
+		 * occupancy, and records as they were (updates were not applied) */
+		for (size_t i = 0; i < n; i++)
+			memcpy(s->bits + idx[i] * g->words, s->obits + idx[i] * g->words,
+			       g->words * sizeof(uint64_t));
 	}
 
 	/* refill, re-permute, re-seal: every block changes */
@@ -1105,27 +1303,33 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	for (size_t i = 0; i < n; i++) {
 		const uint64_t *bits = s->bits + idx[i] * g->words;
 		uint8_t *blk = plain + i * g->block_bytes;
+		uint8_t *out = sealed + i * g->sealed_bytes;
 
 		for (uint32_t slot = 0; slot < g->m; slot++)
 			if (!px_bit(bits, slot))
 				randombytes_buf(blk + (size_t)slot * g->S, g->S);
-		if ((rc = seal_block(w, ids[i], vers[i] + 1, blk, sealed + i * g->sealed_bytes)) !=
-		    LWC_OK) {
+		if ((rc = seal_block(w, ids[i], vers[i] + 1, blk, out)) != LWC_OK) {
 			stmt_fail(s, rc, "sealing block %llu failed", (unsigned long long)ids[i]);
 			goto out;
 		}
+		memcpy(s->ntags + idx[i] * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES,
+		       CRY_TAG_BYTES);
 		wb[i].id = ids[i];
 		wb[i].version = vers[i] + 1;
-		wb[i].data = sealed + i * g->sealed_bytes;
+		wb[i].data = out;
 		wb[i].len = g->sealed_bytes;
 	}
 	if ((rc = cloud_write(w, wb, n, err, sizeof(err))) != LWC_OK) {
 		stmt_fail(s, rc, "cloud store WRITE failed: %s", err[0] ? err : lwc_strerror(rc));
 		goto out;
 	}
-	rc = s->aborted ? s->err : LWC_OK;
+	for (size_t i = 0; i < n; i++) {
+		size_t lo, hi;
+		block_range(&s->locs, ids[i], &lo, &hi);
+		s->written[idx[i]] = modifies && !s->aborted && hi > lo ? 1 : 2;
+	}
+	rc = s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
 out:
-	(void)rows_sent_bytes;
 	if (resp)
 		cs_client_free_resp(resp);
 	if (plain)
@@ -1283,7 +1487,8 @@ static int commit(struct px_worker *w, struct stmt *s)
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	for (size_t i = 0; i < s->gamma && rc == 0; i++)
-		rc = px_block_put(st, txn, s->ids[i], s->vers[i] + 1, s->bits + i * st->g.words);
+		rc = px_block_put(st, txn, s->ids[i], s->vers[i] + 1, s->ntags + i * CRY_TAG_BYTES,
+				  s->bits + i * st->g.words);
 	if (rc != 0)
 		goto fail;
 	switch (s->kind) {
@@ -1343,9 +1548,15 @@ static int commit(struct px_worker *w, struct stmt *s)
 		break;
 	case ST_CREATE: {
 		const Lwc__CreateTable *ct = s->req->create_table;
-		struct px_table *nt = calloc(1, sizeof(*nt));
+		struct px_table *nt;
 
-		if (nt == NULL) {
+		/* two CREATEs of one name planned side by side: the first wins */
+		if (px_table_find(st, ct->table.data, ct->table.len) != NULL) {
+			stmt_fail(s, LWC_ERR_EXISTS, "table already exists");
+			rc = -1;
+			break;
+		}
+		if ((nt = calloc(1, sizeof(*nt))) == NULL) {
 			rc = ENOMEM;
 			break;
 		}
@@ -1402,6 +1613,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 		uint16_t occ = 0;
 
 		st->version[id] = s->vers[i] + 1;
+		memcpy(st->tag + id * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES, CRY_TAG_BYTES);
 		memcpy(st->bits + id * st->g.words, nb, st->g.words * sizeof(uint64_t));
 		for (size_t x = 0; x < st->g.words; x++)
 			occ = (uint16_t)(occ + __builtin_popcountll(nb[x]));
@@ -1436,7 +1648,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 		free(t->schema);
 		free(t);
 		s->t = NULL;
-		s->drop_claimed = 0;
+		s->claimed = 0;
 		break;
 	case ST_INDEX:
 		if (s->req->create_index->unique && s->req->create_index->col < 64)
@@ -1459,6 +1671,45 @@ fail:
 	return stmt_fail(s, LWC_ERR_STORE, "proxy state: %s", mdb_strerror(rc));
 }
 
+/* After a failure (st->mu held): commit the new version of every block that
+ * went back to the cloud with its committed content, so no version is ever
+ * written twice.  Blocks written with the statement's changes stay at their
+ * committed version; their newer copy is never accepted (tags differ). */
+static void commit_clean(struct px_state *st, struct stmt *s)
+{
+	MDB_txn *txn;
+	size_t cnt = 0;
+	int rc;
+
+	for (size_t i = 0; i < s->gamma; i++)
+		if (s->written && s->written[i] == 2)
+			cnt++;
+	if (cnt == 0)
+		return;
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		goto fail;
+	for (size_t i = 0; i < s->gamma && rc == 0; i++)
+		if (s->written[i] == 2)
+			rc = px_block_put(st, txn, s->ids[i], s->vers[i] + 1,
+					  s->ntags + i * CRY_TAG_BYTES, s->obits + i * st->g.words);
+	if (rc != 0) {
+		mdb_txn_abort(txn);
+		goto fail;
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		goto fail;
+	for (size_t i = 0; i < s->gamma; i++)
+		if (s->written[i] == 2) {
+			st->version[s->ids[i]] = s->vers[i] + 1;
+			memcpy(st->tag + s->ids[i] * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES,
+			       CRY_TAG_BYTES);
+		}
+	return;
+fail:
+	log_warn("cannot record the new versions of a failed statement's blocks: %s",
+		 mdb_strerror(rc));
+}
+
 /* ---- the statement -------------------------------------------------------- */
 
 static void stmt_free(struct stmt *s)
@@ -1472,6 +1723,11 @@ static void stmt_free(struct stmt *s)
 	free(s->vers);
 	free(s->bits);
 	free(s->obits);
+	free(s->otags);
+	free(s->ntags);
+	free(s->written);
+	free(s->pdst);
+	free(s->prec);
 }
 
 static int send_error(struct px_io *io, uint64_t seq, int code, const char *msg)
@@ -1602,54 +1858,29 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	default:
 		return send_error(io, req->seq, LWC_ERR_UNKNOWN_OP, "unknown request");
 	}
-	/* record sizes need no state; token counts are checked in plan() */
-	if (s.kind == ST_INSERT) {
-		const Lwc__Insert *ins = req->insert;
-		for (size_t i = 0; i < ins->n_rows && s.err == LWC_OK; i++)
-			if (ins->rows[i] == NULL || ins->rows[i]->record.len != st->g.S)
-				stmt_fail(&s, LWC_ERR_SCHEMA,
-					  "row %zu: record of %zu bytes (this database stores %u)",
-					  i + 1, ins->rows[i] ? ins->rows[i]->record.len : 0, st->g.S);
-		if (s.err != LWC_OK) {
-			rc = send_error(io, req->seq, s.err, s.msg);
-			stmt_free(&s);
-			return rc;
-		}
-	}
-
 	rc = plan(w, &s);
-	if (rc == LWC_OK)
-		rc = run_access(w, &s, io, &io_err);
-	else if (s.gamma > 0 && io_err == LWC_OK) {
-		/* the uniform access of a failed statement: nothing changes */
-		struct stmt dummy;
-		int e;
-		memset(&dummy, 0, sizeof(dummy));
-		dummy.kind = ST_NOP;
-		dummy.req = req;
-		dummy.ids = s.ids;
-		dummy.vers = s.vers;
-		dummy.bits = s.bits;
-		dummy.obits = s.obits;
-		dummy.gamma = s.gamma;
-		(void)run_access(w, &dummy, io, &e);
+	if (s.gamma > 0) {
+		int ioe = LWC_OK;
+		int arc = run_access(w, &s, io, &ioe);
+		if (rc == LWC_OK)
+			rc = arc;
+		io_err = ioe;
 	}
+	cloud_release(w);
 
 	pthread_mutex_lock(&st->mu);
-	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted)
+	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK)
 		rc = commit(w, &s);
+	else if (rc == LWC_OK)
+		rc = s.err != LWC_OK ? s.err : LWC_ERR_ABORTED;
+	if (rc != LWC_OK)
+		commit_clean(st, &s);
 	unlock_blocks(st, &s);
 	pending_drop(st, s.owner);
-	if (s.drop_claimed && s.t) {          /* a drop that did not happen */
-		s.t->dropped = 0;
-		s.drop_claimed = 0;
-		s.t = NULL;
-		pthread_cond_broadcast(&st->cv);
-	}
 	stmt_release_table(st, &s);
-	st->stmts++;
-	if (rc != LWC_OK || s.err != LWC_OK)
-		st->stmt_errors++;
+	atomic_fetch_add(&st->stmts, 1);
+	if (rc != LWC_OK)
+		atomic_fetch_add(&st->stmt_errors, 1);
 	pthread_mutex_unlock(&st->mu);
 
 	if (io_err != LWC_OK) {
@@ -1803,7 +2034,8 @@ int px_check(struct px_worker *w, int verbose)
 		for (size_t i = 0; i < n; i++) {
 			const Lwc__CsBlock *b = resp->read->blocks[i];
 			rc = b->id != ids[i] ? LWC_ERR_INTEGRITY
-			     : open_block(w, ids[i], vers[i], b->data.data, b->data.len, plain);
+			     : open_block(w, ids[i], vers[i], st->tag + ids[i] * CRY_TAG_BYTES,
+					  b->data.data, b->data.len, plain);
 			if (rc != LWC_OK) {
 				printf("block %llu (version %llu) does not open: %s\n",
 				       (unsigned long long)ids[i], (unsigned long long)vers[i],

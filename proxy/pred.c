@@ -167,7 +167,12 @@ static int validate(const Lwc__Pred *p, uint32_t ncols, int depth, size_t *nodes
 					 p->tokens[i].len, CRY_TOKEN_BYTES);
 				return LWC_ERR_PROTO;
 			}
+		/* tokens count as nodes: check here too, or a last IN escapes the cap */
 		*nodes += p->n_tokens;
+		if (*nodes > PRED_MAX_NODES) {
+			lwc_errf(err, errlen, "predicate larger than %d nodes", PRED_MAX_NODES);
+			return LWC_ERR_PROTO;
+		}
 		return LWC_OK;
 	case LWC__PRED__OP__AND:
 	case LWC__PRED__OP__OR:
@@ -201,6 +206,119 @@ int pred_validate(const Lwc__Pred *p, uint32_t ncols, char *err, size_t errlen)
 	if (p == NULL)
 		return LWC_OK;
 	return validate(p, ncols, 0, &nodes, err, errlen);
+}
+
+/* A base-128 varint at buf[*pos] (at most 10 bytes, before end). */
+static int wire_varint(const uint8_t *buf, size_t end, size_t *pos, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (*pos >= end)
+			return -1;
+		b = buf[(*pos)++];
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if ((b & 0x80) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* One field of the protobuf wire format in buf[*pos..end): its number and
+ * wire type; a length-delimited field's contents in [*sub, *sub_end).
+ * Returns 1, 0 at the end, -1 when the bytes do not parse. */
+static int wire_field(const uint8_t *buf, size_t end, size_t *pos, uint64_t *field,
+		      unsigned *wt, size_t *sub, size_t *sub_end)
+{
+	uint64_t tag, v;
+
+	if (*pos >= end)
+		return 0;
+	if (wire_varint(buf, end, pos, &tag) != 0)
+		return -1;
+	*field = tag >> 3;
+	*wt = (unsigned)(tag & 7);
+	switch (*wt) {
+	case 0:                                 /* varint */
+		return wire_varint(buf, end, pos, &v) == 0 ? 1 : -1;
+	case 1:                                 /* 64-bit */
+		if (end - *pos < 8)
+			return -1;
+		*pos += 8;
+		return 1;
+	case 2:                                 /* length-delimited */
+		if (wire_varint(buf, end, pos, &v) != 0 || v > end - *pos)
+			return -1;
+		*sub = *pos;
+		*sub_end = *pos + (size_t)v;
+		*pos = *sub_end;
+		return 1;
+	case 5:                                 /* 32-bit */
+		if (end - *pos < 4)
+			return -1;
+		*pos += 4;
+		return 1;
+	default:                                /* groups: protobuf-c refuses them */
+		return -1;
+	}
+}
+
+/* A Pred in buf[start..end): its args (field 4) nest at most
+ * PRED_WIRE_MAX_DEPTH deep.  Iterative, so the check itself is bounded. */
+static int wire_pred(const uint8_t *buf, size_t start, size_t end)
+{
+	size_t pos[PRED_WIRE_MAX_DEPTH + 1], lim[PRED_WIRE_MAX_DEPTH + 1];
+	int d = 0;
+
+	pos[0] = start;
+	lim[0] = end;
+	while (d >= 0) {
+		uint64_t field;
+		unsigned wt;
+		size_t sub = 0, sub_end = 0;
+		int r = wire_field(buf, lim[d], &pos[d], &field, &wt, &sub, &sub_end);
+
+		if (r < 0)
+			return LWC_ERR_PROTO;
+		if (r == 0) {
+			d--;
+			continue;
+		}
+		if (field == 4 && wt == 2) {
+			if (d == PRED_WIRE_MAX_DEPTH)
+				return LWC_ERR_PROTO;
+			d++;
+			pos[d] = sub;
+			lim[d] = sub_end;
+		}
+	}
+	return LWC_OK;
+}
+
+int pred_wire_check(const uint8_t *buf, size_t len)
+{
+	size_t pos = 0, sub = 0, sub_end = 0;
+	uint64_t field;
+	unsigned wt;
+	int r;
+
+	/* ProxyRequest: select, update, delete (6, 7, 8) hold a where (2) */
+	while ((r = wire_field(buf, len, &pos, &field, &wt, &sub, &sub_end)) > 0) {
+		size_t p2 = sub, s2 = 0, e2 = 0;
+		uint64_t f2;
+		unsigned wt2;
+		int r2;
+
+		if (wt != 2 || field < 6 || field > 8)
+			continue;
+		while ((r2 = wire_field(buf, sub_end, &p2, &f2, &wt2, &s2, &e2)) > 0)
+			if (f2 == 2 && wt2 == 2 && wire_pred(buf, s2, e2) != LWC_OK)
+				return LWC_ERR_PROTO;
+		if (r2 < 0)
+			return LWC_ERR_PROTO;
+	}
+	return r < 0 ? LWC_ERR_PROTO : LWC_OK;
 }
 
 int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const uint8_t token[CRY_TOKEN_BYTES],

@@ -20,6 +20,9 @@
 
 #define PRED_MAX_DEPTH  64
 #define PRED_MAX_NODES  100000
+/* Nesting allowed in an encoded request, checked before protobuf-c decodes
+ * it: above PRED_MAX_DEPTH so pred_validate still names the problem. */
+#define PRED_WIRE_MAX_DEPTH  (4 * PRED_MAX_DEPTH)
 
 struct locset {
 	uint64_t *v;
@@ -39,6 +42,13 @@ int locset_contains(const struct locset *s, uint64_t loc);
 /* Structural check of a predicate against a table of ncols columns:
  * arity, column range, token sizes, depth and size limits. */
 int pred_validate(const Lwc__Pred *p, uint32_t ncols, char *err, size_t errlen) LWC_WUR;
+
+/* Check an encoded ProxyRequest before decoding it: LWC_ERR_PROTO when a
+ * predicate nests deeper than PRED_WIRE_MAX_DEPTH or the bytes on its way
+ * do not parse.  protobuf-c decodes nested messages recursively with no
+ * limit (about 1 KB of stack a level): without this a request of a few
+ * tens of kilobytes overflows a worker's stack. */
+int pred_wire_check(const uint8_t *buf, size_t len) LWC_WUR;
 
 /* Evaluate (p may be NULL: ALL) inside txn. */
 int pred_eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,

@@ -41,6 +41,7 @@
 #include "log.h"
 #include "lwc.pb-c.h"
 #include "net.h"
+#include "pred.h"
 #include "server.h"
 #include "userkey.h"
 #include "wire.h"
@@ -261,7 +262,9 @@ static int decode_request(struct conn *c, const uint8_t *body, size_t len,
 		free(plain);
 		return LWC_ERR_INTEGRITY;
 	}
-	*out = lwc__proxy_request__unpack(NULL, plain_len, plain);
+	/* bound the predicates' nesting first: protobuf-c recurses without limit */
+	if (pred_wire_check(plain, plain_len) == LWC_OK)
+		*out = lwc__proxy_request__unpack(NULL, plain_len, plain);
 	free(plain);
 	return *out ? LWC_OK : LWC_ERR_PROTO;
 }

@@ -135,15 +135,16 @@ int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
 }
 
 int px_block_put(struct px_state *st, MDB_txn *txn, uint64_t id, uint64_t version,
-		 const uint64_t *bits)
+		 const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits)
 {
-	uint8_t key[8], val[8 + 8 * (PX_MAX_SLOTS / 64)];
-	MDB_val k = { 8, key }, d = { 8 + 8 * st->g.words, val };
+	uint8_t key[8], val[24 + 8 * (PX_MAX_SLOTS / 64)];
+	MDB_val k = { 8, key }, d = { 24 + 8 * st->g.words, val };
 
 	cry_put_be64(key, id);
 	cry_put_be64(val, version);
+	memcpy(val + 8, tag, CRY_TAG_BYTES);
 	for (size_t w = 0; w < st->g.words; w++)
-		cry_put_be64(val + 8 + 8 * w, bits[w]);
+		cry_put_be64(val + 24 + 8 * w, bits[w]);
 	return mdb_put(txn, st->blocks_db, &k, &d, 0);
 }
 
@@ -159,6 +160,9 @@ int px_blocks_reserve(struct px_state *st, uint64_t n)
 	if ((p = realloc(st->version, cap * sizeof(uint64_t))) == NULL)
 		return LWC_ERR_NOMEM;
 	st->version = p;
+	if ((p = realloc(st->tag, cap * CRY_TAG_BYTES)) == NULL)
+		return LWC_ERR_NOMEM;
+	st->tag = p;
 	if ((p = realloc(st->bits, cap * st->g.words * sizeof(uint64_t))) == NULL)
 		return LWC_ERR_NOMEM;
 	st->bits = p;
@@ -410,7 +414,7 @@ static int load_blocks(struct px_state *st, MDB_txn *txn)
 		uint64_t id;
 		uint16_t occ = 0;
 
-		if (k.mv_size != 8 || d.mv_size != 8 + 8 * st->g.words) {
+		if (k.mv_size != 8 || d.mv_size != 24 + 8 * st->g.words) {
 			rc = MDB_CORRUPTED;
 			break;
 		}
@@ -420,8 +424,9 @@ static int load_blocks(struct px_state *st, MDB_txn *txn)
 			break;
 		}
 		st->version[id] = cry_get_be64(p);
+		memcpy(st->tag + id * CRY_TAG_BYTES, p + 8, CRY_TAG_BYTES);
 		for (size_t w = 0; w < st->g.words; w++) {
-			uint64_t b = cry_get_be64(p + 8 + 8 * w);
+			uint64_t b = cry_get_be64(p + 24 + 8 * w);
 			st->bits[id * st->g.words + w] = b;
 			occ = (uint16_t)(occ + __builtin_popcountll(b));
 		}
@@ -569,6 +574,7 @@ void px_state_close(struct px_state *st)
 	if (st->perm_key)
 		sodium_free(st->perm_key);
 	free(st->version);
+	free(st->tag);
 	free(st->bits);
 	free(st->occ);
 	free(st->locked);

@@ -4,12 +4,14 @@
  * occupancy, the catalog, the users).
  *
  * LMDB named databases (DESIGN section 4):
- *   meta      "geometry" -> R, m, theta, cell (4 x u32 BE); "nblocks" -> u64;
- *             "next_table" -> u32; "cloudstore" -> HOST:PORT;
+ *   meta      "geometry" -> R, m, theta, cell (4 x u32 BE); "nblocks" -> u64
+ *             (informational: the blocks database is authoritative);
+ *             "next_table" -> u64; "cloudstore" -> HOST:PORT;
  *             "cs_key_file" -> path of K_CS
  *   users     name -> status(1) created(8) revoked(8) K_DBU(32; zero when revoked)
  *   catalog   table handle(16) -> id(4) ncols(4) pk(4) unique(8) schema...
- *   blocks    block id(8 BE) -> committed version(8 BE) || occupancy bitmap
+ *   blocks    block id(8 BE) -> committed version(8 BE) || AEAD tag of that
+ *             version(16) || occupancy bitmap
  *   t<ID>.r   location(8 BE) -> the row's column tokens (ncols x 16): the
  *             paper's slot flags and the slot-to-token map, per table
  *   t<ID>.c<C> token(16) -> locations(8 BE), MDB_DUPSORT|MDB_DUPFIXED: the
@@ -70,6 +72,8 @@ struct px_table {
 	uint64_t nrows;
 	int inflight;                    /* statements using it            */
 	int dropped;                     /* gone for new statements        */
+	uint64_t excl_owner;             /* a DROP or CREATE UNIQUE INDEX that
+					    needs the table to itself      */
 	struct px_table *next;
 };
 
@@ -106,11 +110,15 @@ struct px_state {
 	uint64_t nblocks;
 	uint64_t cap_blocks;
 	uint64_t *version;               /* [nblocks] committed versions   */
+	uint8_t *tag;                    /* [nblocks * 16] AEAD tag of the committed
+					    version: any other content, even a sealed
+					    one (an uncommitted write), is refused */
 	uint64_t *bits;                  /* [nblocks * g.words] occupancy  */
 	uint16_t *occ;                   /* [nblocks] full slots           */
 	uint8_t *locked;                 /* [nblocks] held by a statement  */
 	uint64_t nlocked;
 	uint64_t free_hint;              /* no block below has room        */
+	int growing;                     /* a statement is adding blocks   */
 	uint64_t used_slots;
 	uint32_t next_table;
 	struct px_table *tables;
@@ -147,7 +155,7 @@ int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t,
 int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_t v) LWC_WUR;
 int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t) LWC_WUR;
 int px_block_put(struct px_state *st, MDB_txn *txn, uint64_t id, uint64_t version,
-		 const uint64_t *bits) LWC_WUR;
+		 const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits) LWC_WUR;
 
 /* Grow the in-memory block arrays to hold n blocks (st->mu held). */
 int px_blocks_reserve(struct px_state *st, uint64_t n) LWC_WUR;
