@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,11 @@
 #include <unistd.h>
 
 #include <libpq-fe.h>
+#include <sodium.h>
 
 #include "harness.h"
 #include "keyfile.h"
+#include "userkey.h"
 
 static int db_counter;
 
@@ -237,4 +240,199 @@ int h_count_lines(const char *path, const char *needle)
 			n++;
 	fclose(f);
 	return n;
+}
+
+void h_tail(const char *path, int lines)
+{
+	FILE *f = fopen(path, "r");
+	char **ring, buf[4096];
+	int n = 0;
+
+	if (f == NULL || lines <= 0) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	ring = calloc((size_t)lines, sizeof(*ring));
+	while (ring && fgets(buf, sizeof(buf), f)) {
+		free(ring[n % lines]);
+		ring[n % lines] = strdup(buf);
+		n++;
+	}
+	fclose(f);
+	if (ring == NULL)
+		return;
+	fprintf(stderr, "---- last lines of %s\n", path);
+	for (int i = n > lines ? n - lines : 0; i < n; i++)
+		fprintf(stderr, "  | %s", ring[i % lines] ? ring[i % lines] : "\n");
+	for (int i = 0; i < lines; i++)
+		free(ring[i]);
+	free(ring);
+}
+
+void h_px_init(struct h_px *px, struct h_cs *cs, const char *const *extra)
+{
+	char bin[256];
+	const char *argv[40];
+	int n = 0, rc;
+
+	memset(px, 0, sizeof(*px));
+	px->cs = cs;
+	snprintf(px->dir, sizeof(px->dir), "%s/px", cs->dir);
+	if (mkdir(px->dir, 0700) != 0 && errno != EEXIST)
+		die("mkdir px");
+	snprintf(px->state, sizeof(px->state), "%s/state", px->dir);
+	snprintf(px->log, sizeof(px->log), "%s/proxy.log", px->dir);
+	snprintf(px->sock, sizeof(px->sock), "%s/admin.sock", px->state);
+	randombytes_buf(px->ku, sizeof(px->ku));
+	argv[n++] = h_bin("lwc-proxy", bin, sizeof(bin));
+	argv[n++] = "init";
+	argv[n++] = "--state";
+	argv[n++] = px->state;
+	argv[n++] = "--cloudstore";
+	argv[n++] = cs->addr;
+	argv[n++] = "--cs-key-file";
+	argv[n++] = cs->key_file;
+	for (int i = 0; extra && extra[i] && n < 38; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	{
+		char out[400];
+		snprintf(out, sizeof(out), "%s/init.log", px->dir);
+		rc = h_run(argv, out);
+		if (rc != 0) {
+			fprintf(stderr, "harness: lwc-proxy init exited %d\n", rc);
+			h_tail(out, 20);
+			die("lwc-proxy init failed");
+		}
+	}
+}
+
+void h_px_start(struct h_px *px, const char *const *extra)
+{
+	char bin[256];
+	const char *argv[40];
+	int n = 0, st;
+
+	snprintf(px->addr, sizeof(px->addr), "127.0.0.1:%d", free_port());
+	argv[n++] = h_bin("lwc-proxy", bin, sizeof(bin));
+	argv[n++] = "serve";
+	argv[n++] = "--state";
+	argv[n++] = px->state;
+	argv[n++] = "--listen";
+	argv[n++] = px->addr;
+	for (int i = 0; extra && extra[i] && n < 38; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	px->pid = fork();
+	if (px->pid < 0)
+		die("fork");
+	if (px->pid == 0) {
+		int fd = open(px->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 2000; i++) {
+		if (waitpid(px->pid, &st, WNOHANG) == px->pid) {
+			px->pid = 0;
+			fprintf(stderr, "harness: lwc-proxy exited at start (status %d)\n", st);
+			h_tail(px->log, 20);
+			die("proxy did not start");
+		}
+		if (can_connect(px->addr))
+			return;
+		usleep(5000);
+	}
+	h_tail(px->log, 20);
+	die("proxy did not start listening in 10 s");
+}
+
+int h_px_stop(struct h_px *px, int sig)
+{
+	int st = -1;
+
+	if (px->pid <= 0)
+		return -1;
+	kill(px->pid, sig);
+	while (waitpid(px->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	px->pid = 0;
+	return st;
+}
+
+void h_px_teardown(struct h_px *px)
+{
+	if (px->pid > 0)
+		h_px_stop(px, SIGKILL);
+}
+
+int h_px_cli(struct h_px *px, const char *out_file, ...)
+{
+	char bin[256];
+	const char *argv[40], *a;
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = h_bin("lwc-proxy", bin, sizeof(bin));
+	va_start(ap, out_file);
+	while ((a = va_arg(ap, const char *)) != NULL && n < 39)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	if (out_file == NULL) {
+		char tmp[400];
+		int rc;
+		snprintf(tmp, sizeof(tmp), "%s/cli.log", px->dir);
+		rc = h_run(argv, tmp);
+		if (rc != 0) {
+			fprintf(stderr, "harness: lwc-proxy %s %s exited %d\n", argv[1],
+				n > 2 ? argv[2] : "", rc);
+			h_tail(tmp, 10);
+		}
+		return rc;
+	}
+	return h_run(argv, out_file);
+}
+
+int h_px_user_add(struct h_px *px, const char *name, uint8_t kdbu[32])
+{
+	struct userkey *uk = NULL;
+	char path[400], err[256];
+
+	if (userkey_new(&uk) != LWC_OK)
+		die("userkey_new");
+	snprintf(uk->name, sizeof(uk->name), "%s", name);
+	snprintf(uk->proxy, sizeof(uk->proxy), "%s", px->addr);
+	randombytes_buf(uk->kdbu, 32);
+	memcpy(uk->ku, px->ku, 32);
+	memcpy(kdbu, uk->kdbu, 32);
+	snprintf(path, sizeof(path), "%s/user-%d-%s.key", px->dir, ++px->nkeys, name);
+	if (userkey_write(path, uk, err, sizeof(err)) != LWC_OK) {
+		userkey_free(uk);
+		die(err);
+	}
+	userkey_free(uk);
+	return h_px_cli(px, NULL, "user", "add", "--state", px->state, "--name", name,
+			"--key-file", path, (const char *)NULL);
+}
+
+int h_px_user_revoke(struct h_px *px, const char *name)
+{
+	return h_px_cli(px, NULL, "user", "revoke", "--state", px->state, name,
+			(const char *)NULL);
+}
+
+int h_px_check(struct h_px *px, const char *out_file)
+{
+	char tmp[400];
+
+	if (out_file == NULL) {
+		snprintf(tmp, sizeof(tmp), "%s/check.log", px->dir);
+		out_file = tmp;
+	}
+	return h_px_cli(px, out_file, "check", "--state", px->state, (const char *)NULL);
 }

@@ -36,6 +36,44 @@ int h_cs_stop(struct h_cs *cs, int sig);
 /* Stop if running, drop the database, remove the directory. */
 void h_cs_teardown(struct h_cs *cs);
 
+/* ---- lwc-proxy ------------------------------------------------------------ */
+
+struct h_px {
+	pid_t pid;
+	struct h_cs *cs;          /* the cloud store it uses               */
+	char dir[300];            /* cs->dir/px: key files, logs           */
+	char state[320];          /* --state DIR                           */
+	char addr[64];            /* 127.0.0.1:PORT (a new port per start) */
+	char log[320];            /* stdout+stderr of every start (appended) */
+	char sock[340];           /* admin socket                          */
+	uint8_t ku[32];           /* K_U of this deployment                */
+	int nkeys;                /* key files written so far              */
+};
+
+/* lwc-proxy init --state DIR --cloudstore CS --cs-key-file F [extra...];
+ * a new random K_U.  Aborts the test if init fails. */
+void h_px_init(struct h_px *px, struct h_cs *cs, const char *const *extra);
+/* lwc-proxy serve --state DIR --listen ADDR [extra...] on a fresh port;
+ * returns once it accepts TCP connections.  Aborts if it cannot start. */
+void h_px_start(struct h_px *px, const char *const *extra);
+/* Send sig and wait; returns the waitpid status (-1 when not running). */
+int h_px_stop(struct h_px *px, int sig);
+/* Stop if running (SIGKILL). */
+void h_px_teardown(struct h_px *px);
+/* Run `lwc-proxy ARGS...` (NULL-terminated), output to out_file (may be
+ * NULL: the proxy log); returns the exit status. */
+int h_px_cli(struct h_px *px, const char *out_file, ...) __attribute__((sentinel));
+/* A user: a random K_DBU (into kdbu), a user key file with this
+ * deployment's K_U, `lwc-proxy user add --state DIR --name NAME --key-file F`.
+ * Returns the exit status of user add. */
+int h_px_user_add(struct h_px *px, const char *name, uint8_t kdbu[32]);
+/* `lwc-proxy user revoke --state DIR NAME`; returns the exit status. */
+int h_px_user_revoke(struct h_px *px, const char *name);
+/* `lwc-proxy check --state DIR` (proxy stopped), output to out_file. */
+int h_px_check(struct h_px *px, const char *out_file);
+/* Print the last lines of a file to stderr (diagnostics). */
+void h_tail(const char *path, int lines);
+
 /* Run a command line; returns its exit status (0..255) or -1. */
 int h_run(const char *const *argv, const char *out_file);
 
