@@ -365,6 +365,14 @@ out:
 
 /* ---- pending unique values ------------------------------------------------ */
 
+/* NULLs never violate a unique constraint (SQL): the column's NULL token,
+ * when the client told it, is exempt. */
+static int is_null_tok(const struct px_table *t, uint32_t c, const uint8_t *tok)
+{
+	return c < 64 && (t->has_null >> c & 1) &&
+	       memcmp(t->null_tok[c], tok, CRY_TOKEN_BYTES) == 0;
+}
+
 static int pending_find(struct px_state *st, uint32_t table, uint32_t col,
 			const uint8_t *tok, uint64_t not_owner)
 {
@@ -466,6 +474,8 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 		for (size_t i = 0; i < nrows; i++) {
 			struct locset l = { 0 };
 
+			if (is_null_tok(t, c, refs[i].tok))
+				continue;
 			if (i > 0 && memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
 				size_t r1 = refs[i - 1].idx, r2 = refs[i].idx;
 				free(refs);
@@ -538,7 +548,8 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 			if (!(t->unique >> c & 1))
 				continue;
 			for (size_t i = 0; i < nrows; i++)
-				if (pending_add(st, t->id, c, insert_row(s, i)->tokens[c].data,
+				if (!is_null_tok(t, c, insert_row(s, i)->tokens[c].data) &&
+				    pending_add(st, t->id, c, insert_row(s, i)->tokens[c].data,
 						s->owner) != LWC_OK) {
 					free(refs);
 					return LWC_ERR_NOMEM;
@@ -560,6 +571,10 @@ static int check_unique_column(struct stmt *s, MDB_txn *txn, struct px_table *t,
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_NODUP)) == 0) {
 		size_t cnt;
+		const Lwc__CreateIndex *ci = s->req->create_index;
+		if (ci->null_token.len == CRY_TOKEN_BYTES && k.mv_size == CRY_TOKEN_BYTES &&
+		    memcmp(k.mv_data, ci->null_token.data, CRY_TOKEN_BYTES) == 0)
+			continue;
 		if (mdb_cursor_count(cur, &cnt) == 0 && cnt > 1) {
 			mdb_cursor_close(cur);
 			return stmt_fail(s, LWC_ERR_UNIQUE,
@@ -825,6 +840,12 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 				       req->create_index->col + 1, s->t->ncols);
 			break;
 		}
+		if (req->create_index->null_token.len != 0 &&
+		    req->create_index->null_token.len != CRY_TOKEN_BYTES) {
+			rc = stmt_fail(s, LWC_ERR_PROTO, "NULL token of %zu bytes",
+				       req->create_index->null_token.len);
+			break;
+		}
 		rc = LWC_OK;
 		if (req->create_index->unique)
 			rc = check_unique_column(s, txn, s->t, req->create_index->col);
@@ -1081,7 +1102,8 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 		}
 		qsort(refs, s->nupds, sizeof(*refs), cmp_tokref);
 		for (size_t i = 1; i < s->nupds; i++)
-			if (memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
+			if (!is_null_tok(t, c, refs[i].tok) &&
+			    memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
 				rc = stmt_fail(s, LWC_ERR_UNIQUE, "duplicate key value: the update gives "
 					       "two rows the same value in column %u", c + 1);
 				goto out;
@@ -1091,6 +1113,8 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 			struct locset l = { 0 };
 			int clash = 0;
 
+			if (is_null_tok(t, c, tok))
+				continue;
 			if (pred_lookup(txn, t->cols[c], tok, &l) != LWC_OK) {
 				rc = stmt_fail(s, LWC_ERR_STORE, "cannot read the index");
 				goto out;
@@ -1109,7 +1133,8 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 	for (uint32_t c = 0; c < t->ncols && c < 64 && rc == LWC_OK; c++)
 		if (t->unique >> c & 1)
 			for (size_t i = s->batch_upd; i < s->nupds && rc == LWC_OK; i++)
-				if (pending_add(st, t->id, c, s->upds[i].tokens + c * CRY_TOKEN_BYTES,
+				if (!is_null_tok(t, c, s->upds[i].tokens + c * CRY_TOKEN_BYTES) &&
+				    pending_add(st, t->id, c, s->upds[i].tokens + c * CRY_TOKEN_BYTES,
 						s->owner) != LWC_OK)
 					rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 out:
@@ -1382,12 +1407,6 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 
 /* ---- commit (st->mu held) ------------------------------------------------- */
 
-static int cmp_upd_loc(const void *a, const void *b)
-{
-	uint64_t x = ((const struct upd *)a)->loc, y = ((const struct upd *)b)->loc;
-	return x < y ? -1 : x > y;
-}
-
 static int get_tokens(MDB_txn *txn, struct px_table *t, uint64_t loc, const uint8_t **tokens)
 {
 	uint8_t key[8];
@@ -1419,62 +1438,6 @@ static int idx_del(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
 
 	cry_put_be64(v, loc);
 	return mdb_del(txn, dbi, &k, &d);
-}
-
-/* UPDATE: would the new values break a unique column? */
-static int update_unique_check(struct px_state *st, struct stmt *s, MDB_txn *txn)
-{
-	struct px_table *t = s->t;
-	struct tokref *refs = NULL;
-	int rc = 0;
-
-	if (t->unique == 0 || s->nupds == 0)
-		return 0;
-	qsort(s->upds, s->nupds, sizeof(*s->upds), cmp_upd_loc);
-	refs = malloc(s->nupds * sizeof(*refs));
-	if (refs == NULL)
-		return ENOMEM;
-	for (uint32_t c = 0; c < t->ncols && c < 64 && rc == 0; c++) {
-		size_t nr = 0;
-
-		if (!(t->unique >> c & 1))
-			continue;
-		for (size_t i = 0; i < s->nupds; i++) {
-			refs[nr].tok = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
-			refs[nr++].idx = i;
-		}
-		qsort(refs, nr, sizeof(*refs), cmp_tokref);
-		for (size_t i = 0; i < nr && rc == 0; i++) {
-			struct locset l = { 0 };
-			size_t same = 1, others = 0;
-
-			if (i > 0 && memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
-				stmt_fail(s, LWC_ERR_UNIQUE, "the update gives two rows the same key "
-					  "value (column %u)", c + 1);
-				rc = -1;
-				break;
-			}
-			(void)same;
-			if (pred_lookup(txn, t->cols[c], refs[i].tok, &l) != LWC_OK) {
-				rc = MDB_CORRUPTED;
-				break;
-			}
-			/* rows holding the value now, other than rows this update rewrites */
-			for (size_t j = 0; j < l.n; j++) {
-				struct upd key = { l.v[j], NULL };
-				if (bsearch(&key, s->upds, s->nupds, sizeof(*s->upds), cmp_upd_loc) == NULL)
-					others++;
-			}
-			locset_free(&l);
-			if (others > 0 || pending_find(st, t->id, c, refs[i].tok, s->owner)) {
-				stmt_fail(s, LWC_ERR_UNIQUE, "duplicate key value violates the unique "
-					  "constraint on column %u", c + 1);
-				rc = -1;
-			}
-		}
-	}
-	free(refs);
-	return rc;
 }
 
 static int commit(struct px_worker *w, struct stmt *s)
@@ -1523,8 +1486,6 @@ static int commit(struct px_worker *w, struct stmt *s)
 		}
 		break;
 	case ST_UPDATE:
-		if ((rc = update_unique_check(st, s, txn)) != 0)
-			break;
 		for (size_t i = 0; i < s->nupds && rc == 0; i++) {
 			const uint8_t *tok;
 			uint8_t key[8], old[PX_MAX_COLS * CRY_TOKEN_BYTES];
@@ -1592,8 +1553,13 @@ static int commit(struct px_worker *w, struct stmt *s)
 	}
 	case ST_INDEX:
 		if (s->req->create_index->unique && s->req->create_index->col < 64) {
+			const Lwc__CreateIndex *ci = s->req->create_index;
 			struct px_table tmp = *t;
-			tmp.unique |= (uint64_t)1 << s->req->create_index->col;
+			tmp.unique |= (uint64_t)1 << ci->col;
+			if (ci->null_token.len == CRY_TOKEN_BYTES) {
+				tmp.has_null |= (uint64_t)1 << ci->col;
+				memcpy(tmp.null_tok[ci->col], ci->null_token.data, CRY_TOKEN_BYTES);
+			}
 			rc = px_table_put(st, txn, &tmp);
 		}
 		break;
@@ -1651,8 +1617,14 @@ static int commit(struct px_worker *w, struct stmt *s)
 		s->claimed = 0;
 		break;
 	case ST_INDEX:
-		if (s->req->create_index->unique && s->req->create_index->col < 64)
-			t->unique |= (uint64_t)1 << s->req->create_index->col;
+		if (s->req->create_index->unique && s->req->create_index->col < 64) {
+			const Lwc__CreateIndex *ci = s->req->create_index;
+			t->unique |= (uint64_t)1 << ci->col;
+			if (ci->null_token.len == CRY_TOKEN_BYTES) {
+				t->has_null |= (uint64_t)1 << ci->col;
+				memcpy(t->null_tok[ci->col], ci->null_token.data, CRY_TOKEN_BYTES);
+			}
+		}
 		break;
 	default:
 		break;
@@ -1800,6 +1772,7 @@ static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct
 	pthread_mutex_unlock(&st->mu);
 	cat.n_tables = i;
 	cat.tables = ptrs;
+	cat.record_bytes = st->g.R;
 	resp.seq = req->seq;
 	resp.result_case = LWC__PROXY_RESPONSE__RESULT_CATALOG;
 	resp.catalog = &cat;

@@ -114,7 +114,7 @@ static int meta_put_str(MDB_txn *txn, MDB_dbi dbi, const char *name, const void 
 
 int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
 {
-	size_t len = 20 + t->schema_len;
+	size_t len = 28 + (size_t)t->ncols * CRY_TOKEN_BYTES + t->schema_len;
 	uint8_t *buf = malloc(len);
 	MDB_val k = { PX_HANDLE_BYTES, (void *)(uintptr_t)t->handle }, d = { len, buf };
 	int rc;
@@ -127,8 +127,10 @@ int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
 	buf[10] = (uint8_t)((uint32_t)t->pk_col >> 8);
 	buf[11] = (uint8_t)t->pk_col;
 	cry_put_be64(buf + 12, t->unique);
+	cry_put_be64(buf + 20, t->has_null);
+	memcpy(buf + 28, t->null_tok, (size_t)t->ncols * CRY_TOKEN_BYTES);
 	if (t->schema_len)
-		memcpy(buf + 20, t->schema, t->schema_len);
+		memcpy(buf + 28 + (size_t)t->ncols * CRY_TOKEN_BYTES, t->schema, t->schema_len);
 	rc = mdb_put(txn, st->catalog, &k, &d, 0);
 	free(buf);
 	return rc;
@@ -360,7 +362,7 @@ static int load_catalog(struct px_state *st, MDB_txn *txn)
 		uint64_t idn;
 		MDB_stat ms;
 
-		if (k.mv_size != PX_HANDLE_BYTES || d.mv_size < 20) {
+		if (k.mv_size != PX_HANDLE_BYTES || d.mv_size < 28) {
 			rc = MDB_CORRUPTED;
 			break;
 		}
@@ -375,19 +377,23 @@ static int load_catalog(struct px_state *st, MDB_txn *txn)
 		t->pk_col = (int32_t)((uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 |
 				      (uint32_t)p[10] << 8 | p[11]);
 		t->unique = cry_get_be64(p + 12);
-		t->schema_len = d.mv_size - 20;
-		if (t->ncols == 0 || t->ncols > PX_MAX_COLS) {
+		t->has_null = cry_get_be64(p + 20);
+		if (t->ncols == 0 || t->ncols > PX_MAX_COLS ||
+		    d.mv_size < 28 + (size_t)t->ncols * CRY_TOKEN_BYTES) {
 			free(t);
 			rc = MDB_CORRUPTED;
 			break;
 		}
+		memcpy(t->null_tok, p + 28, (size_t)t->ncols * CRY_TOKEN_BYTES);
+		p += 28 + (size_t)t->ncols * CRY_TOKEN_BYTES;
+		t->schema_len = d.mv_size - 28 - (size_t)t->ncols * CRY_TOKEN_BYTES;
 		if (t->schema_len && (t->schema = malloc(t->schema_len)) == NULL) {
 			free(t);
 			rc = ENOMEM;
 			break;
 		}
 		if (t->schema_len)
-			memcpy(t->schema, p + 20, t->schema_len);
+			memcpy(t->schema, p, t->schema_len);
 		t->next = st->tables;
 		st->tables = t;
 		if ((rc = px_table_open_dbis(st, txn, t, 0)) != 0)

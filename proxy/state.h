@@ -9,7 +9,8 @@
  *             "next_table" -> u64; "cloudstore" -> HOST:PORT;
  *             "cs_key_file" -> path of K_CS
  *   users     name -> status(1) created(8) revoked(8) K_DBU(32; zero when revoked)
- *   catalog   table handle(16) -> id(4) ncols(4) pk(4) unique(8) schema...
+ *   catalog   table handle(16) -> id(4) ncols(4) pk(4) unique(8) has_null(8)
+ *             null tokens (ncols x 16) schema...
  *   blocks    block id(8 BE) -> committed version(8 BE) || AEAD tag of that
  *             version(16) || occupancy bitmap
  *   t<ID>.r   location(8 BE) -> the row's column tokens (ncols x 16): the
@@ -65,6 +66,8 @@ struct px_table {
 	uint32_t ncols;
 	int32_t pk_col;                  /* -1: none                       */
 	uint64_t unique;                 /* bit c: column c is unique      */
+	uint64_t has_null;               /* bit c: null_tok[c] is known    */
+	uint8_t null_tok[PX_MAX_COLS][CRY_TOKEN_BYTES];  /* NULLs never clash */
 	uint8_t *schema;
 	size_t schema_len;
 	MDB_dbi rows;
