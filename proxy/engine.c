@@ -2044,11 +2044,15 @@ int px_check(struct px_worker *w, int verbose)
 		}
 	}
 	free(per_block);
-	if (verbose || bad == 0)
-		printf("%s: %llu blocks open at their committed versions; %llu tables, %llu rows, "
-		       "%llu index entries%s\n", bad ? "PROBLEMS" : "ok",
+	if (bad)
+		printf("PROBLEMS: %d found (above) in %llu blocks, %llu tables, %llu rows, %llu index "
+		       "entries\n", bad, (unsigned long long)st->nblocks,
+		       (unsigned long long)ntables, (unsigned long long)nrows,
+		       (unsigned long long)nidx);
+	else if (verbose)
+		printf("ok: %llu blocks open at their committed versions and tags; %llu tables, "
+		       "%llu rows, %llu index entries, all consistent\n",
 		       (unsigned long long)st->nblocks, (unsigned long long)ntables,
-		       (unsigned long long)nrows, (unsigned long long)nidx,
-		       bad ? "" : ", all consistent");
+		       (unsigned long long)nrows, (unsigned long long)nidx);
 	return bad;
 }

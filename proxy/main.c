@@ -134,16 +134,36 @@ static int cmd_init(int argc, char **argv)
 	}
 	if ((cs_key = load_cs_key(keyf)) == NULL)
 		return 1;
-	/* the cloud store must answer before anything is created */
+	/* the cloud store must answer, and hold nothing, before anything is
+	 * created: blocks of another deployment would be overwritten */
 	{
 		struct cs_client *cl;
+		Lwc__CsResponse *resp = NULL;
+		uint64_t held = 0;
+
 		if (cs_client_connect(&cl, cs, cs_key, 10000, err, sizeof(err)) != LWC_OK) {
 			fprintf(stderr, "lwc-proxy init: cannot reach the cloud store at %s: %s\n", cs,
 				err);
 			sodium_free(cs_key);
 			return 1;
 		}
+		rc = cs_client_stat(cl, NULL, 0, &resp, err, sizeof(err));
+		if (rc == LWC_OK && resp->result_case == LWC__CS_RESPONSE__RESULT_STAT)
+			held = resp->stat->block_count;
+		if (resp)
+			cs_client_free_resp(resp);
 		cs_client_close(cl);
+		if (rc != LWC_OK || held > 0) {
+			if (rc != LWC_OK)
+				fprintf(stderr, "lwc-proxy init: the cloud store at %s does not answer "
+					"STAT: %s\n", cs, err);
+			else
+				fprintf(stderr, "lwc-proxy init: the cloud store at %s already holds %llu "
+					"blocks (another deployment's?); a new proxy needs an empty "
+					"store\n", cs, (unsigned long long)held);
+			sodium_free(cs_key);
+			return 1;
+		}
 	}
 	if ((rc = px_state_create(dir, &g, cs, keyf, nblocks, err, sizeof(err))) != LWC_OK) {
 		fprintf(stderr, "lwc-proxy init: %s\n", err);
@@ -169,10 +189,21 @@ static int cmd_init(int argc, char **argv)
 		px_worker_fini(&w);
 	}
 	if (rc != LWC_OK) {
+		char path[600];
+
 		fprintf(stderr, "lwc-proxy init: writing the initial blocks failed: %s\n",
 			err[0] ? err : lwc_strerror(rc));
 		px_state_close(st);
 		sodium_free(cs_key);
+		/* leave nothing half-made behind: init can simply be run again */
+		snprintf(path, sizeof(path), "%s/state/data.mdb", dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/state/lock.mdb", dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/state", dir);
+		rmdir(path);
+		snprintf(path, sizeof(path), "%s/ops.key", dir);
+		unlink(path);
 		return 1;
 	}
 	printf("initialised %s: %u blocks of %u slots x %u bytes (records of %u bytes, theta %u, "
@@ -282,6 +313,20 @@ static int cmd_serve(int argc, char **argv)
 	if ((cs_key = load_cs_key(keyf ? keyf : st->cs_key_file)) == NULL) {
 		px_state_close(st);
 		return 1;
+	}
+	/* fail now, not at the first statement, if the cloud store is unreachable
+	 * or does not take this key */
+	{
+		struct cs_client *cl;
+		const char *addr = cs ? cs : st->cs_addr;
+
+		if (cs_client_connect(&cl, addr, cs_key, 10000, err, sizeof(err)) != LWC_OK) {
+			log_error("cannot reach the cloud store at %s: %s", addr, err);
+			px_state_close(st);
+			sodium_free(cs_key);
+			return 1;
+		}
+		cs_client_close(cl);
 	}
 	snprintf(admin, sizeof(admin), "%s/admin.sock", dir);
 	cfg.listen = listen;
