@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,8 +76,9 @@ static int check_dir(const char *dir)
 	char path[600];
 
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		fprintf(stderr, "lwc-kma: %s is not a key authority directory (run 'lwc-kma init "
-			"--dir %s' first)\n", dir, dir);
+		fprintf(stderr, "lwc-kma: %s is not a key authority directory (is the authority "
+			"offline or moved?  'lwc-kma init' would create a NEW K_U, unable to read "
+			"the existing data: only for a new database)\n", dir);
 		return -1;
 	}
 	if (sb.st_mode & 077) {
@@ -218,7 +220,7 @@ static int cmd_issue(const char *dir, const char *user, const char *proxy, const
 	size_t n = 0, idx = (size_t)-1;
 	struct userkey *uk = NULL;
 	char path[600], err[600] = "", when[32];
-	int rc = 1;
+	int rc = 1, lockfd = -1;
 
 	if (check_dir(dir) != 0)
 		return 1;
@@ -241,8 +243,18 @@ static int cmd_issue(const char *dir, const char *user, const char *proxy, const
 		fprintf(stderr, "lwc-kma: %s exists; refusing to overwrite it\n", enroll);
 		return 1;
 	}
+	/* one issue at a time: the register is read, then rewritten */
+	snprintf(path, sizeof(path), "%s/.lock", dir);
+	if ((lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0 ||
+	    flock(lockfd, LOCK_EX) != 0) {
+		fprintf(stderr, "lwc-kma: cannot lock %s: %s\n", path, strerror(errno));
+		if (lockfd >= 0)
+			close(lockfd);
+		return 1;
+	}
 	if (load_issued(dir, &v, &n) != 0) {
 		fprintf(stderr, "lwc-kma: cannot read %s/issued: %s\n", dir, strerror(errno));
+		close(lockfd);
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -319,6 +331,8 @@ static int cmd_issue(const char *dir, const char *user, const char *proxy, const
 out:
 	userkey_free(uk);
 	free(v);
+	if (lockfd >= 0)
+		close(lockfd);             /* releases the lock */
 	return rc;
 }
 

@@ -310,7 +310,7 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 	struct wio io = { c, srv, bufferevent_getfd(c->bev) };
 	struct px_io pio = { &io, wio_send, wio_recv };
 	Lwc__ProxyRequest *req = NULL;
-	int rc;
+	int rc, replaced = 0;
 
 	rc = decode_request(c, c->req, c->req_len, &req);
 	free(c->req);
@@ -334,10 +334,14 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 		c->close_after = 1;
 		return;
 	}
-	if (px_user_check(srv->st, c->user, c->gen) != LWC_OK) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "user %s has been revoked; closing the connection",
-			 c->user);
+	if (px_user_check(srv->st, c->user, c->gen, &replaced) != LWC_OK) {
+		char msg[200];
+		if (replaced)
+			snprintf(msg, sizeof(msg), "the key of user %s was replaced (revoked); "
+				 "reconnect with the new key file", c->user);
+		else
+			snprintf(msg, sizeof(msg), "user %s has been revoked; closing the connection",
+				 c->user);
 		plog_info(c->name, "%s", msg);
 		if (send_plain_error(&io, req ? req->seq : 0, LWC_ERR_REVOKED, msg) != LWC_OK)
 			plog_debug(c->name, "cannot send the revocation notice");
@@ -511,7 +515,7 @@ static void handle_auth(struct conn *c, const uint8_t *body, size_t len)
 		return;
 	}
 	/* revoked between Hello and Auth? */
-	if (px_user_check(c->srv->st, c->user, c->gen) != LWC_OK) {
+	if (px_user_check(c->srv->st, c->user, c->gen, NULL) != LWC_OK) {
 		free(out);
 		snprintf(msg, sizeof(msg), "user %s has been revoked", c->user);
 		conn_fail(c, LWC_ERR_REVOKED, msg);

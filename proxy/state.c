@@ -738,7 +738,7 @@ int px_user_key(struct px_state *st, const char *name, uint8_t key[32], uint64_t
 	return rc;
 }
 
-int px_user_check(struct px_state *st, const char *name, uint64_t gen)
+int px_user_check(struct px_state *st, const char *name, uint64_t gen, int *replaced)
 {
 	struct px_user *u;
 	int rc;
@@ -746,6 +746,8 @@ int px_user_check(struct px_state *st, const char *name, uint64_t gen)
 	pthread_mutex_lock(&st->users_mu);
 	u = user_find(st, name);
 	rc = u && u->active && u->gen == gen ? LWC_OK : LWC_ERR_REVOKED;
+	if (replaced)
+		*replaced = u && u->active && u->gen != gen;
 	pthread_mutex_unlock(&st->users_mu);
 	return rc;
 }

@@ -182,8 +182,10 @@ int px_user_add(struct px_state *st, const char *name, const uint8_t key[32], in
 int px_user_revoke(struct px_state *st, const char *name, int *existed) LWC_WUR;
 /* Copies K_DBU of an active user; LWC_ERR_NO_USER, LWC_ERR_REVOKED. */
 int px_user_key(struct px_state *st, const char *name, uint8_t key[32], uint64_t *gen) LWC_WUR;
-/* LWC_OK while the session's user is active with the same generation. */
-int px_user_check(struct px_state *st, const char *name, uint64_t gen) LWC_WUR;
+/* LWC_OK while the session's user is active with the same generation;
+ * LWC_ERR_REVOKED otherwise, *replaced set when the user is active with a
+ * new key (re-registered). */
+int px_user_check(struct px_state *st, const char *name, uint64_t gen, int *replaced) LWC_WUR;
 void px_user_session(struct px_state *st, const char *name, int delta);
 
 #endif
