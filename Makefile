@@ -27,7 +27,7 @@ endif
 PG_INC  := $(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 CFLAGS  := -std=c11 -Wall -Wextra -Werror $(OPTF) $(SAN) -pthread \
            -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-           -Icommon -I$(OUT)/gen -I$(PG_INC) $(XCFLAGS)
+           -Icommon -Iclient -I$(OUT)/gen -I$(PG_INC) $(XCFLAGS)
 LDFLAGS := $(SAN) -pthread
 LIBS_COMMON := -lprotobuf-c -lsodium
 LIBS_CS     := -levent -levent_pthreads -llmdb -lpq $(LIBS_COMMON)
@@ -35,11 +35,14 @@ LIBS_CS     := -levent -levent_pthreads -llmdb -lpq $(LIBS_COMMON)
 COMMON_SRC := $(wildcard common/*.c)
 CS_SRC     := $(wildcard cloudstore/*.c)
 PX_SRC     := $(wildcard proxy/*.c)
+# the client library: everything in client/ but the shell and its main
+CLIENT_SRC := $(filter-out client/shell%.c client/main.c,$(wildcard client/*.c))
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OUT)/%.o) $(OUT)/gen/lwc.pb-c.o
 CS_OBJ     := $(CS_SRC:%.c=$(OUT)/%.o)
 CS_LIB_OBJ := $(filter-out $(OUT)/cloudstore/main.o,$(CS_OBJ))
 PX_OBJ     := $(PX_SRC:%.c=$(OUT)/%.o)
 PX_LIB_OBJ := $(filter-out $(OUT)/proxy/main.o,$(PX_OBJ))
+CLIENT_OBJ := $(CLIENT_SRC:%.c=$(OUT)/%.o)
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
@@ -47,9 +50,18 @@ ITEST_SRC  := $(wildcard tests/integration/it_*.c)
 ITEST_BIN  := $(ITEST_SRC:tests/integration/%.c=$(OUT)/tests/%)
 ITEST_LIB  := $(OUT)/tests/harness.o $(OUT)/tests/pxc.o
 
-PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-proxy $(BIN)/lwc-kma $(BIN)/lwc-cs-bench
+PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-proxy $(BIN)/lwc-kma $(BIN)/lwc-cs-bench $(BIN)/lwc
+# the shell: client/shell.c and its modules client/shell_*.c
+LWCSH_OBJ := $(patsubst %.c,$(OUT)/%.o,$(wildcard client/shell*.c))
 
-.PHONY: all build deps test run-tests asan bench fuzz clean
+# make demo / make conformance: deployment directories and ports
+DEMO_DIR        ?= .lwc-demo
+DEMO_PORT       ?= 5560
+CONFORMANCE_DIR ?= ../shared/conformance
+CONF_STATE      ?= build/conformance
+CONF_PORT       ?= 5580
+
+.PHONY: all build deps test run-tests asan bench fuzz clean demo conformance
 .SUFFIXES:
 
 all: deps
@@ -80,9 +92,16 @@ $(OUT)/libcloudstore.a: $(CS_LIB_OBJ)
 $(OUT)/libproxy.a: $(PX_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
+$(OUT)/libclient.a: $(CLIENT_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
 $(BIN)/lwc-proxy: $(OUT)/proxy/main.o $(OUT)/libproxy.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CS)
+
+$(BIN)/lwc: $(LWCSH_OBJ) $(OUT)/libclient.a $(OUT)/libcommon.a
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ -ledit $(LIBS_COMMON)
 
 $(BIN)/lwc-kma: $(OUT)/keymgmt/kma.o $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
@@ -96,7 +115,8 @@ $(BIN)/lwc-cs-bench: $(OUT)/bench/cs_bench.o $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_COMMON) -lm
 
-$(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libproxy.a $(OUT)/libcloudstore.a $(OUT)/libcommon.a
+$(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libclient.a $(OUT)/libproxy.a \
+		     $(OUT)/libcloudstore.a $(OUT)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CS)
 
 $(OUT)/tests/harness.o: tests/integration/harness.c $(OUT)/gen/lwc.pb-c.h
@@ -118,6 +138,24 @@ run-tests: build
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=asan run-tests
+
+# The whole system on the embedded store with a 10,000-row sample table,
+# a few example statements, then the shell when run from a terminal.
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@LWC_BIN=$(BIN) sh scripts/demo.sh $(DEMO_DIR) $(DEMO_PORT)
+
+# The sqllogictest conformance corpus through `lwc --json-lines` against a
+# fresh local deployment (stopped whatever the outcome); each test file
+# starts on an empty database (scripts/conformance-engine.sh).
+conformance: all
+	@rm -rf $(CONF_STATE); \
+	LWC_BIN=$(BIN) scripts/lwc-local up --dir $(CONF_STATE) --port-base $(CONF_PORT) >/dev/null || exit 1; \
+	rc=0; LWC_BIN=$(BIN) python3 $(CONFORMANCE_DIR)/run.py \
+		--engine "sh scripts/conformance-engine.sh $(CONF_STATE)/users/admin.key" \
+		$(CONFORMANCE_DIR)/*.test || rc=$$?; \
+	LWC_BIN=$(BIN) scripts/lwc-local down --dir $(CONF_STATE) >/dev/null; \
+	exit $$rc
 
 bench: all
 	@sh bench/run.sh

@@ -1,0 +1,263 @@
+/*
+ * sql.h - the SQL subset of LWC (DESIGN section 10): a hand-written
+ * recursive-descent parser into the statement tree below, SQL's
+ * three-valued evaluation of a WHERE expression on a decrypted row, and the
+ * translation of a WHERE expression into the proxy's index predicate.
+ *
+ * Identifiers are case-insensitive and folded to lower case unless they are
+ * double-quoted; keywords are case-insensitive.  String literals use single
+ * quotes ('' for a quote).  Numbers: integers (64-bit) and decimals/exponents
+ * (double).  Comments: -- to end of line.
+ *
+ * The parser allocates from an arena owned by the statement: sql_free
+ * releases everything at once.  Errors carry a message and a byte offset.
+ *
+ * Beyond the literals of DESIGN section 10, a value may be an arithmetic
+ * expression (+ - * / %, unary -, parentheses), as in PostgreSQL and in the
+ * conformance files' "UPDATE t1 SET x=x+2".  The parser folds every part
+ * that names no column into one literal, so "-3", "3+1" or "(NULL)" arrive
+ * as SQL_E_LIT; INSERT rows are always literals; only an expression that
+ * reads a column keeps SQL_E_NEG / SQL_E_ARITH nodes (sql_eval_value).
+ */
+#ifndef LWC_SQL_H
+#define LWC_SQL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lwc_err.h"
+
+#define SQL_NAME_MAX  63
+
+/* Parser recursion: parentheses, NOT, unary signs and IN lists nest at most
+ * this deep ("expression nested too deeply").  Expression trees are at most
+ * SQL_MAX_HEIGHT nodes high (chains of AND / OR are built balanced, so a
+ * long OR list stays shallow): tree walks may recurse. */
+#define SQL_MAX_NESTING  200
+#define SQL_MAX_HEIGHT   1000
+
+/* A buffer of this size holds the text of any INT or FLOAT (sql_coerce). */
+#define SQL_NUM_TEXT_MAX 32
+
+enum sql_vtype { SQL_NULL = 0, SQL_INT = 1, SQL_FLOAT = 2, SQL_TEXT = 3 };
+
+struct sql_value {
+	enum sql_vtype type;
+	int64_t i;
+	double f;
+	const char *s;            /* TEXT: bytes (NUL-terminated), len below  */
+	size_t len;
+};
+
+/* Column types as declared. */
+enum sql_ctype { SQL_CT_INT = 1, SQL_CT_BIGINT, SQL_CT_FLOAT, SQL_CT_TEXT };
+
+struct sql_coldef {
+	char name[SQL_NAME_MAX + 1];
+	enum sql_ctype type;
+	uint32_t max_len;         /* TEXT(n), VARCHAR(n): n; 0: unbounded     */
+	int primary_key;
+	int not_null;             /* NOT NULL (PRIMARY KEY implies it)        */
+	int unique;               /* UNIQUE column constraint                  */
+	int pos;                  /* offset in the SQL                         */
+};
+
+enum sql_ekind {
+	SQL_E_LIT,                /* lit                                       */
+	SQL_E_COL,                /* col (name, pos)                           */
+	SQL_E_CMP,                /* a op b                                    */
+	SQL_E_IN,                 /* a [NOT] IN (list...)                      */
+	SQL_E_BETWEEN,            /* a [NOT] BETWEEN b AND c                   */
+	SQL_E_ISNULL,             /* a IS [NOT] NULL                           */
+	SQL_E_AND,
+	SQL_E_OR,
+	SQL_E_NOT,
+	SQL_E_NEG,                /* -a (on a column or expression)            */
+	SQL_E_ARITH               /* a arith b (+ - * / %), reads a column     */
+};
+
+enum sql_cmp { SQL_EQ, SQL_NE, SQL_LT, SQL_LE, SQL_GT, SQL_GE };
+enum sql_arith { SQL_ADD, SQL_SUB, SQL_MUL, SQL_DIV, SQL_MOD };
+
+/* Boolean kinds (CMP, IN, BETWEEN, ISNULL, AND, OR, NOT) only ever have
+ * boolean children in AND / OR / NOT and value children elsewhere; value
+ * kinds (LIT, COL, NEG, ARITH) never stand where a condition is expected. */
+struct sql_expr {
+	enum sql_ekind kind;
+	int pos;                  /* offset in the SQL: an operator's own offset
+	                             (=, IN, AND, +, ...), as PostgreSQL reports */
+	int negated;              /* NOT IN, NOT BETWEEN, IS NOT NULL          */
+	enum sql_cmp op;
+	enum sql_arith arith;     /* SQL_E_ARITH                               */
+	int height;               /* 1 + the highest child's (<= SQL_MAX_HEIGHT) */
+	struct sql_value lit;     /* SQL_E_LIT                                 */
+	char col[SQL_NAME_MAX + 1];  /* SQL_E_COL                              */
+	int col_index;            /* resolved by sql_bind: -1 before           */
+	struct sql_expr *a, *b, *c;
+	struct sql_expr **list;   /* SQL_E_IN                                  */
+	size_t nlist;
+};
+
+enum sql_skind {
+	SQL_CREATE_TABLE = 1,
+	SQL_DROP_TABLE,
+	SQL_CREATE_INDEX,
+	SQL_INSERT,               /* VALUES rows, or SELECT * FROM src         */
+	SQL_SELECT,
+	SQL_UPDATE,
+	SQL_DELETE
+};
+
+struct sql_order {
+	char col[SQL_NAME_MAX + 1];
+	int col_index;
+	int desc;
+	int pos;
+};
+
+struct sql_set {
+	char col[SQL_NAME_MAX + 1];
+	int col_index;
+	struct sql_expr *value;   /* a literal (or -literal), possibly NULL   */
+	int pos;
+};
+
+struct sql_stmt {
+	enum sql_skind kind;
+	char table[SQL_NAME_MAX + 1];
+	int table_pos;
+	int if_exists, if_not_exists;
+
+	/* CREATE TABLE */
+	struct sql_coldef *cols;
+	size_t ncols;
+
+	/* CREATE [UNIQUE] INDEX name ON table (col [ASC|DESC], ...) */
+	char index[SQL_NAME_MAX + 1];   /* "" when the name was left out      */
+	int unique;
+	char (*index_cols)[SQL_NAME_MAX + 1];
+	size_t nindex_cols;
+	int *index_col_pos;       /* offsets of index_cols                     */
+	int *index_col_index;     /* resolved by sql_bind: -1 before           */
+
+	/* INSERT INTO table [(cols)] VALUES (...), ... | SELECT * FROM src */
+	char (*insert_cols)[SQL_NAME_MAX + 1];
+	size_t ninsert_cols;      /* 0: all columns in order                   */
+	int *insert_col_pos;      /* offsets of insert_cols                    */
+	struct sql_expr ***rows;  /* rows[i][j]: literal expressions           */
+	size_t nrows, rowlen;     /* every row has rowlen values (>= 1)        */
+	char src[SQL_NAME_MAX + 1];  /* INSERT ... SELECT * FROM src ("" none) */
+	int src_pos;
+	/* After sql_bind: value j of a row (or of a source row) goes to column
+	 * insert_map[j], j < ninsert_map; every other column gets NULL (as in
+	 * PostgreSQL, VALUES without a column list may be shorter than the
+	 * table).  For INSERT ... SELECT the source must have ninsert_map
+	 * columns. */
+	int *insert_map;
+	size_t ninsert_map;
+
+	/* SELECT */
+	int star;                 /* SELECT *                                  */
+	int count_star;           /* SELECT COUNT(*)                           */
+	char (*proj)[SQL_NAME_MAX + 1];
+	int *proj_index;          /* resolved by sql_bind: -1 before           */
+	int *proj_pos;            /* offsets of proj                           */
+	size_t nproj;
+	struct sql_order *order;
+	size_t norder;
+	int64_t limit;            /* -1: none                                  */
+
+	/* UPDATE: after sql_bind at most one per column (the rightmost of
+	 * "SET x=3, x=4" wins, as in SQLite); a value reading a column
+	 * ("x = x + 2") is computed from the old row with sql_eval_value. */
+	struct sql_set *sets;
+	size_t nsets;
+
+	/* SELECT, UPDATE, DELETE */
+	struct sql_expr *where;   /* NULL: all rows                            */
+
+	void *arena;              /* owner of everything above                 */
+};
+
+/* Parse one statement of sql[0..len) (a trailing ';' and whitespace are
+ * fine; a second statement is an error).  On failure *out is NULL, err holds
+ * the message and *errpos the byte offset.  Returns LWC_OK, LWC_ERR_ARG for
+ * bad SQL (also "empty statement": see sql_is_blank) or LWC_ERR_NOMEM
+ * (*errpos -1).  sql need not be NUL-terminated; len < INT_MAX.  A CREATE
+ * TABLE is fully checked here (duplicate columns, one primary key). */
+int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
+	      char *err, size_t errlen, int *errpos) LWC_WUR;
+void sql_free(struct sql_stmt *st);
+
+/* Split a script into statements: the offset just past the next ';' that is
+ * not inside a string, quoted identifier or comment, or 0 when the text holds
+ * no complete statement yet (for the shell's continuation prompt). */
+size_t sql_next_statement(const char *text, size_t len);
+
+/* 1 when text holds nothing but whitespace, comments and ';' (a script's
+ * empty statement, which sql_parse refuses), else 0. */
+int sql_is_blank(const char *text, size_t len);
+
+/* ---- rows and evaluation --------------------------------------------------- */
+
+/* SQL three-valued logic. */
+enum sql_tv { SQL_FALSE = 0, SQL_TRUE = 1, SQL_UNKNOWN = 2 };
+
+/* A table schema as the client knows it. */
+struct sql_schema {
+	char name[SQL_NAME_MAX + 1];
+	size_t ncols;
+	struct sql_coldef *cols;
+	int pk;                   /* column index or -1                        */
+};
+
+/* Resolve column names of the statement against the schema (where, order,
+ * projection, sets, insert columns, index columns); errors name the
+ * position.  Checks INSERT's column list and row length, and (again) a
+ * CREATE TABLE, for which sc may be NULL, as it may for DROP TABLE.
+ * Returns LWC_OK, LWC_ERR_SCHEMA (unknown or repeated column, row length),
+ * LWC_ERR_ARG (no schema given) or LWC_ERR_NOMEM.  May be called again. */
+int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
+	     char *err, size_t errlen, int *errpos) LWC_WUR;
+
+/* Evaluate a bound WHERE expression on a row (values[i] for column i).
+ * Comparing TEXT with a number, or an arithmetic error (division by zero,
+ * overflow), makes that comparison UNKNOWN. */
+enum sql_tv sql_eval(const struct sql_expr *e, const struct sql_value *values);
+
+/* The same, but such an error fails the evaluation as PostgreSQL fails the
+ * statement: LWC_ERR_ARG and a message ("division by zero", "operator does
+ * not exist: text = integer"); *out is then SQL_UNKNOWN. */
+int sql_eval_checked(const struct sql_expr *e, const struct sql_value *values,
+		     enum sql_tv *out, char *err, size_t errlen) LWC_WUR;
+
+/* Compute a bound value expression (LIT, COL, NEG, ARITH; a SET value) on a
+ * row; values may be NULL when it reads no column.  INT arithmetic is
+ * 64-bit and checked ("bigint out of range", "division by zero"); INT with
+ * FLOAT gives FLOAT; NULL in, NULL out.  A TEXT result points into the
+ * expression or the row.  LWC_OK or LWC_ERR_ARG with a message. */
+int sql_eval_value(const struct sql_expr *e, const struct sql_value *values,
+		   struct sql_value *out, char *err, size_t errlen) LWC_WUR;
+
+/* Compare two non-NULL values: INT and FLOAT numerically, TEXT bytewise
+ * (memcmp, then length); INT/FLOAT against TEXT is an error (returns
+ * SQL_CMP_ERR), and so is a NULL.  Otherwise -1, 0 or 1.  INT against FLOAT
+ * is exact (2^53 + 1 > 9007199254740992.0); a FLOAT NaN equals NaN and is
+ * above every other number, as in PostgreSQL. */
+#define SQL_CMP_ERR 2
+int sql_value_cmp(const struct sql_value *a, const struct sql_value *b);
+
+/* Convert a literal to a column's type as PostgreSQL does for an INSERT or
+ * UPDATE: INT from FLOAT rounds half away from zero; range checks (32-bit
+ * INT, 64-bit BIGINT); FLOAT from INT; TEXT must fit max_len; TEXT into a
+ * number is parsed; NULL into a NOT NULL column is an error.
+ * A number into a TEXT column becomes its text in buf (SQL_NUM_TEXT_MAX
+ * bytes always suffice); a TEXT result may also point at in->s.  Messages
+ * are PostgreSQL's ("integer out of range", "invalid input syntax for type
+ * integer: \"abc\"", "value too long for type character varying(5)",
+ * "null value in column \"x\" violates not-null constraint").  Returns
+ * LWC_OK or LWC_ERR_ARG. */
+int sql_coerce(const struct sql_coldef *col, const struct sql_value *in, struct sql_value *out,
+	       char *buf, size_t buflen, char *err, size_t errlen) LWC_WUR;
+
+#endif

@@ -1,0 +1,25 @@
+-- demo.sql - the example statements of `make demo` (run by scripts/demo.sh
+-- with `lwc -e`, which prints each statement before its result).
+\timing on
+\echo
+\echo '== A point query: the literal becomes a keyword token; the proxy finds the'
+\echo '== record in its index and reads it obliviously among random blocks.'
+SELECT * FROM people WHERE id = 42;
+\echo
+\echo '== IN: one token per value.'
+SELECT id, name, city FROM people WHERE id IN (7, 77, 777, 7777) ORDER BY id;
+\echo
+\echo '== A range with residual filtering: the city token narrows the candidates,'
+\echo '== the client decrypts them and applies BETWEEN and > itself.'
+SELECT id, name, age, salary FROM people
+ WHERE city = 'Nelson' AND age BETWEEN 30 AND 35 AND salary > 150000
+ ORDER BY salary DESC LIMIT 5;
+\echo
+\echo '== COUNT(*), over a token and over everything; NULLs have their own token.'
+SELECT COUNT(*) FROM people WHERE city = 'Dunedin';
+SELECT COUNT(*) FROM people WHERE age IS NULL;
+SELECT COUNT(*) FROM people;
+\echo
+\echo '== An UPDATE, and the row it changed.'
+UPDATE people SET city = 'Wellington', salary = 99999.99 WHERE id = 42;
+SELECT * FROM people WHERE id = 42;
