@@ -115,7 +115,7 @@ struct lwc_result {
 	struct lrow cur;
 	int have_cur;
 	uint64_t returned;
-	char numbuf[64];
+	char (*numbuf)[64];              /* per column: text of numbers      */
 };
 
 /* ---- small helpers --------------------------------------------------------- */
@@ -1511,9 +1511,13 @@ double lwc_value_float(const lwc_result *r, int col)
 	return v->type == SQL_FLOAT ? v->f : v->type == SQL_INT ? (double)v->i : 0;
 }
 
-/* Shortest text that reads back as the same double (PostgreSQL's output). */
+/* Shortest text that reads back as the same double, written as PostgreSQL
+ * writes it: plain decimals, an exponent only below 1e-4 or from 1e15. */
 static void fmt_double(char *buf, size_t len, double d)
 {
+	char tmp[40];
+	int prec, exp;
+
 	if (isinf(d)) {
 		snprintf(buf, len, d > 0 ? "Infinity" : "-Infinity");
 		return;
@@ -1522,11 +1526,17 @@ static void fmt_double(char *buf, size_t len, double d)
 		snprintf(buf, len, "NaN");
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, len, "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			return;
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
+		if (strtod(tmp, NULL) == d)
+			break;
 	}
+	snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
+	exp = atoi(strchr(tmp, 'e') + 1);
+	if (exp < -4 || exp >= 15)
+		snprintf(buf, len, "%.*e", prec - 1, d);
+	else
+		snprintf(buf, len, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
 }
 
 const char *lwc_value_text(lwc_result *r, int col, size_t *len)
@@ -1537,12 +1547,12 @@ const char *lwc_value_text(lwc_result *r, int col, size_t *len)
 	if (v != NULL) {
 		switch (v->type) {
 		case SQL_INT:
-			snprintf(r->numbuf, sizeof(r->numbuf), "%lld", (long long)v->i);
-			s = r->numbuf;
+			snprintf(r->numbuf[col], sizeof(r->numbuf[col]), "%lld", (long long)v->i);
+			s = r->numbuf[col];
 			break;
 		case SQL_FLOAT:
-			fmt_double(r->numbuf, sizeof(r->numbuf), v->f);
-			s = r->numbuf;
+			fmt_double(r->numbuf[col], sizeof(r->numbuf[col]), v->f);
+			s = r->numbuf[col];
 			break;
 		case SQL_TEXT:
 			if (len)
@@ -1572,6 +1582,7 @@ void lwc_result_free(lwc_result *r)
 	free(r->colname);
 	free(r->coltype);
 	free(r->colsrc);
+	free(r->numbuf);
 	schema_free(&r->sc);
 	sql_free(r->stmt);
 	free(r->errmsg);
@@ -2048,7 +2059,8 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	r->colname = calloc((size_t)r->ncols + 1, sizeof(*r->colname));
 	r->coltype = calloc((size_t)r->ncols + 1, sizeof(*r->coltype));
 	r->colsrc = calloc((size_t)r->ncols + 1, sizeof(*r->colsrc));
-	if (!r->colname || !r->coltype || !r->colsrc) {
+	r->numbuf = calloc((size_t)r->ncols + 1, sizeof(*r->numbuf));
+	if (!r->colname || !r->coltype || !r->colsrc || !r->numbuf) {
 		pred_free(pred);
 		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
 	}
@@ -2430,6 +2442,7 @@ int lwc_describe(lwc_conn *c, const char *table, struct lwc_column **cols, int *
 		o->bits = cd->type == SQL_CT_INT ? 32 : cd->type == SQL_CT_BIGINT ? 64 : 0;
 		o->max_len = cd->max_len;
 		o->primary_key = cd->primary_key;
+		o->not_null = cd->not_null || cd->primary_key;
 		o->unique = cd->unique || (i < 64 && (t->unique >> i & 1));
 	}
 	*ncols = (int)t->sc.ncols;

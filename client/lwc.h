@@ -97,8 +97,9 @@ int lwc_value_is_null(const lwc_result *r, int col);
 int64_t lwc_value_int(const lwc_result *r, int col);
 double lwc_value_float(const lwc_result *r, int col);
 /* Text (NUL-terminated; *len without the NUL when len is not NULL); for
- * INT and FLOAT values their text form; "" for NULL. Valid until the next
- * lwc_result_next. */
+ * INT and FLOAT values their text form (as PostgreSQL prints them); "" for
+ * NULL.  Valid until the next lwc_result_next (each column has its own
+ * buffer). */
 const char *lwc_value_text(lwc_result *r, int col, size_t *len);
 
 void lwc_result_free(lwc_result *r);
@@ -115,6 +116,7 @@ struct lwc_column {
 	int bits;              /* INT: 32 or 64                                */
 	uint32_t max_len;      /* TEXT(n)/VARCHAR(n): n; 0 otherwise           */
 	int primary_key;
+	int not_null;          /* NOT NULL or PRIMARY KEY                      */
 	int unique;
 };
 int lwc_describe(lwc_conn *c, const char *table, struct lwc_column **cols, int *ncols)

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,7 +28,11 @@ int wire_write_all(int fd, const void *buf, size_t len)
 	const uint8_t *p = buf;
 
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		/* send(MSG_NOSIGNAL) on sockets: a peer that went away is an error
+		 * here, not a SIGPIPE that kills the program */
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, p, len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -92,7 +98,15 @@ int wire_send_frame(int fd, const void *body, size_t len)
 			iov[cnt].iov_base = (uint8_t *)(uintptr_t)body + (done - sizeof(hdr));
 			iov[cnt++].iov_len = total - done;
 		}
-		n = writev(fd, iov, cnt);
+		{
+			struct msghdr mh;
+			memset(&mh, 0, sizeof(mh));
+			mh.msg_iov = iov;
+			mh.msg_iovlen = (size_t)cnt;
+			n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+			if (n < 0 && errno == ENOTSOCK)
+				n = writev(fd, iov, cnt);
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -522,6 +522,9 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 		if (need < 16)
 			need = 16;
 		s->grow = need;
+		log_debug("insert of %zu rows: room %llu in blocks %llu..%llu; growing by %llu",
+			  nrows, (unsigned long long)room, (unsigned long long)st->free_hint,
+			  (unsigned long long)st->nblocks, (unsigned long long)need);
 		free(refs);
 		return PLAN_GROW;
 	}
@@ -854,7 +857,7 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 		rc = LWC_OK;
 	}
 	mdb_txn_abort(txn);
-	if (rc == PLAN_WAIT)
+	if (rc == PLAN_WAIT || rc == PLAN_GROW)
 		return rc;
 	if (s->err != LWC_OK)
 		return s->err;

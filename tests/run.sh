@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh - the test suite: cmocka unit tests, then the integration suites
-# against the real servers on LMDB and on a private PostgreSQL cluster.
+# against the real servers on LMDB (and the shell's end-to-end tests) and on
+# a private PostgreSQL cluster.
 #
 # Environment: LWC_BIN (binaries under test), LWC_TESTS (test binaries).
 # Called by `make test` and `make asan`.
@@ -41,6 +42,10 @@ for t in "$LWC_TESTS"/it_*; do
 	[ -x "$t" ] || continue
 	run "integration $(basename "$t") [lmdb]" env LWC_TEST_BACKEND=lmdb "$t"
 done
+
+# The shell end to end against a local deployment (LMDB only: the shell
+# does not see the backend).  LWC_BIN selects the build under test.
+run "shell tests/shell/test_shell.py [lmdb]" python3 tests/shell/test_shell.py
 
 # Integration: a private PostgreSQL cluster, stopped whatever happens.
 pgdir=$(mktemp -d /tmp/lwc-pg-XXXXXX)
