@@ -31,7 +31,7 @@ CFLAGS  := -std=c11 -Wall -Wextra -Werror $(OPTF) $(SAN) -pthread \
            -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
            -Icommon -Iclient -I$(OUT)/gen -I$(PG_INC) $(XCFLAGS)
 LDFLAGS := $(SAN) -pthread
-LIBS_COMMON := -lprotobuf-c -lsodium
+LIBS_COMMON := -lprotobuf-c -lsodium -lm
 LIBS_CS     := -levent -levent_pthreads -llmdb -lpq $(LIBS_COMMON)
 
 COMMON_SRC := $(wildcard common/*.c)

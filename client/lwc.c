@@ -263,8 +263,9 @@ static int seal_row(lwc_conn *c, const struct sql_schema *sc, const struct sql_v
 			cry_put_be64(rec + p, (uint64_t)v[i].i);
 			p += 8;
 		} else if (v[i].type == SQL_FLOAT) {
+			double d = v[i].f == 0.0 ? 0.0 : v[i].f;   /* a literal -0 is 0 */
 			uint64_t u;
-			memcpy(&u, &v[i].f, 8);
+			memcpy(&u, &d, 8);
 			cry_put_be64(rec + p, u);
 			p += 8;
 		} else if (v[i].type == SQL_TEXT) {
@@ -882,7 +883,8 @@ static int lit_for_eq(struct tr *x, const struct sql_coldef *cd, const struct sq
 }
 
 /* One literal compared with a column of type cd. */
-static int fix_one(struct tr *x, const struct sql_coldef *cd, struct sql_expr *o, const char *op)
+static int fix_one(struct tr *x, const struct sql_coldef *cd, struct sql_expr *o, const char *op,
+		   int in_list)
 {
 	char *end;
 
@@ -900,6 +902,8 @@ static int fix_one(struct tr *x, const struct sql_coldef *cd, struct sql_expr *o
 	errno = 0;
 	if (cd->type == SQL_CT_FLOAT) {
 		double d = strtod(o->lit.s, &end);
+		while (*end == ' ' || *end == '\t' || *end == '\n')
+			end++;
 		if (end == o->lit.s || *end || errno) {
 			snprintf(x->err, sizeof(x->err), "invalid input syntax for type double "
 				 "precision: \"%s\"", o->lit.s);
@@ -911,9 +915,19 @@ static int fix_one(struct tr *x, const struct sql_coldef *cd, struct sql_expr *o
 		o->lit.f = d;
 	} else {
 		long long v = strtoll(o->lit.s, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\n')
+			end++;
 		if (end == o->lit.s || *end || errno) {
 			snprintf(x->err, sizeof(x->err), "invalid input syntax for type integer: "
 				 "\"%s\"", o->lit.s);
+			x->errpos = o->pos;
+			x->code = LWC_ERR_SCHEMA;
+			return -1;
+		}
+		/* in an IN list PostgreSQL may resolve the items to a wider type */
+		if (!in_list && cd->type == SQL_CT_INT && (v < INT32_MIN || v > INT32_MAX)) {
+			snprintf(x->err, sizeof(x->err), "value \"%s\" is out of range for type "
+				 "integer", o->lit.s);
 			x->errpos = o->pos;
 			x->code = LWC_ERR_SCHEMA;
 			return -1;
@@ -958,12 +972,24 @@ static int fix_literals(struct tr *x, struct sql_expr *e, char **pool, size_t *n
 		}
 		for (size_t i = 0; i < nops; i++)
 			if (fix_one(x, &x->sc->cols[col->col_index], ops[i],
-				    e->kind == SQL_E_BETWEEN ? ">=" : "=") != 0)
+				    e->kind == SQL_E_BETWEEN ? ">=" : "=", 0) != 0)
 				return -1;
-		if (e->kind == SQL_E_IN)
+		if (e->kind == SQL_E_IN) {
+			/* PostgreSQL resolves the list to a common type: a number
+			 * beyond int32 (or a decimal) widens it, and then text items
+			 * out of int32 range are no error */
+			int wide = 0;
+			for (size_t i = 0; i < e->nlist; i++) {
+				const struct sql_expr *o = e->list[i];
+				if (o->kind == SQL_E_LIT && (o->lit.type == SQL_FLOAT ||
+				    (o->lit.type == SQL_INT &&
+				     (o->lit.i < INT32_MIN || o->lit.i > INT32_MAX))))
+					wide = 1;
+			}
 			for (size_t i = 0; i < e->nlist; i++)
-				if (fix_one(x, &x->sc->cols[col->col_index], e->list[i], "=") != 0)
+				if (fix_one(x, &x->sc->cols[col->col_index], e->list[i], "=", wide) != 0)
 					return -1;
+		}
 	}
 kids:
 	(void)pool;
@@ -1357,7 +1383,7 @@ static int materialise(lwc_result *r)
 	}
 	if (rc < 0)
 		return rc;
-	if (!r->count_only && r->stmt->norder > 0) {
+	if (!r->count_only && r->stmt->norder > 0 && r->nrows > 1) {
 		pthread_mutex_lock(&sort_mu);
 		sort_ctx = r;
 		qsort(r->rows, r->nrows, sizeof(*r->rows), cmp_rows);
@@ -1894,8 +1920,16 @@ static int rowbuf_add(struct rowbuf *b, const struct ltable *t, const struct sql
 			free(text);
 			return rc;
 		}
-		if (row[col].type == SQL_TEXT && row[col].s == text + tl)
+		if (row[col].type == SQL_TEXT) {
+			/* own the bytes: the input may be a row that is freed next */
+			if (row[col].s != text + tl)
+				memmove(text + tl, row[col].s, row[col].len);
+			text[tl + row[col].len] = '\0';
+			row[col].s = text + tl;
 			tl += row[col].len + 1;
+		} else if (row[col].type == SQL_FLOAT && row[col].f == 0.0) {
+			row[col].f = 0.0;          /* -0 is 0 */
+		}
 	}
 	/* columns not given are NULL: NOT NULL and the primary key refuse it */
 	for (size_t j = 0; j < t->sc.ncols; j++)
@@ -1976,7 +2010,17 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 		if (sr->status == LWC_RESULT_ERROR)
 			return sr;
 		while ((rc = lwc_result_next(sr)) == 1) {
-			if ((rc = rowbuf_add(&b, t, sr->cur.v, target, st->ninsert_map, err,
+			struct sql_value v[64];
+
+			/* a FLOAT column into an INT one rounds half to even, as a
+			 * double precision cast does in PostgreSQL */
+			memcpy(v, sr->cur.v, st->ninsert_map * sizeof(*v));
+			for (size_t j = 0; j < st->ninsert_map; j++)
+				if (v[j].type == SQL_FLOAT &&
+				    (t->sc.cols[target[j]].type == SQL_CT_INT ||
+				     t->sc.cols[target[j]].type == SQL_CT_BIGINT))
+					v[j].f = nearbyint(v[j].f);
+			if ((rc = rowbuf_add(&b, t, v, target, st->ninsert_map, err,
 					     sizeof(err))) != LWC_OK) {
 				lwc_result_free(sr);
 				rowbuf_free(&b, t->sc.ncols);
@@ -2303,6 +2347,19 @@ static lwc_result *exec_update_delete(lwc_conn *c, struct sql_stmt *st)
 		return result_error(NULL, LWC_ERR_SCHEMA, errpos, "%s", err);
 	if (st->kind == SQL_UPDATE && t->sc.ncols > 64)
 		return result_error(NULL, LWC_ERR_SCHEMA, -1, "too many columns");
+	/* SET literals are converted once, before any row: a bad one fails the
+	 * statement even when no row matches (as in PostgreSQL) */
+	for (size_t i = 0; st->kind == SQL_UPDATE && i < st->nsets; i++) {
+		const struct sql_set *s = &st->sets[i];
+		struct sql_value out;
+		char buf[SQL_NUM_TEXT_MAX + 8];
+
+		if (s->value->kind != SQL_E_LIT)
+			continue;
+		if ((rc = sql_coerce(&t->sc.cols[s->col_index], &s->value->lit, &out, buf,
+				     sizeof(buf), err, sizeof(err))) != LWC_OK)
+			return result_error(NULL, rc, s->value->pos, "%s", err);
+	}
 	if ((rc = translate(c, &t->sc, st->where, &pred, &exact, err, sizeof(err), &errpos,
 			    &code)) != LWC_OK)
 		return result_error(NULL, code, errpos, "%s", err);

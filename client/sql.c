@@ -2643,6 +2643,15 @@ int sql_coerce(const struct sql_coldef *col, const struct sql_value *in, struct 
 			goto badtype;
 		}
 		if (col->max_len > 0 && utf8_chars(out->s, out->len) > col->max_len) {
+			/* PostgreSQL: excess characters that are all spaces are cut */
+			size_t keep = out->len;
+			while (keep > 0 && out->s[keep - 1] == ' ' &&
+			       utf8_chars(out->s, keep) > col->max_len)
+				keep--;
+			if (utf8_chars(out->s, keep) <= col->max_len) {
+				out->len = keep;
+				return LWC_OK;
+			}
 			memset(out, 0, sizeof(*out));
 			lwc_errf(err, errlen, "value too long for type character varying(%u)",
 				 (unsigned)col->max_len);
