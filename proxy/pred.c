@@ -380,16 +380,41 @@ static int all_rows(MDB_txn *txn, const struct px_table *t, struct locset *out)
 	return rc == MDB_NOTFOUND ? LWC_OK : LWC_ERR_STORE;
 }
 
-static int eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
-		struct locset *out)
+/* The table's rows, read once per evaluation however many NOTs ask. */
+struct allcache {
+	struct locset rows;
+	int have;
+};
+
+static int all_cached(MDB_txn *txn, const struct px_table *t, struct allcache *ac,
+		      const struct locset **out)
 {
+	if (!ac->have) {
+		int rc = all_rows(txn, t, &ac->rows);
+		if (rc != LWC_OK)
+			return rc;
+		ac->have = 1;
+	}
+	*out = &ac->rows;
+	return LWC_OK;
+}
+
+static int eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
+		struct locset *out, struct allcache *ac)
+{
+	const struct locset *all;
 	struct locset a = { 0 }, b = { 0 };
 	int rc = LWC_OK;
 
 	out->n = 0;
 	switch (p->op) {
 	case LWC__PRED__OP__ALL:
-		return all_rows(txn, t, out);
+		if ((rc = all_cached(txn, t, ac, &all)) != LWC_OK)
+			return rc;
+		out->n = 0;
+		if (all->n && locset_union(out, all, &b) != LWC_OK)   /* b is empty: a copy */
+			return LWC_ERR_NOMEM;
+		return LWC_OK;
 	case LWC__PRED__OP__NONE:
 		return LWC_OK;
 	case LWC__PRED__OP__EQ:
@@ -402,14 +427,14 @@ static int eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
 		return rc;
 	case LWC__PRED__OP__AND:
 	case LWC__PRED__OP__OR:
-		if ((rc = eval(txn, t, p->args[0], out)) != LWC_OK)
+		if ((rc = eval(txn, t, p->args[0], out, ac)) != LWC_OK)
 			return rc;
 		for (size_t i = 1; i < p->n_args; i++) {
 			struct locset tmp;
 
 			if (p->op == LWC__PRED__OP__AND && out->n == 0)
 				break;
-			if ((rc = eval(txn, t, p->args[i], &a)) != LWC_OK)
+			if ((rc = eval(txn, t, p->args[i], &a, ac)) != LWC_OK)
 				break;
 			rc = p->op == LWC__PRED__OP__AND ? locset_inter(&b, out, &a)
 							 : locset_union(&b, out, &a);
@@ -421,11 +446,11 @@ static int eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
 		}
 		break;
 	case LWC__PRED__OP__NOT:
-		if ((rc = eval(txn, t, p->args[0], &a)) != LWC_OK)
+		if ((rc = eval(txn, t, p->args[0], &a, ac)) != LWC_OK)
 			break;
-		if ((rc = all_rows(txn, t, &b)) != LWC_OK)
+		if ((rc = all_cached(txn, t, ac, &all)) != LWC_OK)
 			break;
-		rc = locset_minus(out, &b, &a);
+		rc = locset_minus(out, all, &a);
 		break;
 	default:
 		rc = LWC_ERR_PROTO;
@@ -440,10 +465,13 @@ int pred_eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
 {
 	int rc;
 
+	struct allcache ac = { { 0 }, 0 };
+
 	if (p == NULL)
 		rc = all_rows(txn, t, out);
 	else
-		rc = eval(txn, t, p, out);
+		rc = eval(txn, t, p, out, &ac);
+	locset_free(&ac.rows);
 	if (rc != LWC_OK)
 		lwc_errf(err, errlen, "index lookup failed: %s", lwc_strerror(rc));
 	return rc;
