@@ -573,6 +573,9 @@ static void cleanup(void)
 static void on_signal(int sig)
 {
 	(void)sig;
+	/* a signal during the normal cleanup: let that one finish */
+	if (cleaning)
+		return;
 	cleanup();
 	_exit(130);
 }
@@ -1407,8 +1410,16 @@ static void loadavg(char *buf, size_t len)
 
 	buf[0] = '\0';
 	if (f) {
-		if (fgets(buf, (int)len, f))
+		if (fgets(buf, (int)len, f)) {
+			/* the three load averages only */
+			char *p = buf;
+			for (int i = 0; i < 3 && p; i++)
+				if ((p = strchr(p, ' ')) != NULL && i < 2)
+					p++;
+			if (p)
+				*p = '\0';
 			buf[strcspn(buf, "\n")] = '\0';
+		}
 		fclose(f);
 	}
 }
@@ -1733,7 +1744,7 @@ static void write_plots(const char *ddir, const char *img)
 		}
 	}
 	snprintf(hdr, sizeof(hdr), "set terminal %s\nset grid lc rgb '#dddddd'\n"
-		 "set key below\n", term);
+		 "set key inside top left opaque box\n", term);
 
 	/* select: latency and rows/s per size; one file per (rtt, layout, system) */
 	if (nsels) {
@@ -1760,6 +1771,7 @@ static void write_plots(const char *ddir, const char *img)
 			"set logscale xy\nset format x '%%g'\nset format y '%%g'\n"
 			"set xlabel 'rows returned (K)'\n", (unsigned long long)O.records);
 		fprintf(g, "set ylabel 'latency (ms)'\nset title 'Latency, median (p95 dashed)'\n"
+			"set key bottom right\n"
 			"plot '%1$s/select-clustered.dat' u 1:2 w lp lw 2 pt 7 lc rgb '#1f77b4' t 'LWC clustered', "
 			"'%1$s/select-clustered.dat' u 1:3 w l dt 2 lc rgb '#1f77b4' notitle, "
 			"'%1$s/select-scattered.dat' u 1:2 w lp lw 2 pt 5 lc rgb '#ff7f0e' t 'LWC scattered', "
@@ -1768,6 +1780,7 @@ static void write_plots(const char *ddir, const char *img)
 			"'%1$s/select-scattered.dat' u 1:4 w lp lw 2 pt 4 lc rgb '#d62728' t 'PostgreSQL scattered'\n",
 			ddir);
 		fprintf(g, "set ylabel 'rows/s (K / median)'\nset title 'Throughput'\n"
+			"set key top left\nset yrange [*:1e8]\n"
 			"plot '%1$s/select-clustered.dat' u 1:6 w lp lw 2 pt 7 lc rgb '#1f77b4' t 'LWC clustered', "
 			"'%1$s/select-scattered.dat' u 1:6 w lp lw 2 pt 5 lc rgb '#ff7f0e' t 'LWC scattered', "
 			"'%1$s/select-clustered.dat' u 1:7 w lp lw 2 pt 6 lc rgb '#2ca02c' t 'PostgreSQL clustered', "
@@ -1794,7 +1807,7 @@ static void write_plots(const char *ddir, const char *img)
 			fprintf(g, "set multiplot layout 1,2 title 'SELECT latency (median) with a "
 				"simulated proxy-cloud round trip, N = %llu'\nset logscale xy\n"
 				"set format x '%%g'\nset format y '%%g'\nset xlabel 'rows returned (K)'\n"
-				"set ylabel 'latency (ms)'\n", (unsigned long long)O.records);
+				"set ylabel 'latency (ms)'\nset key bottom right\n", (unsigned long long)O.records);
 			for (int layout = 0; layout < 2; layout++) {
 				fprintf(g, "set title '%s'\nplot ", LAYOUTS[layout]);
 				for (int j = 0; j < nr; j++) {
@@ -1857,12 +1870,12 @@ static void write_plots(const char *ddir, const char *img)
 			"(clustered), LWC at %d ms proxy-cloud round trip'\nset logscale xy\n"
 			"set format x '%%g'\nset format y '%%g'\nset xlabel 'clients'\n"
 			"set xtics (1,4,16,64)\n", O.clients_rtt);
-		fprintf(g, "set ylabel 'statements/s'\nset title 'Throughput'\n"
+		fprintf(g, "set ylabel 'statements/s'\nset title 'Throughput'\nset yrange [*:1e6]\n"
 			"plot '%1$s/clients.dat' u 1:2 w lp lw 2 pt 7 lc rgb '#1f77b4' t 'LWC', "
 			"'%1$s/clients.dat' u 1:5 w l dt 2 lc rgb '#1f77b4' t 'LWC, linear in clients', "
 			"'%1$s/clients.dat' u 1:4 w lp lw 2 pt 4 lc rgb '#d62728' t 'PostgreSQL (local)'\n",
 			ddir);
-		fprintf(g, "set ylabel 'median latency (ms)'\nset title 'Latency'\n"
+		fprintf(g, "set ylabel 'median latency (ms)'\nset title 'Latency'\nunset yrange\n"
 			"plot '%1$s/clients.dat' u 1:3 w lp lw 2 pt 7 lc rgb '#1f77b4' t 'LWC'\n"
 			"unset multiplot\n", ddir);
 		fclose(g);
@@ -1888,7 +1901,7 @@ static void write_plots(const char *ddir, const char *img)
 			"'%1$s/cells.dat' u 1:5 w lp lw 2 pt 11 t 'cell 8 B', "
 			"'%1$s/cells.dat' u 1:6 w lp lw 3 pt 4 lc rgb 'black' t 'seal (XChaCha20-Poly1305)'\n",
 			ddir);
-		fprintf(g, "set ylabel 'MB/s'\nset title 'Throughput'\n"
+		fprintf(g, "set ylabel 'MB/s'\nset title 'Throughput'\nset yrange [*:10000]\n"
 			"plot '%1$s/cells.dat' u 1:($1/$2) w lp lw 2 pt 7 t 'permute, cell 1 B', "
 			"'%1$s/cells.dat' u 1:($1/$3) w lp lw 2 pt 5 t 'cell 2 B', "
 			"'%1$s/cells.dat' u 1:($1/$4) w lp lw 2 pt 9 t 'cell 4 B', "

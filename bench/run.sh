@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh - the block-store benchmark (`make bench`, after `make all`).
+# run.sh - the block-store benchmark (`make bench-cs`, after `make all`).
 #
 #   sh bench/run.sh          run lwc-cs-bench against lwc-cloudstore on LMDB, then on
 #                            a private PostgreSQL cluster; write the JSON results to

@@ -212,10 +212,14 @@ static uint32_t drg_uniform(struct drg *g, uint32_t upper)
 
 	if (upper < 2)
 		return 0;
-	min = (1U + ~upper) % upper;   /* 2**32 mod upper */
-	do {
+	/* min = 2**32 mod upper < upper, so r >= upper never needs it: the same
+	 * draws as randombytes_uniform, one division instead of two */
+	r = drg_u32(g);
+	if (r >= upper)
+		return r % upper;
+	min = (1U + ~upper) % upper;
+	while (r < min)
 		r = drg_u32(g);
-	} while (r < min);
 	return r % upper;
 }
 
@@ -240,14 +244,17 @@ static int perm_draw(size_t n, const uint8_t seed[CRY_SEED_BYTES], uint32_t *scr
 	return LWC_OK;
 }
 
-static inline void swap_cells(uint8_t *buf, size_t a, size_t b, unsigned cell)
-{
-	uint8_t t[8];
-
-	memcpy(t, buf + a * cell, cell);
-	memcpy(buf + a * cell, buf + b * cell, cell);
-	memcpy(buf + b * cell, t, cell);
-}
+/* Swap cell i with cell scratch[i] for i over a range: one loop per cell
+ * size, so the copies are single loads and stores, not memcpy calls. */
+#define SWAPS(T, init, cond, step) do {                                      \
+	for (size_t init; cond; step) {                                      \
+		T x, y;                                                      \
+		memcpy(&x, buf + i * sizeof(T), sizeof(T));                  \
+		memcpy(&y, buf + (size_t)scratch[i] * sizeof(T), sizeof(T)); \
+		memcpy(buf + i * sizeof(T), &y, sizeof(T));                  \
+		memcpy(buf + (size_t)scratch[i] * sizeof(T), &x, sizeof(T)); \
+	}                                                                    \
+} while (0)
 
 static int perm_check(const uint8_t *buf, size_t len, unsigned cell,
 		      const uint32_t *scratch)
@@ -275,8 +282,12 @@ int cry_permute(uint8_t *buf, size_t len, unsigned cell,
 	if ((rc = perm_draw(n, seed, scratch)) != LWC_OK)
 		return rc;
 	/* forward Fisher-Yates: i from n-1 down to 1 swaps cell i with j[i] */
-	for (size_t i = n - 1; i >= 1; i--)
-		swap_cells(buf, i, scratch[i], cell);
+	switch (cell) {
+	case 1: SWAPS(uint8_t, i = n - 1, i >= 1, i--); break;
+	case 2: SWAPS(uint16_t, i = n - 1, i >= 1, i--); break;
+	case 4: SWAPS(uint32_t, i = n - 1, i >= 1, i--); break;
+	default: SWAPS(uint64_t, i = n - 1, i >= 1, i--); break;
+	}
 	return LWC_OK;
 }
 
@@ -293,7 +304,11 @@ int cry_unpermute(uint8_t *buf, size_t len, unsigned cell,
 	if ((rc = perm_draw(n, seed, scratch)) != LWC_OK)
 		return rc;
 	/* the same swaps in reverse order undo the permutation */
-	for (size_t i = 1; i < n; i++)
-		swap_cells(buf, i, scratch[i], cell);
+	switch (cell) {
+	case 1: SWAPS(uint8_t, i = 1, i < n, i++); break;
+	case 2: SWAPS(uint16_t, i = 1, i < n, i++); break;
+	case 4: SWAPS(uint32_t, i = 1, i < n, i++); break;
+	default: SWAPS(uint64_t, i = 1, i < n, i++); break;
+	}
 	return LWC_OK;
 }

@@ -585,6 +585,7 @@ void px_state_close(struct px_state *st)
 	free(st->occ);
 	free(st->locked);
 	free(st->pending);
+	free(st->phash);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->users_mu);
 	pthread_cond_destroy(&st->cv);

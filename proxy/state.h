@@ -127,6 +127,8 @@ struct px_state {
 	struct px_table *tables;
 	struct px_pending *pending;
 	size_t npending, cap_pending;
+	uint32_t *phash;                 /* hash index over pending        */
+	size_t phash_cap;
 	uint64_t next_owner;
 
 	pthread_mutex_t users_mu;
