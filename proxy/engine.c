@@ -1395,9 +1395,19 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		uint8_t *blk = plain + i * g->block_bytes;
 		uint8_t *out = sealed + i * g->sealed_bytes;
 
-		for (uint32_t slot = 0; slot < g->m; slot++)
-			if (!px_bit(bits, slot))
-				randombytes_buf(blk + (size_t)slot * g->S, g->S);
+		/* one random fill per run of empty slots, not one per slot */
+		for (uint32_t slot = 0; slot < g->m;) {
+			uint32_t end = slot;
+
+			if (px_bit(bits, slot)) {
+				slot++;
+				continue;
+			}
+			while (end < g->m && !px_bit(bits, end))
+				end++;
+			randombytes_buf(blk + (size_t)slot * g->S, (size_t)(end - slot) * g->S);
+			slot = end;
+		}
 		if ((rc = seal_block(w, ids[i], vers[i] + 1, blk, out)) != LWC_OK) {
 			stmt_fail(s, rc, "sealing block %llu failed", (unsigned long long)ids[i]);
 			goto out;
