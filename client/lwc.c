@@ -942,7 +942,7 @@ static int fix_one(struct tr *x, const struct sql_coldef *cd, struct sql_expr *o
  * PostgreSQL reads an untyped literal); numbers compared with a text column
  * are an error.  Done once on the bound tree so that the index predicate and
  * the residual evaluation see the same values. */
-static int fix_literals(struct tr *x, struct sql_expr *e, char **pool, size_t *npool)
+static int fix_literals(struct tr *x, struct sql_expr *e)
 {
 	if (e == NULL)
 		return 0;
@@ -992,13 +992,10 @@ static int fix_literals(struct tr *x, struct sql_expr *e, char **pool, size_t *n
 		}
 	}
 kids:
-	(void)pool;
-	(void)npool;
-	if (fix_literals(x, e->a, pool, npool) || fix_literals(x, e->b, pool, npool) ||
-	    fix_literals(x, e->c, pool, npool))
+	if (fix_literals(x, e->a) || fix_literals(x, e->b) || fix_literals(x, e->c))
 		return -1;
 	for (size_t i = 0; i < e->nlist; i++)
-		if (fix_literals(x, e->list[i], pool, npool))
+		if (fix_literals(x, e->list[i]))
 			return -1;
 	return 0;
 }
@@ -1214,7 +1211,7 @@ static int translate(lwc_conn *c, const struct sql_schema *sc, struct sql_expr *
 		*out = pnew(LWC__PRED__OP__ALL);
 		return *out ? LWC_OK : LWC_ERR_NOMEM;
 	}
-	if (fix_literals(&x, where, NULL, NULL) != 0 ||
+	if (fix_literals(&x, where) != 0 ||
 	    tr_expr(&x, where, &T, &tex, &F, &fex) != 0) {
 		lwc_errf(err, errlen, "%s", x.err[0] ? x.err : "out of memory");
 		*errpos = x.errpos;
@@ -1732,9 +1729,8 @@ static lwc_result *exec_drop(lwc_conn *c, struct sql_stmt *st)
 	return r ? r : command("DROP TABLE", 0);
 }
 
-static lwc_result *no_table(const struct sql_stmt *st, const char *name, int pos)
+static lwc_result *no_table(const char *name, int pos)
 {
-	(void)st;
 	return result_error(NULL, LWC_ERR_NO_TABLE, pos, "relation \"%s\" does not exist", name);
 }
 
@@ -1749,7 +1745,7 @@ static lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 	lwc_result *r;
 
 	if (t == NULL)
-		return no_table(st, st->table, st->table_pos);
+		return no_table(st->table, st->table_pos);
 	for (size_t i = 0; i < st->nindex_cols; i++) {
 		int found = -1;
 		for (size_t j = 0; j < t->sc.ncols; j++)
@@ -1867,9 +1863,8 @@ struct rowbuf {
 	size_t n, cap;
 };
 
-static void rowbuf_free(struct rowbuf *b, size_t ncols)
+static void rowbuf_free(struct rowbuf *b)
 {
-	(void)ncols;
 	for (size_t i = 0; i < b->n; i++) {
 		free(b->rows[i]);
 		free(b->texts[i]);
@@ -1980,7 +1975,7 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 	int rc, errpos = -1;
 
 	if (t == NULL)
-		return no_table(st, st->table, st->table_pos);
+		return no_table(st->table, st->table_pos);
 	if (schema_copy(&sc, &t->sc) != LWC_OK)
 		return &nomem_result;
 	if (sql_bind(st, &sc, err, sizeof(err), &errpos) != LWC_OK) {
@@ -1996,7 +1991,7 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 		lwc_result *sr;
 
 		if (s == NULL)
-			return no_table(st, st->src, -1);
+			return no_table(st->src, -1);
 		if (s->sc.ncols != st->ninsert_map)
 			return result_error(NULL, LWC_ERR_SCHEMA, st->src_pos, "INSERT has %s "
 					    "expressions than target columns",
@@ -2023,14 +2018,14 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 			if ((rc = rowbuf_add(&b, t, v, target, st->ninsert_map, err,
 					     sizeof(err))) != LWC_OK) {
 				lwc_result_free(sr);
-				rowbuf_free(&b, t->sc.ncols);
+				rowbuf_free(&b);
 				return result_error(NULL, rc, -1, "%s", err);
 			}
 		}
 		if (rc < 0) {
 			r = result_error(NULL, sr->errcode, -1, "%s", lwc_result_error(sr));
 			lwc_result_free(sr);
-			rowbuf_free(&b, t->sc.ncols);
+			rowbuf_free(&b);
 			return r;
 		}
 		lwc_result_free(sr);
@@ -2047,20 +2042,20 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 				const struct sql_expr *e = st->rows[i][j];
 				if (sql_eval_value(e, NULL, &vals[j], err, sizeof(err)) != LWC_OK) {
 					free(vals);
-					rowbuf_free(&b, t->sc.ncols);
+					rowbuf_free(&b);
 					return result_error(NULL, LWC_ERR_SCHEMA, e->pos, "%s", err);
 				}
 			}
 			if ((rc = rowbuf_add(&b, t, vals, target, nin, err, sizeof(err))) != LWC_OK) {
 				free(vals);
-				rowbuf_free(&b, t->sc.ncols);
+				rowbuf_free(&b);
 				return result_error(NULL, rc, -1, "%s", err);
 			}
 		}
 		free(vals);
 	}
 	r = insert_rows(c, t, &b);
-	rowbuf_free(&b, t->sc.ncols);
+	rowbuf_free(&b);
 	return r;
 }
 
@@ -2075,7 +2070,7 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	int rc, exact, errpos = -1, code = LWC_ERR_SCHEMA;
 
 	if (t == NULL) {
-		r = no_table(st, st->table, st->table_pos);
+		r = no_table(st->table, st->table_pos);
 		if (own_stmt)
 			sql_free(st);
 		return r;
@@ -2338,7 +2333,7 @@ static lwc_result *exec_update_delete(lwc_conn *c, struct sql_stmt *st)
 	int exact, errpos = -1, code = LWC_ERR_SCHEMA, rc;
 
 	if (t == NULL)
-		return no_table(st, st->table, st->table_pos);
+		return no_table(st->table, st->table_pos);
 	if (schema_copy(&sc, &t->sc) != LWC_OK)
 		return &nomem_result;
 	rc = sql_bind(st, &sc, err, sizeof(err), &errpos);

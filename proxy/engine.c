@@ -1777,7 +1777,7 @@ static void stmt_free(struct stmt *s)
 	free(s->prec);
 }
 
-static int send_error(struct px_io *io, uint64_t seq, int code, const char *msg)
+int px_send_error(struct px_io *io, uint64_t seq, int code, const char *msg)
 {
 	Lwc__ProxyResponse resp = LWC__PROXY_RESPONSE__INIT;
 	Lwc__Error e = LWC__ERROR__INIT;
@@ -1821,7 +1821,7 @@ static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct
 		pthread_mutex_unlock(&st->mu);
 		free(infos);
 		free(ptrs);
-		return send_error(io, req->seq, LWC_ERR_NOMEM, NULL);
+		return px_send_error(io, req->seq, LWC_ERR_NOMEM, NULL);
 	}
 	for (struct px_table *t = st->tables; t; t = t->next) {
 		uint8_t *copy;
@@ -1901,10 +1901,10 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		s.interactive = s.candidates;
 		break;
 	case LWC__PROXY_REQUEST__OP_DECISIONS:
-		return send_error(io, req->seq, LWC_ERR_PROTO,
+		return px_send_error(io, req->seq, LWC_ERR_PROTO,
 				  "decisions sent outside an UPDATE or DELETE");
 	default:
-		return send_error(io, req->seq, LWC_ERR_UNKNOWN_OP, "unknown request");
+		return px_send_error(io, req->seq, LWC_ERR_UNKNOWN_OP, "unknown request");
 	}
 	rc = plan(w, &s);
 	if (s.gamma > 0) {
@@ -1937,7 +1937,7 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	}
 	if (rc != LWC_OK || s.err != LWC_OK) {
 		plog_debug(w->name, "%s failed: %s", kind_name[s.kind], s.msg);
-		rc = send_error(io, req->seq, s.err != LWC_OK ? s.err : rc, s.msg);
+		rc = px_send_error(io, req->seq, s.err != LWC_OK ? s.err : rc, s.msg);
 	} else {
 		plog_debug(w->name, "%s: k=%zu gamma=%zu count=%llu", kind_name[s.kind], s.nreal,
 			   s.gamma, (unsigned long long)s.count);

@@ -63,6 +63,9 @@ void px_worker_fini(struct px_worker *w);
 /* γ for k real blocks under the configured policy (before capping at n). */
 uint64_t px_gamma(const struct px_engine_cfg *cfg, uint64_t k);
 
+/* Send an Error answer (code, message) to the user. */
+int px_send_error(struct px_io *io, uint64_t seq, int code, const char *msg) LWC_WUR;
+
 /* Run one request and send its whole answer.  Returns LWC_OK when the
  * connection may go on (the statement succeeded or its error was sent),
  * or an error when the connection must be closed. */

@@ -292,19 +292,6 @@ static int wio_recv(void *ctx, Lwc__ProxyRequest **req)
 	return rc;
 }
 
-static int send_plain_error(struct wio *io, uint64_t seq, int code, const char *msg)
-{
-	Lwc__ProxyResponse resp = LWC__PROXY_RESPONSE__INIT;
-	Lwc__Error e = LWC__ERROR__INIT;
-
-	e.code = code;
-	e.message = (char *)(uintptr_t)msg;
-	resp.seq = seq;
-	resp.result_case = LWC__PROXY_RESPONSE__RESULT_ERROR;
-	resp.error = &e;
-	return wio_send(io, &resp);
-}
-
 static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 {
 	struct wio io = { c, srv, bufferevent_getfd(c->bev) };
@@ -343,13 +330,13 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 			snprintf(msg, sizeof(msg), "user %s has been revoked; closing the connection",
 				 c->user);
 		plog_info(c->name, "%s", msg);
-		if (send_plain_error(&io, req ? req->seq : 0, LWC_ERR_REVOKED, msg) != LWC_OK)
+		if (px_send_error(&pio, req ? req->seq : 0, LWC_ERR_REVOKED, msg) != LWC_OK)
 			plog_debug(c->name, "cannot send the revocation notice");
 		c->close_after = 1;
 		goto out;
 	}
 	if (rc != LWC_OK) {
-		if (send_plain_error(&io, 0, LWC_ERR_PROTO, "malformed request") != LWC_OK)
+		if (px_send_error(&pio, 0, LWC_ERR_PROTO, "malformed request") != LWC_OK)
 			c->close_after = 1;
 		goto out;
 	}
