@@ -685,43 +685,67 @@ static int bs_mismatch(uint64_t have, size_t len, char *err, size_t errlen)
 	return LWC_ERR_BLOCK_SIZE;
 }
 
-/* Fetches (and row-locks) the versions held for every id of the WRITE. */
-static int write_lock(struct cs_session *s, size_t n, struct wstate *w,
-		      char *err, size_t errlen)
+/* Runs statement st (one int8[] parameter) over ids[0..n) in chunks of
+ * PG_ID_CHUNK ids and calls row(arg, id, version) for each (id, version) row
+ * it returns.  Used by the WRITE's lock and by STAT. */
+static int id_version_rows(struct cs_session *s, int st, const uint64_t *ids, size_t n,
+			   void (*row)(void *arg, uint64_t id, uint64_t v), void *arg,
+			   char *err, size_t errlen)
 {
 	for (size_t off = 0; off < n; off += PG_ID_CHUNK) {
 		size_t c = n - off < PG_ID_CHUNK ? n - off : PG_ID_CHUNK;
 		const char *vals[1];
 		int lens[1];
-		uint8_t *arr = enc_int8(w->ids + off, c, &lens[0]);
+		uint8_t *arr = enc_int8(ids + off, c, &lens[0]);
 		PGresult *r;
 
 		if (arr == NULL)
 			return LWC_ERR_NOMEM;
 		vals[0] = (const char *)arr;
-		r = run(s, ST_LOCK, vals, lens, PGRES_TUPLES_OK, err, errlen);
+		r = run(s, st, vals, lens, PGRES_TUPLES_OK, err, errlen);
 		free(arr);
 		if (r == NULL)
 			return LWC_ERR_STORE;
-		for (int row = 0; row < PQntuples(r); row++) {
+		for (int i = 0; i < PQntuples(r); i++) {
 			uint64_t id, v;
-			const struct idx *e;
 
-			if (get_u64(r, row, 0, &id) != 0 || get_u64(r, row, 1, &v) != 0) {
+			if (get_u64(r, i, 0, &id) != 0 || get_u64(r, i, 1, &v) != 0) {
 				PQclear(r);
-				return bad_row("lwc_lock", err, errlen);
+				return bad_row(stmts[st].name, err, errlen);
 			}
-			e = idx_find(w->ix, n, id);
-			if (e == NULL)
-				continue;
-			if (v > w->max[e->pos])
-				w->max[e->pos] = v;
-			if (w->min[e->pos] == 0 || v < w->min[e->pos])
-				w->min[e->pos] = v;
+			row(arg, id, v);
 		}
 		PQclear(r);
 	}
 	return LWC_OK;
+}
+
+struct lock_rows {
+	struct wstate *w;
+	size_t n;
+};
+
+static void lock_row(void *arg, uint64_t id, uint64_t v)
+{
+	struct lock_rows *lr = arg;
+	struct wstate *w = lr->w;
+	const struct idx *e = idx_find(w->ix, lr->n, id);
+
+	if (e == NULL)
+		return;
+	if (v > w->max[e->pos])
+		w->max[e->pos] = v;
+	if (w->min[e->pos] == 0 || v < w->min[e->pos])
+		w->min[e->pos] = v;
+}
+
+/* Fetches (and row-locks) the versions held for every id of the WRITE. */
+static int write_lock(struct cs_session *s, size_t n, struct wstate *w,
+		      char *err, size_t errlen)
+{
+	struct lock_rows lr = { w, n };
+
+	return id_version_rows(s, ST_LOCK, w->ids, n, lock_row, &lr, err, errlen);
 }
 
 /* Upserts blocks[0..n) in statements of at most PG_STMT_BYTES parameters. */
@@ -1049,6 +1073,22 @@ fail:
 	return rc;
 }
 
+struct held_rows {
+	const struct idx *ix;
+	size_t n;
+	struct cs_held *held;
+};
+
+/* Every position of the STAT that asked for id gets version v. */
+static void held_row(void *arg, uint64_t id, uint64_t v)
+{
+	struct held_rows *hr = arg;
+	const struct idx *e = idx_find(hr->ix, hr->n, id);
+
+	for (; e != NULL && e < hr->ix + hr->n && e->id == id; e++)
+		held_add(&hr->held[e->pos], v);
+}
+
 /* One attempt at a STAT. */
 static int stat_once(struct cs_session *s, const uint64_t *uniq, size_t nu, size_t n,
 		     const struct idx *ix, struct cs_stat *out, struct cs_held *held,
@@ -1080,34 +1120,10 @@ static int stat_once(struct cs_session *s, const uint64_t *uniq, size_t nu, size
 		s->bs = (uint32_t)bs;
 	for (size_t i = 0; i < n; i++)
 		held[i].n = 0;
-	for (size_t off = 0; off < nu; off += PG_ID_CHUNK) {
-		size_t c = nu - off < PG_ID_CHUNK ? nu - off : PG_ID_CHUNK;
-		const char *vals[1];
-		int lens[1];
-		uint8_t *arr = enc_int8(uniq + off, c, &lens[0]);
-
-		if (arr == NULL)
-			return LWC_ERR_NOMEM;
-		vals[0] = (const char *)arr;
-		r = run(s, ST_HELD, vals, lens, PGRES_TUPLES_OK, err, errlen);
-		free(arr);
-		if (r == NULL)
-			return LWC_ERR_STORE;
-		for (int row = 0; row < PQntuples(r); row++) {
-			uint64_t id, v;
-			const struct idx *e;
-
-			if (get_u64(r, row, 0, &id) != 0 || get_u64(r, row, 1, &v) != 0) {
-				PQclear(r);
-				return bad_row("lwc_held", err, errlen);
-			}
-			e = idx_find(ix, n, id);
-			for (; e != NULL && e < ix + n && e->id == id; e++)
-				held_add(&held[e->pos], v);
-		}
-		PQclear(r);
+	{
+		struct held_rows hr = { ix, n, held };
+		return id_version_rows(s, ST_HELD, uniq, nu, held_row, &hr, err, errlen);
 	}
-	return LWC_OK;
 }
 
 static int pg_stat(struct cs_session *s, const uint64_t *ids, size_t n,
