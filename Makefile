@@ -135,7 +135,7 @@ $(OUT)/tests/pxc.o: tests/integration/pxc.c $(OUT)/gen/lwc.pb-c.h
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/tests/it_%: $(OUT)/tests/integration/it_%.o $(ITEST_LIB) $(OUT)/libclient.a \
-		   $(OUT)/libcommon.a
+		   $(OUT)/libproxy.a $(OUT)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpq -llmdb $(LIBS_COMMON) -lm
 
 test: all

@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "log.h"
 #include "pred.h"
+#include "stash.h"
 
 #define CHUNK_ROWS   512u
 #define CHUNK_BYTES  (1u << 20)
@@ -30,8 +31,16 @@ static const char *const kind_name[] = {
 };
 
 struct upd {
-	uint64_t loc;
+	uint64_t row;                  /* row id                            */
 	uint8_t *tokens;               /* ncols x 16                        */
+};
+
+/* A stash row written back into a free slot of the statement's blocks. */
+struct evict {
+	uint64_t row;
+	uint32_t table;
+	size_t blk;                    /* index into s->ids                 */
+	uint32_t slot;
 };
 
 struct stmt {
@@ -44,8 +53,28 @@ struct stmt {
 	struct px_table *newt;         /* CREATE TABLE                      */
 	int claimed;                   /* t->excl_owner is ours (DROP, UNIQUE INDEX) */
 
-	struct locset locs;            /* matched, or allocated for INSERT  */
-	struct locset dels;            /* slots freed                       */
+	struct locset locs;            /* matched, or allocated for INSERT: the
+					  locations in blocks, sorted        */
+	uint64_t *lrow;                /* the row id of each locs entry      */
+	struct locset dels;            /* row ids deleted                   */
+
+	/* rows the statement finds in the stash (served from there) */
+	uint64_t *srow;
+	uint8_t *srec;                 /* their records, S bytes each       */
+	uint8_t *sdel;                 /* deleted by the statement          */
+	size_t nsrow;
+	/* rows moving from their blocks to the stash (relocation) */
+	int relocating;
+	uint64_t *mrow;
+	uint8_t *mrec;                 /* their records (new ones for UPDATE) */
+	size_t nmoved, capmoved;
+	/* stash rows written back by this statement */
+	struct evict *ev;
+	uint8_t *evrec;
+	size_t nev;
+	int via_stash;                 /* INSERT: the new rows go to the stash */
+	size_t reserved;               /* stash rows reserved for this statement */
+	uint64_t seq;
 	struct upd *upds;
 	size_t nupds, capupds;
 
@@ -519,6 +548,7 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 	size_t nrows = s->req->insert->n_rows;
 	struct tokref *refs = NULL;
 	uint64_t need, room = 0;
+	uint32_t limit;
 	int rc;
 
 	if (nrows == 0)
@@ -564,21 +594,48 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 			}
 		}
 	}
-	/* free slots: lowest blocks first, up to theta per block */
-	while (st->free_hint < st->nblocks && st->occ[st->free_hint] >= st->g.theta)
+	limit = px_fill_limit(st);
+	if (st->relocate && nrows <= st->relocate_max &&
+	    st->nstash + st->stash_reserved + nrows <= st->stash_max / 2) {
+		/* through the stash: later statements write the rows into random
+		 * free slots of their own blocks, so no block is the INSERT's.  The
+		 * database grows while the rows could not all find room below the
+		 * fill limit (room above it is what evictions use). */
+		uint64_t load = st->used_slots + st->nstash + st->stash_reserved + nrows;
+
+		if (load > (uint64_t)limit * st->nblocks) {
+			free(refs);
+			if (st->growing)
+				return PLAN_WAIT;
+			need = (load - (uint64_t)limit * st->nblocks + limit - 1) / limit;
+			if (need < st->nblocks / 8)
+				need = st->nblocks / 8;
+			if (need < 16)
+				need = 16;
+			s->grow = need;
+			return PLAN_GROW;
+		}
+		s->via_stash = 1;
+		s->reserved = nrows;
+		st->stash_reserved += nrows;
+		goto claim;
+	}
+	/* free slots: lowest blocks first, up to the fill limit per block (a
+	 * bulk load larger than the stash may take): theta without relocation */
+	while (st->free_hint < st->nblocks && st->occ[st->free_hint] >= limit)
 		st->free_hint++;
 	for (;;) {
 		room = 0;
 		for (uint64_t b = st->free_hint; b < st->nblocks && room < nrows; b++)
-			if (!st->locked[b] && st->occ[b] < st->g.theta)
-				room += st->g.theta - st->occ[b];
+			if (!st->locked[b] && st->occ[b] < limit)
+				room += limit - st->occ[b];
 		if (room >= nrows)
 			break;
 		if (st->growing) {
 			free(refs);
 			return PLAN_WAIT;
 		}
-		need = (nrows - room + st->g.theta - 1) / st->g.theta;
+		need = (nrows - room + limit - 1) / limit;
 		if (need < st->nblocks / 8)
 			need = st->nblocks / 8;
 		if (need < 16)
@@ -595,9 +652,9 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 		const uint64_t *bits = st->bits + b * st->g.words;
 		uint32_t avail;
 
-		if (st->locked[b] || st->occ[b] >= st->g.theta)
+		if (st->locked[b] || st->occ[b] >= limit)
 			continue;
-		avail = st->g.theta - st->occ[b];
+		avail = limit - st->occ[b];
 		for (uint32_t slot = 0; slot < st->g.m && avail > 0 && s->locs.n < nrows; slot++)
 			if (!px_bit(bits, slot)) {
 				if (locset_push(&s->locs, PX_LOC(b, slot)) != LWC_OK) {
@@ -607,6 +664,7 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 				avail--;
 			}
 	}
+claim:
 	/* claim the unique values until commit */
 	if (refs) {
 		for (uint32_t c = 0; c < t->ncols && c < 64; c++) {
@@ -648,6 +706,135 @@ static int check_unique_column(struct stmt *s, MDB_txn *txn, struct px_table *t,
 		}
 	}
 	mdb_cursor_close(cur);
+	return LWC_OK;
+}
+
+struct locrow {
+	uint64_t loc, row;
+};
+
+static int cmp_locrow(const void *a, const void *b)
+{
+	uint64_t x = ((const struct locrow *)a)->loc, y = ((const struct locrow *)b)->loc;
+	return x < y ? -1 : x > y;
+}
+
+/* The matched row ids (s->locs) become where the rows are: locations in
+ * blocks (s->locs, sorted, with s->lrow) and rows in the stash (s->srow,
+ * their records copied to s->srec and held by the statement).  PLAN_WAIT
+ * when another statement holds one of the stash rows. */
+static int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
+{
+	size_t n = s->locs.n, nb = 0, ns = 0, S = st->g.S;
+	struct locrow *lr = malloc((n + 1) * sizeof(*lr));
+	uint64_t *rows = malloc((n + 1) * sizeof(*rows));
+	int rc = LWC_OK;
+
+	free(s->srow);
+	free(s->srec);
+	free(s->sdel);
+	s->srow = NULL;
+	s->srec = NULL;
+	s->sdel = NULL;
+	s->nsrow = 0;
+	if (lr == NULL || rows == NULL) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t row = s->locs.v[i], loc;
+		int e = px_pos_get(st, txn, row, &loc);
+
+		if (e != 0) {
+			rc = stmt_fail(s, LWC_ERR_STORE, "row %llu has no position: %s",
+				       (unsigned long long)row, mdb_strerror(e));
+			goto out;
+		}
+		if (loc == PX_LOC_STASH) {
+			struct px_stash_ent *se = stash_find(st, row);
+			if (se == NULL) {
+				rc = stmt_fail(s, LWC_ERR_STORE, "row %llu is missing from the stash",
+					       (unsigned long long)row);
+				goto out;
+			}
+			if (se->owner != 0 && se->owner != s->owner) {
+				rc = PLAN_WAIT;
+				goto out;
+			}
+			rows[ns++] = row;
+			continue;
+		}
+		lr[nb].loc = loc;
+		lr[nb].row = row;
+		nb++;
+	}
+	if (ns > 0) {
+		s->srow = malloc(ns * sizeof(*s->srow));
+		s->srec = malloc(ns * S);
+		s->sdel = calloc(ns, 1);
+		if (!s->srow || !s->srec || !s->sdel) {
+			rc = LWC_ERR_NOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < ns; i++) {
+			uint8_t key[8];
+			MDB_val k = { 8, key }, d;
+
+			cry_put_be64(key, rows[i]);
+			if (mdb_get(txn, st->stash_db, &k, &d) != 0 || d.mv_size != 4 + S) {
+				rc = stmt_fail(s, LWC_ERR_STORE, "row %llu: no record in the stash",
+					       (unsigned long long)rows[i]);
+				goto out;
+			}
+			memcpy(s->srec + i * S, (const uint8_t *)d.mv_data + 4, S);
+			s->srow[i] = rows[i];
+		}
+		for (size_t i = 0; i < ns; i++)
+			stash_find(st, rows[i])->owner = s->owner;
+		s->nsrow = ns;
+	}
+	qsort(lr, nb, sizeof(*lr), cmp_locrow);
+	free(s->lrow);
+	if ((s->lrow = malloc((nb + 1) * sizeof(*s->lrow))) == NULL) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		s->locs.v[i] = lr[i].loc;
+		s->lrow[i] = lr[i].row;
+	}
+	s->locs.n = nb;
+out:
+	free(lr);
+	free(rows);
+	if (rc == LWC_ERR_NOMEM)
+		stmt_fail(s, rc, "out of memory");
+	return rc;
+}
+
+/* Move on access: the rows a SELECT returns and the candidates of an
+ * UPDATE or DELETE leave their blocks for the stash, unless there are more
+ * than relocate_max of them or the stash has no room (both counted). */
+static int plan_relocation(struct px_state *st, struct stmt *s)
+{
+	size_t n = s->locs.n;
+
+	s->relocating = 0;
+	if (!st->relocate || n == 0 || s->kind == ST_DROP || (s->kind == ST_DELETE && !s->interactive))
+		return LWC_OK;
+	if (n > st->relocate_max || st->nstash + st->stash_reserved + n > st->stash_max)
+		return LWC_OK;
+	free(s->mrow);
+	free(s->mrec);
+	s->mrow = malloc(n * sizeof(*s->mrow));
+	s->mrec = malloc(n * st->g.S);
+	if (s->mrow == NULL || s->mrec == NULL)
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	s->capmoved = n;
+	s->nmoved = 0;
+	s->relocating = 1;
+	s->reserved = n;
+	st->stash_reserved += n;
 	return LWC_OK;
 }
 
@@ -883,14 +1070,20 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 			s->err = rc;
 			break;
 		}
-		if ((rc = pred_eval(txn, s->t, p, &s->locs, s->msg, sizeof(s->msg))) != LWC_OK)
+		if ((rc = pred_eval(txn, s->t, p, &s->locs, s->msg, sizeof(s->msg))) != LWC_OK) {
 			s->err = rc;
+			break;
+		}
+		if ((rc = map_rows(st, s, txn)) == LWC_OK)
+			rc = plan_relocation(st, s);
 		break;
 	}
 	case ST_DROP:
 		rc = pred_eval(txn, s->t, NULL, &s->locs, s->msg, sizeof(s->msg));
 		if (rc != LWC_OK)
 			s->err = rc;
+		else
+			rc = map_rows(st, s, txn);
 		break;
 	case ST_INSERT:
 		rc = LWC_OK;
@@ -928,6 +1121,204 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 	return lock_blocks(w, s);
 }
 
+/* Undo what a planning attempt took in the stash. */
+static void plan_undo_stash(struct px_state *st, struct stmt *s)
+{
+	stash_release(st, s->owner);
+	st->stash_reserved -= s->reserved;
+	s->reserved = 0;
+	s->nsrow = 0;
+	s->via_stash = 0;
+	s->relocating = 0;
+	s->nmoved = 0;
+}
+
+static void stash_release_evictions(struct px_state *st, struct stmt *s)
+{
+	for (size_t i = 0; i < s->nev; i++) {
+		struct px_stash_ent *e = stash_find(st, s->ev[i].row);
+		if (e && e->owner == s->owner)
+			e->owner = 0;
+	}
+	s->nev = 0;
+}
+
+static void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi);
+
+static int cmp_evict(const void *a, const void *b)
+{
+	const struct evict *x = a, *y = b;
+	if (x->blk != y->blk)
+		return x->blk < y->blk ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Deferred eviction: stash rows that entered in earlier statements go to
+ * free slots of this statement's blocks, the slots drawn uniformly among
+ * all free ones below theta, so a row's next block does not depend on the
+ * access that took it out. */
+static int plan_evictions(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	const struct px_geom *g = &st->g;
+	size_t words = g->words, total = 0, n, k = 0, want;
+	uint32_t *capb = calloc(s->gamma, sizeof(uint32_t));
+	uint64_t *tmp = malloc(words * sizeof(uint64_t));
+	size_t *units = NULL;
+	uint64_t *rows = NULL;
+	uint32_t *tabs = NULL, *slots = malloc(g->m * sizeof(uint32_t));
+	MDB_txn *txn = NULL;
+	int rc = LWC_OK;
+
+	s->nev = 0;
+	if (!capb || !tmp || !slots) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->gamma; i++) {
+		uint32_t occ = 0;
+		size_t lo = 0, hi = 0;
+
+		for (size_t x = 0; x < words; x++)
+			occ += (uint32_t)__builtin_popcountll(s->bits[i * words + x]);
+		if (s->kind == ST_INSERT)
+			block_range(&s->locs, s->ids[i], &lo, &hi);
+		occ += (uint32_t)(hi - lo);
+		capb[i] = occ < g->theta ? g->theta - occ : 0;
+		total += capb[i];
+	}
+	want = total < st->nstash ? total : st->nstash;
+	if (want == 0)
+		goto out;
+	rows = malloc(want * sizeof(*rows));
+	tabs = malloc(want * sizeof(*tabs));
+	if (!rows || !tabs) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	n = stash_pick(st, s->owner, s->seq, want, rows, tabs);
+	if (n == 0)
+		goto out;
+	s->ev = malloc(n * sizeof(*s->ev));
+	s->evrec = malloc(n * g->S);
+	units = malloc(total * sizeof(*units));
+	if (!s->ev || !s->evrec || !units) {
+		for (size_t i = 0; i < n; i++)
+			stash_find(st, rows[i])->owner = 0;
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	/* n of the free capacity units, uniformly */
+	for (size_t i = 0, u = 0; i < s->gamma; i++)
+		for (uint32_t c = 0; c < capb[i]; c++)
+			units[u++] = i;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i + (total - i <= UINT32_MAX ? randombytes_uniform((uint32_t)(total - i))
+			       : (size_t)randombytes_random() % (total - i));
+		size_t t = units[i];
+		units[i] = units[j];
+		units[j] = t;
+	}
+	memset(capb, 0, s->gamma * sizeof(uint32_t));
+	for (size_t i = 0; i < n; i++)
+		capb[units[i]]++;
+	/* in each block, that many of its free slots, uniformly */
+	for (size_t i = 0; i < s->gamma; i++) {
+		uint32_t nf = 0;
+		size_t lo = 0, hi = 0;
+
+		if (capb[i] == 0)
+			continue;
+		memcpy(tmp, s->bits + i * words, words * sizeof(uint64_t));
+		if (s->kind == ST_INSERT) {
+			block_range(&s->locs, s->ids[i], &lo, &hi);
+			for (size_t j = lo; j < hi; j++)
+				px_bit_set(tmp, PX_LOC_SLOT(s->locs.v[j]), 1);
+		}
+		for (uint32_t slot = 0; slot < g->m; slot++)
+			if (!px_bit(tmp, slot))
+				slots[nf++] = slot;
+		for (uint32_t c = 0; c < capb[i] && c < nf; c++) {
+			uint32_t j = c + randombytes_uniform(nf - c), t = slots[c];
+			slots[c] = slots[j];
+			slots[j] = t;
+			s->ev[k].row = rows[k];
+			s->ev[k].table = tabs[k];
+			s->ev[k].blk = i;
+			s->ev[k].slot = slots[c];
+			k++;
+		}
+	}
+	s->nev = k;
+	for (size_t i = k; i < n; i++)                 /* (never: room was counted) */
+		stash_find(st, rows[i])->owner = 0;
+	/* the records */
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
+		rc = LWC_ERR_STORE;
+		goto fail;
+	}
+	for (size_t i = 0; i < k; i++) {
+		uint8_t key[8];
+		MDB_val kk = { 8, key }, d;
+
+		cry_put_be64(key, s->ev[i].row);
+		if (mdb_get(txn, st->stash_db, &kk, &d) != 0 || d.mv_size != 4 + g->S) {
+			log_error("stash row %llu has no record", (unsigned long long)s->ev[i].row);
+			rc = LWC_ERR_STORE;
+			goto fail;
+		}
+		memcpy(s->evrec + i * g->S, (const uint8_t *)d.mv_data + 4, g->S);
+	}
+	mdb_txn_abort(txn);
+	txn = NULL;
+	/* records follow their evict entries when sorted: sort both together */
+	{
+		uint8_t *rec2 = malloc(k * g->S + 1);
+		size_t *ord = malloc((k + 1) * sizeof(size_t));
+		struct evict *ev2 = malloc((k + 1) * sizeof(*ev2));
+
+		if (!rec2 || !ord || !ev2) {
+			free(rec2);
+			free(ord);
+			free(ev2);
+			rc = LWC_ERR_NOMEM;
+			goto fail;
+		}
+		memcpy(ev2, s->ev, k * sizeof(*ev2));
+		for (size_t i = 0; i < k; i++)
+			ev2[i].table = (uint32_t)i;      /* remember the record's index */
+		qsort(ev2, k, sizeof(*ev2), cmp_evict);
+		for (size_t i = 0; i < k; i++) {
+			size_t from = ev2[i].table;
+			memcpy(rec2 + i * g->S, s->evrec + from * g->S, g->S);
+			ev2[i].table = s->ev[from].table;
+		}
+		free(s->ev);
+		free(s->evrec);
+		s->ev = ev2;
+		s->evrec = rec2;
+		free(ord);
+	}
+	goto out;
+fail:
+	if (txn)
+		mdb_txn_abort(txn);
+	stash_release_evictions(st, s);
+	for (size_t i = 0; i < n; i++) {
+		struct px_stash_ent *e = stash_find(st, rows[i]);
+		if (e && e->owner == s->owner)
+			e->owner = 0;
+	}
+out:
+	free(capb);
+	free(tmp);
+	free(units);
+	free(rows);
+	free(tabs);
+	free(slots);
+	return rc;
+}
+
 static int plan(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -935,12 +1326,14 @@ static int plan(struct px_worker *w, struct stmt *s)
 
 	pthread_mutex_lock(&st->mu);
 	s->owner = ++st->next_owner;
+	s->seq = ++st->seq;
 	for (;;) {
 		rc = plan_once(w, s);
 		if (rc != PLAN_WAIT && rc != PLAN_GROW)
 			break;
 		/* let go of what this attempt took (a claim on a table stays) */
 		pending_drop(st, s->owner);
+		plan_undo_stash(st, s);
 		if (!s->claimed && s->t) {
 			s->t->inflight--;
 			s->t = NULL;
@@ -965,6 +1358,7 @@ static int plan(struct px_worker *w, struct stmt *s)
 		int keep = s->err;
 
 		pending_drop(st, s->owner);
+		plan_undo_stash(st, s);
 		/* a failed statement still costs the cloud the usual access */
 		s->locs.n = 0;
 		while ((rc = lock_blocks(w, s)) == PLAN_WAIT)
@@ -973,6 +1367,9 @@ static int plan(struct px_worker *w, struct stmt *s)
 			s->gamma = 0;
 		s->err = keep != LWC_OK ? keep : rc;
 		rc = s->err;
+	} else if (st->relocate && s->gamma > 0 && plan_evictions(w, s) != LWC_OK) {
+		/* nothing is written back this time; the statement goes on */
+		stash_release_evictions(st, s);
 	}
 	pthread_mutex_unlock(&st->mu);
 	return rc;
@@ -1012,11 +1409,31 @@ static int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t 
 	return rc;
 }
 
-/* Apply one chunk of the user's decisions.  Returns an I/O error (close the
- * connection) or LWC_OK; statement errors go to s->err. */
+/* Move on access: the record at rec (slot of the block whose occupancy is
+ * bits) goes to the statement's list of rows for the stash and its slot is
+ * freed (random bytes when the block is written).  Returns where the
+ * record now is, so an UPDATE can put the new one there. */
+static uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec,
+			 uint64_t *bits, uint32_t slot)
+{
+	uint8_t *dst;
+
+	if (s->nmoved >= s->capmoved)
+		return NULL;
+	dst = s->mrec + s->nmoved * S;
+	memcpy(dst, rec, S);
+	s->mrow[s->nmoved++] = row;
+	px_bit_set(bits, slot, 0);
+	return dst;
+}
+
+/* Apply one chunk of the user's decisions.  Candidates come from blocks
+ * (bits_of_block[i] and slots[i] say where) or from the stash (bits NULL,
+ * recs[i] in s->srec).  Returns an I/O error (close the connection) or
+ * LWC_OK; statement errors go to s->err. */
 static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
-			 uint8_t **recs, const uint64_t *locs, size_t n,
-			 uint64_t *bits_of_block[])
+			 uint8_t **recs, const uint64_t *rows, size_t n,
+			 uint64_t *bits_of_block[], const uint32_t *slots)
 {
 	struct px_state *st = w->st;
 	Lwc__ProxyRequest *req = NULL;
@@ -1054,17 +1471,29 @@ static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 				goto out;
 			}
 	for (size_t i = 0; i < n; i++) {
-		uint32_t slot = PX_LOC_SLOT(locs[i]);
+		uint64_t *bits = bits_of_block ? bits_of_block[i] : NULL;
+		uint8_t *dst = recs[i];
 
-		if (!d->d[i]->change)
-			continue;
-		s->count++;
-		if (s->kind == ST_DELETE) {
-			px_bit_set(bits_of_block[i], slot, 0);
-			if (locset_push(&s->dels, locs[i]) != LWC_OK)
+		if (!d->d[i]->change) {
+			/* a candidate the user keeps was touched all the same */
+			if (bits && s->relocating &&
+			    take_out(s, st->g.S, rows[i], recs[i], bits, slots[i]) == NULL)
 				goto nomem;
 			continue;
 		}
+		s->count++;
+		if (s->kind == ST_DELETE) {
+			if (bits)
+				px_bit_set(bits, slots[i], 0);
+			else
+				s->sdel[(size_t)(recs[i] - s->srec) / st->g.S] = 1;
+			if (locset_push(&s->dels, rows[i]) != LWC_OK)
+				goto nomem;
+			continue;
+		}
+		if (bits && s->relocating &&
+		    (dst = take_out(s, st->g.S, rows[i], recs[i], bits, slots[i])) == NULL)
+			goto nomem;
 		if (s->nupds == s->capupds) {
 			size_t cap = s->capupds ? s->capupds * 2 : 256;
 			void *p = realloc(s->upds, cap * sizeof(*s->upds));
@@ -1073,7 +1502,7 @@ static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 			s->upds = p;
 			s->capupds = cap;
 		}
-		s->upds[s->nupds].loc = locs[i];
+		s->upds[s->nupds].row = rows[i];
 		s->upds[s->nupds].tokens = malloc(s->t->ncols * CRY_TOKEN_BYTES);
 		if (s->upds[s->nupds].tokens == NULL)
 			goto nomem;
@@ -1093,7 +1522,7 @@ static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 			s->prec = p2;
 			s->cappend = cap;
 		}
-		s->pdst[s->npend] = recs[i];
+		s->pdst[s->npend] = dst;
 		memcpy(s->prec + s->npend * st->g.S, d->d[i]->row->record.data, st->g.S);
 		s->npend++;
 	}
@@ -1152,7 +1581,7 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 		goto out;
 	}
 	for (size_t i = 0; i < s->nupds; i++)
-		ulocs[i] = s->upds[i].loc;
+		ulocs[i] = s->upds[i].row;
 	qsort(ulocs, s->nupds, sizeof(*ulocs), cmp_u64p);
 	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
 		rc = stmt_fail(s, LWC_ERR_STORE, "cannot read the indexes");
@@ -1210,6 +1639,71 @@ out:
 	return rc;
 }
 
+/* After a round of decisions: check the new unique values, then put the
+ * new records in place (in a block, the stash list or a moving row). */
+static void apply_decided(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+
+	if (!s->aborted && s->kind == ST_UPDATE && s->npend > 0) {
+		pthread_mutex_lock(&st->mu);
+		if (update_unique_batch(st, s) != LWC_OK)
+			s->aborted = 1;
+		pthread_mutex_unlock(&st->mu);
+	}
+	if (!s->aborted)
+		for (size_t i = 0; i < s->npend; i++)
+			memcpy(s->pdst[i], s->prec + i * st->g.S, st->g.S);
+	s->npend = 0;
+	s->batch_upd = s->nupds;
+}
+
+/* The rows the statement found in the stash need no block: a SELECT sends
+ * them, a DELETE deletes them, an UPDATE or a DELETE with a residual asks
+ * the user about them. */
+static int stash_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
+{
+	const size_t S = w->st->g.S;
+	uint8_t **recs;
+
+	if (s->nsrow == 0 || s->kind == ST_DROP)
+		return LWC_OK;
+	if (s->kind == ST_DELETE && !s->interactive) {
+		for (size_t i = 0; i < s->nsrow; i++) {
+			s->sdel[i] = 1;
+			if (locset_push(&s->dels, s->srow[i]) != LWC_OK)
+				return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+			s->count++;
+		}
+		return LWC_OK;
+	}
+	if ((recs = malloc(s->nsrow * sizeof(*recs))) == NULL)
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < s->nsrow; i++)
+		recs[i] = s->srec + i * S;
+	for (size_t off = 0; off < s->nsrow && !s->aborted; ) {
+		size_t cnt = s->nsrow - off < CHUNK_ROWS ? s->nsrow - off : CHUNK_ROWS;
+
+		if (!s->interactive && cnt * S > CHUNK_BYTES)
+			cnt = CHUNK_BYTES / S ? CHUNK_BYTES / S : 1;
+		if (s->interactive) {
+			s->batch_upd = s->nupds;
+			s->npend = 0;
+			*io_err = get_decisions(w, s, io, recs + off, s->srow + off, cnt, NULL, NULL);
+			if (*io_err == LWC_OK)
+				apply_decided(w, s);
+		} else if ((*io_err = send_records(io, s->req->seq, 0, recs + off, cnt, S)) ==
+			   LWC_OK) {
+			s->count += cnt;
+		}
+		if (*io_err != LWC_OK)
+			s->aborted = 1;
+		off += cnt;
+	}
+	free(recs);
+	return s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
+}
+
 /* One READ/WRITE pair over idx[0..n) (indexes into s->ids, sorted).
  * Statement errors go to s->err; a lost user connection to *io_err (the
  * blocks are still written back, unchanged). */
@@ -1223,9 +1717,10 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	uint8_t *sealed = NULL;
 	struct cs_wblock *wb = NULL;
 	uint8_t **recs = NULL;
-	uint64_t *rlocs = NULL;
+	uint64_t *rrows = NULL;
 	uint64_t **rbits = NULL;
-	size_t nrec = 0, caprec = 0;
+	uint32_t *rslots = NULL;
+	size_t nrec = 0, caprec = 0, ev = 0;
 	Lwc__CsResponse *resp = NULL;
 	int modifies = s->kind == ST_INSERT || s->kind == ST_UPDATE || s->kind == ST_DELETE ||
 		       s->kind == ST_DROP;
@@ -1308,7 +1803,7 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			}
 			if ((s->kind == ST_DELETE && !s->interactive) || s->kind == ST_DROP) {
 				px_bit_set(bits, slot, 0);
-				if (locset_push(&s->dels, s->locs.v[j]) != LWC_OK) {
+				if (locset_push(&s->dels, s->lrow[j]) != LWC_OK) {
 					stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 					s->aborted = 1;
 					break;
@@ -1320,15 +1815,18 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			if (nrec == caprec) {
 				size_t cap = caprec ? caprec * 2 : CHUNK_ROWS;
 				void *p1 = realloc(recs, cap * sizeof(*recs));
-				void *p2 = p1 ? realloc(rlocs, cap * sizeof(*rlocs)) : NULL;
+				void *p2 = p1 ? realloc(rrows, cap * sizeof(*rrows)) : NULL;
 				void *p3 = p2 ? realloc(rbits, cap * sizeof(*rbits)) : NULL;
+				void *p4 = p3 ? realloc(rslots, cap * sizeof(*rslots)) : NULL;
 				if (p1)
 					recs = p1;
 				if (p2)
-					rlocs = p2;
+					rrows = p2;
 				if (p3)
 					rbits = p3;
-				if (!p1 || !p2 || !p3) {
+				if (p4)
+					rslots = p4;
+				if (!p1 || !p2 || !p3 || !p4) {
 					stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 					s->aborted = 1;
 					break;
@@ -1336,9 +1834,17 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 				caprec = cap;
 			}
 			recs[nrec] = rec;
-			rlocs[nrec] = s->locs.v[j];
+			rrows[nrec] = s->lrow[j];
 			rbits[nrec] = bits;
+			rslots[nrec] = slot;
 			nrec++;
+			/* a SELECT's rows leave their blocks (still sent from here) */
+			if (!s->interactive && s->relocating &&
+			    take_out(s, g->S, s->lrow[j], rec, bits, slot) == NULL) {
+				stmt_fail(s, LWC_ERR_STORE, "more rows to move than planned");
+				s->aborted = 1;
+				break;
+			}
 			if (!s->interactive && (nrec >= CHUNK_ROWS || nrec * g->S >= CHUNK_BYTES)) {
 				if ((*io_err = send_records(io, s->req->seq, 0, recs, nrec, g->S)) !=
 				    LWC_OK) {
@@ -1360,20 +1866,25 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	if (s->interactive) {
 		for (size_t off = 0; off < nrec && !s->aborted; off += CHUNK_ROWS) {
 			size_t cnt = nrec - off < CHUNK_ROWS ? nrec - off : CHUNK_ROWS;
-			*io_err = get_decisions(w, s, io, recs + off, rlocs + off, cnt, rbits + off);
+			*io_err = get_decisions(w, s, io, recs + off, rrows + off, cnt, rbits + off,
+						rslots + off);
 			if (*io_err != LWC_OK)
 				s->aborted = 1;
 		}
-		if (!s->aborted && s->kind == ST_UPDATE && s->npend > 0) {
-			pthread_mutex_lock(&st->mu);
-			if (update_unique_batch(st, s) != LWC_OK)
-				s->aborted = 1;
-			pthread_mutex_unlock(&st->mu);
+		apply_decided(w, s);
+	}
+	/* stash rows written back into this batch's blocks (ev[] is sorted by
+	 * block index, and so is idx[]) */
+	for (size_t i = 0; i < n && !s->aborted; i++) {
+		uint64_t *bits = s->bits + idx[i] * g->words;
+		uint8_t *blk = plain + i * g->block_bytes;
+
+		while (ev < s->nev && s->ev[ev].blk < idx[i])
+			ev++;
+		for (; ev < s->nev && s->ev[ev].blk == idx[i]; ev++) {
+			memcpy(blk + (size_t)s->ev[ev].slot * g->S, s->evrec + ev * g->S, g->S);
+			px_bit_set(bits, s->ev[ev].slot, 1);
 		}
-		if (!s->aborted)
-			for (size_t i = 0; i < s->npend; i++)
-				memcpy(s->pdst[i], s->prec + i * g->S, g->S);
-		s->npend = 0;
 	}
 	if (s->aborted) {
 		/* nothing of the statement survives in this batch: the committed
@@ -1423,10 +1934,14 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		stmt_fail(s, rc, "cloud store WRITE failed: %s", err[0] ? err : lwc_strerror(rc));
 		goto out;
 	}
+	/* 1: written with the statement's changes (rows in or out, records
+	 * replaced), 2: with the committed content */
 	for (size_t i = 0; i < n; i++) {
 		size_t lo, hi;
+		int moved = memcmp(s->bits + idx[i] * g->words, s->obits + idx[i] * g->words,
+				   g->words * sizeof(uint64_t)) != 0;
 		block_range(&s->locs, ids[i], &lo, &hi);
-		s->written[idx[i]] = modifies && !s->aborted && hi > lo ? 1 : 2;
+		s->written[idx[i]] = !s->aborted && (moved || (modifies && hi > lo)) ? 1 : 2;
 	}
 	rc = s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
 out:
@@ -1440,8 +1955,9 @@ out:
 	free(ids);
 	free(vers);
 	free(recs);
-	free(rlocs);
+	free(rrows);
 	free(rbits);
+	free(rslots);
 	return rc;
 }
 
@@ -1452,8 +1968,11 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 	int rc = LWC_OK;
 
 	*io_err = LWC_OK;
+	if ((rc = stash_rows(w, s, io, io_err)) != LWC_OK || *io_err != LWC_OK)
+		s->aborted = 1;
+	rc = LWC_OK;
 	if (s->gamma == 0)
-		return LWC_OK;
+		return s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
 	nb = (s->gamma + batch - 1) / batch;
 	if ((order = malloc(s->gamma * sizeof(size_t))) == NULL)
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
@@ -1468,7 +1987,9 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 			order[j] = t;
 		}
 	}
-	for (size_t b = 0; b < nb && rc == LWC_OK && !s->aborted; b++) {
+	/* a statement that failed before its first batch still makes its access
+	 * (every block written back unchanged): the cloud sees the usual shape */
+	for (size_t b = 0; b < nb && rc == LWC_OK && (b == 0 || !s->aborted); b++) {
 		size_t lo = s->gamma * b / nb, hi = s->gamma * (b + 1) / nb;
 		/* ids[] is sorted, so sorting indexes sorts the ids */
 		qsort(order + lo, hi - lo, sizeof(size_t), cmp_u64p);
@@ -1515,6 +2036,94 @@ static int idx_del(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
 	return mdb_del(txn, dbi, &k, &d);
 }
 
+static int stash_db_put(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t table,
+			const uint8_t *rec)
+{
+	uint8_t key[8], *val = malloc(4 + st->g.S);
+	MDB_val k = { 8, key }, d = { 4 + st->g.S, val };
+	int rc;
+
+	if (val == NULL)
+		return ENOMEM;
+	cry_put_be64(key, row);
+	val[0] = (uint8_t)(table >> 24);
+	val[1] = (uint8_t)(table >> 16);
+	val[2] = (uint8_t)(table >> 8);
+	val[3] = (uint8_t)table;
+	memcpy(val + 4, rec, st->g.S);
+	rc = mdb_put(txn, st->stash_db, &k, &d, 0);
+	free(val);
+	return rc;
+}
+
+static int stash_db_del(struct px_state *st, MDB_txn *txn, uint64_t row)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key };
+
+	cry_put_be64(key, row);
+	return mdb_del(txn, st->stash_db, &k, NULL);
+}
+
+static int pos_del(struct px_state *st, MDB_txn *txn, uint64_t row)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key };
+
+	cry_put_be64(key, row);
+	return mdb_del(txn, st->pos_db, &k, NULL);
+}
+
+/* The committed stash changes, in memory: rows written back or deleted
+ * leave, rows moved or inserted come in, rows served are refreshed (a new
+ * delay: they were touched again). */
+static void commit_stash(struct px_state *st, struct stmt *s)
+{
+	size_t nadd = s->nmoved + s->nsrow +
+		      (s->kind == ST_INSERT && s->via_stash ? s->req->insert->n_rows : 0);
+	size_t ndel = s->nev + s->nsrow, a = 0, d = 0;
+	uint64_t *adds = malloc((nadd + 1) * sizeof(uint64_t));
+	uint32_t *tabs = malloc((nadd + 1) * sizeof(uint32_t));
+	uint64_t *dels = malloc((ndel + 1) * sizeof(uint64_t));
+	uint32_t tid = s->t ? s->t->id : 0;
+
+	if (!adds || !tabs || !dels)
+		goto fail;
+	for (size_t i = 0; i < s->nev; i++)
+		dels[d++] = s->ev[i].row;
+	for (size_t i = 0; i < s->nmoved; i++) {
+		adds[a] = s->mrow[i];
+		tabs[a++] = tid;
+	}
+	for (size_t i = 0; i < s->nsrow; i++) {
+		if (s->kind == ST_DROP || s->sdel[i]) {
+			dels[d++] = s->srow[i];
+		} else {
+			adds[a] = s->srow[i];
+			tabs[a++] = tid;
+		}
+	}
+	if (s->kind == ST_INSERT && s->via_stash)
+		for (size_t i = 0; i < s->req->insert->n_rows; i++) {
+			adds[a] = st->next_rowid + i;
+			tabs[a++] = tid;
+		}
+	if (stash_apply(st, dels, d, adds, tabs, a) != LWC_OK)
+		goto fail;
+	atomic_fetch_add(&st->rows_relocated, s->nmoved);
+	atomic_fetch_add(&st->rows_evicted, s->nev);
+	free(adds);
+	free(tabs);
+	free(dels);
+	return;
+fail:
+	/* committed on disk; the next start reads the stash from there */
+	log_error("out of memory updating the stash in memory: restart the proxy");
+	free(adds);
+	free(tabs);
+	free(dels);
+}
+
 static int commit(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -1529,20 +2138,40 @@ static int commit(struct px_worker *w, struct stmt *s)
 				  s->bits + i * st->g.words);
 	if (rc != 0)
 		goto fail;
+	/* rows written back by this statement, rows it moved to the stash */
+	for (size_t i = 0; i < s->nev && rc == 0; i++)
+		if ((rc = px_pos_put(st, txn, s->ev[i].row,
+				     PX_LOC(s->ids[s->ev[i].blk], s->ev[i].slot))) == 0)
+			rc = stash_db_del(st, txn, s->ev[i].row);
+	for (size_t i = 0; i < s->nmoved && rc == 0; i++)
+		if ((rc = px_pos_put(st, txn, s->mrow[i], PX_LOC_STASH)) == 0)
+			rc = stash_db_put(st, txn, s->mrow[i], t->id, s->mrec + i * st->g.S);
+	if (rc != 0)
+		goto fail;
 	switch (s->kind) {
 	case ST_INSERT:
-		for (size_t i = 0; i < s->locs.n && rc == 0; i++) {
+		for (size_t i = 0; i < s->req->insert->n_rows && rc == 0; i++) {
 			const Lwc__Row *r = insert_row(s, i);
+			uint64_t row = st->next_rowid + i;
 			uint8_t key[8], buf[PX_MAX_COLS * CRY_TOKEN_BYTES];
 			MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, buf };
 
-			cry_put_be64(key, s->locs.v[i]);
+			cry_put_be64(key, row);
 			for (uint32_t c = 0; c < t->ncols; c++)
 				memcpy(buf + c * CRY_TOKEN_BYTES, r->tokens[c].data, CRY_TOKEN_BYTES);
 			rc = mdb_put(txn, t->rows, &k, &d, 0);
 			for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
-				rc = idx_put(txn, t->cols[c], r->tokens[c].data, s->locs.v[i]);
+				rc = idx_put(txn, t->cols[c], r->tokens[c].data, row);
+			if (rc == 0 && s->via_stash) {
+				if ((rc = px_pos_put(st, txn, row, PX_LOC_STASH)) == 0)
+					rc = stash_db_put(st, txn, row, t->id, r->record.data);
+			} else if (rc == 0) {
+				rc = px_pos_put(st, txn, row, s->locs.v[i]);
+			}
 		}
+		if (rc == 0)
+			rc = px_meta_put_u64(st, txn, "next_rowid",
+					     st->next_rowid + s->req->insert->n_rows);
 		break;
 	case ST_DELETE:
 		for (size_t i = 0; i < s->dels.n && rc == 0; i++) {
@@ -1558,6 +2187,10 @@ static int commit(struct px_worker *w, struct stmt *s)
 			cry_put_be64(key, s->dels.v[i]);
 			if (rc == 0)
 				rc = mdb_del(txn, t->rows, &k, NULL);
+			if (rc == 0)
+				rc = mdb_del(txn, st->pos_db, &k, NULL);
+			if (rc == 0 && stash_find(st, s->dels.v[i]) != NULL)
+				rc = stash_db_del(st, txn, s->dels.v[i]);
 		}
 		break;
 	case ST_UPDATE:
@@ -1566,21 +2199,24 @@ static int commit(struct px_worker *w, struct stmt *s)
 			uint8_t key[8], old[PX_MAX_COLS * CRY_TOKEN_BYTES];
 			MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, s->upds[i].tokens };
 
-			if ((rc = get_tokens(txn, t, s->upds[i].loc, &tok)) != 0)
+			if ((rc = get_tokens(txn, t, s->upds[i].row, &tok)) != 0)
 				break;
 			memcpy(old, tok, t->ncols * CRY_TOKEN_BYTES);
 			for (uint32_t c = 0; c < t->ncols && rc == 0; c++) {
 				const uint8_t *nt = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
 				if (memcmp(nt, old + c * CRY_TOKEN_BYTES, CRY_TOKEN_BYTES) == 0)
 					continue;
-				rc = idx_del(txn, t->cols[c], old + c * CRY_TOKEN_BYTES, s->upds[i].loc);
+				rc = idx_del(txn, t->cols[c], old + c * CRY_TOKEN_BYTES, s->upds[i].row);
 				if (rc == 0)
-					rc = idx_put(txn, t->cols[c], nt, s->upds[i].loc);
+					rc = idx_put(txn, t->cols[c], nt, s->upds[i].row);
 			}
-			cry_put_be64(key, s->upds[i].loc);
+			cry_put_be64(key, s->upds[i].row);
 			if (rc == 0)
 				rc = mdb_put(txn, t->rows, &k, &d, 0);
 		}
+		/* new records of rows served from the stash */
+		for (size_t i = 0; i < s->nsrow && rc == 0; i++)
+			rc = stash_db_put(st, txn, s->srow[i], t->id, s->srec + i * st->g.S);
 		break;
 	case ST_CREATE: {
 		const Lwc__CreateTable *ct = s->req->create_table;
@@ -1618,6 +2254,11 @@ static int commit(struct px_worker *w, struct stmt *s)
 	}
 	case ST_DROP: {
 		MDB_val k = { PX_HANDLE_BYTES, t->handle };
+		for (size_t i = 0; i < s->locs.n && rc == 0; i++)
+			rc = pos_del(st, txn, s->lrow[i]);
+		for (size_t i = 0; i < s->nsrow && rc == 0; i++)
+			if ((rc = pos_del(st, txn, s->srow[i])) == 0)
+				rc = stash_db_del(st, txn, s->srow[i]);
 		for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
 			rc = mdb_drop(txn, t->cols[c], 1);
 		if (rc == 0)
@@ -1663,10 +2304,14 @@ static int commit(struct px_worker *w, struct stmt *s)
 			st->free_hint = id;
 		st->occ[id] = occ;
 	}
+	commit_stash(st, s);
 	switch (s->kind) {
 	case ST_INSERT:
-		t->nrows += s->locs.n;
-		s->count = s->locs.n;
+		t->nrows += s->req->insert->n_rows;
+		s->count = s->req->insert->n_rows;
+		st->next_rowid += s->req->insert->n_rows;
+		atomic_fetch_add(s->via_stash ? &st->inserts_stashed : &st->inserts_placed,
+				 s->req->insert->n_rows);
 		break;
 	case ST_DELETE:
 		t->nrows -= s->dels.n;
@@ -1762,6 +2407,14 @@ fail:
 static void stmt_free(struct stmt *s)
 {
 	locset_free(&s->locs);
+	free(s->lrow);
+	free(s->srow);
+	free(s->srec);
+	free(s->sdel);
+	free(s->mrow);
+	free(s->mrec);
+	free(s->ev);
+	free(s->evrec);
 	locset_free(&s->dels);
 	for (size_t i = 0; i < s->nupds; i++)
 		free(s->upds[i].tokens);
@@ -1925,6 +2578,13 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		commit_clean(st, &s);
 	unlock_blocks(st, &s);
 	pending_drop(st, s.owner);
+	stash_release(st, s.owner);
+	st->stash_reserved -= s.reserved;
+	s.reserved = 0;
+	if (rc == LWC_OK && st->relocate && !s.relocating && s.locs.n > 0 &&
+	    (s.kind == ST_SELECT || s.kind == ST_UPDATE || (s.kind == ST_DELETE && s.interactive)))
+		atomic_fetch_add(s.locs.n > st->relocate_max ? &st->over_relocate_max
+				 : &st->stash_full, 1);
 	stmt_release_table(st, &s);
 	atomic_fetch_add(&st->stmts, 1);
 	if (rc != LWC_OK)
@@ -1950,10 +2610,11 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 /* ---- offline check -------------------------------------------------------- */
 
 static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
-		       uint32_t *per_block, uint64_t *nrows, uint64_t *nidx)
+		       uint32_t *per_block, uint64_t *nrows, uint64_t *nidx, uint64_t *nstash)
 {
 	MDB_cursor *cur;
 	MDB_val k, d;
+	uint64_t row;
 	int bad = 0, rc;
 
 	if (mdb_cursor_open(txn, t->rows, &cur) != 0)
@@ -1967,10 +2628,30 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 			bad++;
 			continue;
 		}
-		loc = cry_get_be64(k.mv_data);
+		row = cry_get_be64(k.mv_data);
+		(*nrows)++;
+		if ((rc = px_pos_get(st, txn, row, &loc)) != 0) {
+			printf("table %u: row %llu has no position\n", t->id, (unsigned long long)row);
+			bad++;
+			continue;
+		}
+		if (loc == PX_LOC_STASH) {
+			uint8_t key[8];
+			MDB_val sk = { 8, key }, sv;
+			struct px_stash_ent *e = stash_find(st, row);
+
+			cry_put_be64(key, row);
+			if (mdb_get(txn, st->stash_db, &sk, &sv) != 0 || sv.mv_size != 4 + st->g.S ||
+			    cry_get_be64(sv.mv_data) >> 32 != t->id || e == NULL || e->table != t->id) {
+				printf("table %u: row %llu is said to be in the stash but is not there\n",
+				       t->id, (unsigned long long)row);
+				bad++;
+			}
+			(*nstash)++;
+			goto tokens;
+		}
 		b = PX_LOC_BLOCK(loc);
 		slot = PX_LOC_SLOT(loc);
-		(*nrows)++;
 		if (b >= st->nblocks || slot >= st->g.m) {
 			printf("table %u: row at block %llu slot %u is outside the database\n", t->id,
 			       (unsigned long long)b, slot);
@@ -1983,18 +2664,19 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 			bad++;
 		}
 		per_block[b]++;
+tokens:
 		for (uint32_t c = 0; c < t->ncols; c++) {
 			MDB_cursor *ic;
 			uint8_t v[8];
 			MDB_val ik = { CRY_TOKEN_BYTES, (uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES };
 			MDB_val iv = { 8, v };
 
-			cry_put_be64(v, loc);
+			cry_put_be64(v, row);
 			if (mdb_cursor_open(txn, t->cols[c], &ic) != 0)
 				return bad + 1;
 			if (mdb_cursor_get(ic, &ik, &iv, MDB_GET_BOTH) != 0) {
-				printf("table %u: row at block %llu slot %u missing from the index of "
-				       "column %u\n", t->id, (unsigned long long)b, slot, c + 1);
+				printf("table %u: row %llu missing from the index of column %u\n", t->id,
+				       (unsigned long long)row, c + 1);
 				bad++;
 			}
 			mdb_cursor_close(ic);
@@ -2019,18 +2701,16 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 			loc = cry_get_be64(d.mv_data);
 			memcpy(key, d.mv_data, 8);
 			if (mdb_get(txn, t->rows, &rk, &rv) != 0) {
-				printf("table %u column %u: index entry points to block %llu slot %u, "
-				       "which holds no row of the table\n", t->id, c + 1,
-				       (unsigned long long)PX_LOC_BLOCK(loc), PX_LOC_SLOT(loc));
+				printf("table %u column %u: index entry points to row %llu, which the "
+				       "table does not hold\n", t->id, c + 1, (unsigned long long)loc);
 				bad++;
 				continue;
 			}
 			if (rv.mv_size != t->ncols * CRY_TOKEN_BYTES ||
 			    memcmp((uint8_t *)rv.mv_data + c * CRY_TOKEN_BYTES, k.mv_data,
 				   CRY_TOKEN_BYTES) != 0) {
-				printf("table %u column %u: index entry for block %llu slot %u does not "
-				       "match the row's value\n", t->id, c + 1,
-				       (unsigned long long)PX_LOC_BLOCK(loc), PX_LOC_SLOT(loc));
+				printf("table %u column %u: index entry for row %llu does not match the "
+				       "row's value\n", t->id, c + 1, (unsigned long long)loc);
 				bad++;
 			}
 		}
@@ -2046,7 +2726,7 @@ int px_check(struct px_worker *w, int verbose)
 	uint8_t *plain = malloc(st->g.block_bytes);
 	uint32_t *per_block = calloc(st->nblocks + 1, sizeof(uint32_t));
 	uint64_t *ids = malloc(batch * sizeof(uint64_t)), *vers = malloc(batch * sizeof(uint64_t));
-	uint64_t nrows = 0, nidx = 0, ntables = 0;
+	uint64_t nrows = 0, nidx = 0, ntables = 0, nstash = 0;
 	MDB_txn *txn;
 	int bad = 0;
 
@@ -2103,7 +2783,17 @@ int px_check(struct px_worker *w, int verbose)
 	}
 	for (struct px_table *t = st->tables; t; t = t->next) {
 		ntables++;
-		bad += check_table(st, txn, t, per_block, &nrows, &nidx);
+		bad += check_table(st, txn, t, per_block, &nrows, &nidx, &nstash);
+	}
+	{
+		MDB_stat ms;
+		if (mdb_stat(txn, st->stash_db, &ms) == 0 &&
+		    (ms.ms_entries != nstash || st->nstash != nstash)) {
+			printf("stash: %llu records stored, %zu listed in memory, %llu rows placed "
+			       "there\n", (unsigned long long)ms.ms_entries, st->nstash,
+			       (unsigned long long)nstash);
+			bad++;
+		}
 	}
 	mdb_txn_abort(txn);
 	for (uint64_t b = 0; b < st->nblocks; b++) {
@@ -2126,8 +2816,9 @@ int px_check(struct px_worker *w, int verbose)
 		       (unsigned long long)nidx);
 	else if (verbose)
 		printf("ok: %llu blocks open at their committed versions and tags; %llu tables, "
-		       "%llu rows, %llu index entries, all consistent\n",
+		       "%llu rows (%llu in the stash), %llu index entries, all consistent\n",
 		       (unsigned long long)st->nblocks, (unsigned long long)ntables,
-		       (unsigned long long)nrows, (unsigned long long)nidx);
+		       (unsigned long long)nrows, (unsigned long long)nstash,
+		       (unsigned long long)nidx);
 	return bad;
 }

@@ -36,10 +36,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lwc-proxy init --state DIR --cloudstore HOST:PORT --cs-key-file FILE\n"
 		"                      [--record-bytes 128] [--slots 64] [--theta 48]\n"
-		"                      [--cell-bytes 1] [--blocks 1024]\n"
+		"                      [--cell-bytes 1] [--blocks 1024] [--relocate on|off]\n"
+		"                      [--stash-max 8192] [--relocate-max 1024]\n"
 		"       lwc-proxy serve --state DIR --listen HOST:PORT [--pad ratio:2|pow2|fixed:G]\n"
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
+		"                      [--stash-max N] [--relocate-max N]\n"
 		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
 		"       lwc-proxy user add --state DIR --enroll FILE [--replace]\n"
 		"       lwc-proxy user revoke --state DIR NAME\n"
@@ -95,11 +97,15 @@ static int cmd_init(int argc, char **argv)
 		{ "theta", required_argument, NULL, 't' },
 		{ "cell-bytes", required_argument, NULL, 'C' },
 		{ "blocks", required_argument, NULL, 'n' },
+		{ "relocate", required_argument, NULL, 'o' },
+		{ "stash-max", required_argument, NULL, 'X' },
+		{ "relocate-max", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *dir = NULL, *cs = NULL, *keyf = NULL;
 	uint32_t R = 128, m = 64, theta = 0, cell = 1, nblocks = 1024;
+	struct px_reloc_cfg rcfg = { 1, PX_STASH_MAX_DEFAULT, PX_RELOCATE_MAX_DEFAULT };
 	struct px_geom g;
 	struct px_state *st = NULL;
 	struct px_engine_cfg ecfg;
@@ -118,6 +124,15 @@ static int cmd_init(int argc, char **argv)
 		case 't': if (parse_u32(optarg, "--theta", 1, PX_MAX_SLOTS, &theta)) return 1; break;
 		case 'C': if (parse_u32(optarg, "--cell-bytes", 1, 8, &cell)) return 1; break;
 		case 'n': if (parse_u32(optarg, "--blocks", 1, 1u << 30, &nblocks)) return 1; break;
+		case 'o':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "lwc-proxy init: --relocate must be on or off\n");
+				return 1;
+			}
+			rcfg.relocate = strcmp(optarg, "on") == 0;
+			break;
+		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &rcfg.stash_max)) return 1; break;
+		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &rcfg.relocate_max)) return 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -165,7 +180,7 @@ static int cmd_init(int argc, char **argv)
 			return 1;
 		}
 	}
-	if ((rc = px_state_create(dir, &g, cs, keyf, nblocks, err, sizeof(err))) != LWC_OK) {
+	if ((rc = px_state_create(dir, &g, cs, keyf, &rcfg, err, sizeof(err))) != LWC_OK) {
 		fprintf(stderr, "lwc-proxy init: %s\n", err);
 		sodium_free(cs_key);
 		return 1;
@@ -207,8 +222,10 @@ static int cmd_init(int argc, char **argv)
 		return 1;
 	}
 	printf("initialised %s: %u blocks of %u slots x %u bytes (records of %u bytes, theta %u, "
-	       "cells of %u bytes) in the cloud store at %s\n", dir, nblocks, g.m, g.S, g.R,
-	       g.theta, g.cell, cs);
+	       "cells of %u bytes) in the cloud store at %s; relocation %s (stash of at most %u "
+	       "rows, statements touching over %u rows move none)\n", dir, nblocks, g.m, g.S, g.R,
+	       g.theta, g.cell, cs, rcfg.relocate ? "on" : "off", rcfg.stash_max,
+	       rcfg.relocate_max);
 	px_state_close(st);
 	sodium_free(cs_key);
 	return 0;
@@ -252,9 +269,12 @@ static int cmd_serve(int argc, char **argv)
 		{ "cs-key-file", required_argument, NULL, 'k' },
 		{ "max-frame", required_argument, NULL, 'f' },
 		{ "log-level", required_argument, NULL, 'L' },
+		{ "stash-max", required_argument, NULL, 'X' },
+		{ "relocate-max", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX;
 	const char *dir = NULL, *listen = NULL, *pad = "ratio:2", *cs = NULL, *keyf = NULL;
 	struct px_server_config cfg;
 	struct px_state *st = NULL;
@@ -284,6 +304,8 @@ static int cmd_serve(int argc, char **argv)
 		case 'c': cs = optarg; break;
 		case 'k': keyf = optarg; break;
 		case 'f': if (parse_u32(optarg, "--max-frame", 4096, WIRE_FRAME_MAX, &cfg.max_frame)) return 1; break;
+		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &stash_max)) return 1; break;
+		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &relocate_max)) return 1; break;
 		case 'L':
 			if ((level = log_parse_level(optarg)) < 0) {
 				fprintf(stderr, "lwc-proxy: unknown log level %s\n", optarg);
@@ -305,6 +327,11 @@ static int cmd_serve(int argc, char **argv)
 		log_error("%s", err);
 		return 1;
 	}
+	/* serve's own limits for this run (init stored the defaults) */
+	if (stash_max != UINT32_MAX)
+		st->stash_max = stash_max;
+	if (relocate_max != UINT32_MAX)
+		st->relocate_max = relocate_max;
 	if (cfg.engine.batch_blocks * st->g.sealed_bytes > WIRE_FRAME_MAX / 2) {
 		cfg.engine.batch_blocks = (uint32_t)(WIRE_FRAME_MAX / 2 / st->g.sealed_bytes);
 		if (cfg.engine.batch_blocks == 0)

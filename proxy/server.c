@@ -563,14 +563,15 @@ static void admin_status(struct conn *c)
 	struct px_server *srv = c->srv;
 	struct px_state *st = srv->st;
 	Lwc__AdminResponse resp = LWC__ADMIN_RESPONSE__INIT;
-	Lwc__AdminResponse__StatusEntry ent[24], *ptrs[24];
-	char vals[24][128];
-	const char *keys[24];
+	Lwc__AdminResponse__StatusEntry ent[40], *ptrs[40];
+	char vals[40][128];
+	const char *keys[40];
 	size_t n = 0;
-	uint64_t blocks, used, cap, tables = 0, inflight;
+	uint64_t blocks, used, cap, tables = 0, inflight, nstash;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
 
 	pthread_mutex_lock(&st->mu);
+	nstash = st->nstash;
 	blocks = st->nblocks;
 	used = st->used_slots;
 	cap = st->nblocks * st->g.theta;
@@ -608,6 +609,17 @@ static void admin_status(struct conn *c)
 	ST_ADD("blocks_moved", "%llu", (unsigned long long)atomic_load(&st->blocks_moved));
 	ST_ADD("blocks_locked", "%llu", (unsigned long long)inflight);
 	ST_ADD("padding", "%s, min %u", srv->cfg->pad_text, srv->cfg->engine.pad_min);
+	ST_ADD("relocation", "%s", st->relocate ? "on" : "off");
+	ST_ADD("stash_rows", "%llu", (unsigned long long)nstash);
+	ST_ADD("stash_max", "%u", st->stash_max);
+	ST_ADD("relocate_max", "%u", st->relocate_max);
+	ST_ADD("rows_relocated", "%llu", (unsigned long long)atomic_load(&st->rows_relocated));
+	ST_ADD("rows_evicted", "%llu", (unsigned long long)atomic_load(&st->rows_evicted));
+	ST_ADD("inserts_via_stash", "%llu", (unsigned long long)atomic_load(&st->inserts_stashed));
+	ST_ADD("inserts_placed", "%llu", (unsigned long long)atomic_load(&st->inserts_placed));
+	ST_ADD("stmts_over_relocate_max", "%llu",
+	       (unsigned long long)atomic_load(&st->over_relocate_max));
+	ST_ADD("stmts_stash_full", "%llu", (unsigned long long)atomic_load(&st->stash_full));
 	ST_ADD("cloudstore", "%s", srv->cfg->engine.cs_addr);
 	ST_ADD("listen", "%s", srv->cfg->listen);
 	ST_ADD("uptime_s", "%llu", (unsigned long long)(time(NULL) - srv->started));

@@ -12,10 +12,12 @@
 #include <sodium.h>
 
 #include "keyfile.h"
+#include "log.h"
 #include "state.h"
 
 #define PX_MAP_SIZE   (64ull << 30)   /* sparse; the file grows as used */
-#define PX_MAX_DBS    (4u + 65u * 1024u)
+#define PX_MAX_DBS    (8u + 65u * 1024u)
+#define PX_STATE_FORMAT 2
 
 static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
 {
@@ -112,6 +114,69 @@ static int meta_put_str(MDB_txn *txn, MDB_dbi dbi, const char *name, const void 
 	return mdb_put(txn, dbi, &k, &d, 0);
 }
 
+static int meta_put_u64v(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t v)
+{
+	uint8_t buf[8];
+
+	cry_put_be64(buf, v);
+	return meta_put_str(txn, dbi, name, buf, sizeof(buf));
+}
+
+/* A u64 setting of meta, or def when absent. */
+static int meta_get_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t def, uint64_t *out)
+{
+	MDB_val v;
+	int rc = meta_get(txn, dbi, name, &v);
+
+	if (rc == MDB_NOTFOUND) {
+		*out = def;
+		return 0;
+	}
+	if (rc != 0)
+		return rc;
+	if (v.mv_size != 8)
+		return MDB_CORRUPTED;
+	*out = cry_get_be64(v.mv_data);
+	return 0;
+}
+
+int px_pos_put(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t loc)
+{
+	uint8_t key[8], val[8];
+	MDB_val k = { 8, key }, d = { 8, val };
+
+	cry_put_be64(key, rowid);
+	cry_put_be64(val, loc);
+	return mdb_put(txn, st->pos_db, &k, &d, 0);
+}
+
+int px_pos_get(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t *loc)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key }, d;
+	int rc;
+
+	cry_put_be64(key, rowid);
+	if ((rc = mdb_get(txn, st->pos_db, &k, &d)) != 0)
+		return rc;
+	if (d.mv_size != 8)
+		return MDB_CORRUPTED;
+	*loc = cry_get_be64(d.mv_data);
+	return 0;
+}
+
+uint32_t px_fill_limit(const struct px_state *st)
+{
+	uint32_t keep;
+
+	if (!st->relocate)
+		return st->g.theta;
+	keep = st->g.theta / 6;
+	if (keep < 1)
+		keep = 1;
+	return st->g.theta > keep ? st->g.theta - keep : 1;
+}
+
 int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
 {
 	size_t len = 28 + (size_t)t->ncols * CRY_TOKEN_BYTES + t->schema_len;
@@ -203,13 +268,14 @@ static int open_env(const char *dir, MDB_env **env, char *err, size_t errlen)
 }
 
 int px_state_create(const char *dir, const struct px_geom *g, const char *cs_addr,
-		    const char *cs_key_file, uint64_t nblocks, char *err, size_t errlen)
+		    const char *cs_key_file, const struct px_reloc_cfg *rcfg,
+		    char *err, size_t errlen)
 {
 	char path[600], abs_key[512];
 	uint8_t *ops;
 	MDB_env *env = NULL;
 	MDB_txn *txn = NULL;
-	MDB_dbi meta, users, catalog, blocks;
+	MDB_dbi meta, users, catalog, blocks, pos, stash;
 	uint8_t geo[16];
 	int rc;
 
@@ -269,7 +335,9 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "users", MDB_CREATE, &users)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "catalog", MDB_CREATE, &catalog)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "blocks", MDB_CREATE, &blocks)) != 0)
+	    (rc = mdb_dbi_open(txn, "blocks", MDB_CREATE, &blocks)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "pos", MDB_CREATE, &pos)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "stash", MDB_CREATE, &stash)) != 0)
 		goto lmdb_error;
 	for (int i = 0; i < 4; i++) {
 		uint32_t v = i == 0 ? g->R : i == 1 ? g->m : i == 2 ? g->theta : g->cell;
@@ -293,13 +361,18 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 		cry_put_be64(buf, 1);
 		if ((rc = mdb_put(txn, meta, &k, &d, 0)) != 0)
 			goto lmdb_error;
+		if ((rc = meta_put_u64v(txn, meta, "format", PX_STATE_FORMAT)) != 0 ||
+		    (rc = meta_put_u64v(txn, meta, "next_rowid", 1)) != 0 ||
+		    (rc = meta_put_u64v(txn, meta, "relocate", rcfg->relocate ? 1 : 0)) != 0 ||
+		    (rc = meta_put_u64v(txn, meta, "stash_max", rcfg->stash_max)) != 0 ||
+		    (rc = meta_put_u64v(txn, meta, "relocate_max", rcfg->relocate_max)) != 0)
+			goto lmdb_error;
 	}
 	if ((rc = mdb_txn_commit(txn)) != 0) {
 		txn = NULL;
 		goto lmdb_error;
 	}
 	mdb_env_close(env);
-	(void)nblocks;
 	return LWC_OK;
 lmdb_error:
 	if (txn)
@@ -448,6 +521,95 @@ static int load_blocks(struct px_state *st, MDB_txn *txn)
 	return 0;
 }
 
+/* Format 1 -> 2: a row's id is its location (t<ID>.r and the indexes keep
+ * their keys and values as they are), and the position map says so. */
+static int convert_format1(struct px_state *st, MDB_txn *txn)
+{
+	uint64_t next = 1;
+	int rc = 0;
+
+	for (struct px_table *t = st->tables; t && rc == 0; t = t->next) {
+		MDB_cursor *cur;
+		MDB_val k, d;
+
+		if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
+			return rc;
+		while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+			uint64_t loc;
+
+			if (k.mv_size != 8) {
+				rc = MDB_CORRUPTED;
+				break;
+			}
+			loc = cry_get_be64(k.mv_data);
+			if ((rc = px_pos_put(st, txn, loc, loc)) != 0)
+				break;
+			if (loc + 1 > next)
+				next = loc + 1;
+		}
+		mdb_cursor_close(cur);
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+	}
+	if (rc == 0)
+		rc = meta_put_u64v(txn, st->meta, "next_rowid", next);
+	if (rc == 0)
+		rc = meta_put_u64v(txn, st->meta, "format", PX_STATE_FORMAT);
+	if (rc == 0)
+		log_info("proxy state converted to format %d (row ids and a position map)",
+			 PX_STATE_FORMAT);
+	return rc;
+}
+
+static int cmp_stash_ent(const void *a, const void *b)
+{
+	uint64_t x = ((const struct px_stash_ent *)a)->rowid;
+	uint64_t y = ((const struct px_stash_ent *)b)->rowid;
+	return x < y ? -1 : x > y;
+}
+
+/* The stash's rows in memory; all may be evicted at once (they entered in
+ * statements before this start). */
+static int load_stash(struct px_state *st, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->stash_db, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		struct px_stash_ent *e;
+
+		if (k.mv_size != 8 || d.mv_size != 4 + st->g.S) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		if (st->nstash == st->cap_stash) {
+			size_t cap = st->cap_stash ? st->cap_stash * 2 : 256;
+			void *p = realloc(st->stash, cap * sizeof(*st->stash));
+			if (p == NULL) {
+				rc = ENOMEM;
+				break;
+			}
+			st->stash = p;
+			st->cap_stash = cap;
+		}
+		e = &st->stash[st->nstash++];
+		memset(e, 0, sizeof(*e));
+		e->rowid = cry_get_be64(k.mv_data);
+		e->table = (uint32_t)((const uint8_t *)d.mv_data)[0] << 24 |
+			   (uint32_t)((const uint8_t *)d.mv_data)[1] << 16 |
+			   (uint32_t)((const uint8_t *)d.mv_data)[2] << 8 |
+			   ((const uint8_t *)d.mv_data)[3];
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	qsort(st->stash, st->nstash, sizeof(*st->stash), cmp_stash_ent);
+	return 0;
+}
+
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen)
 {
 	struct px_state *st;
@@ -496,7 +658,9 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 	    (rc = mdb_dbi_open(txn, "meta", 0, &st->meta)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "users", 0, &st->users_db)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "catalog", 0, &st->catalog)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "blocks", 0, &st->blocks_db)) != 0)
+	    (rc = mdb_dbi_open(txn, "blocks", 0, &st->blocks_db)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "pos", MDB_CREATE, &st->pos_db)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "stash", MDB_CREATE, &st->stash_db)) != 0)
 		goto lmdb_error;
 	if ((rc = meta_get(txn, st->meta, "geometry", &v)) != 0)
 		goto lmdb_error;
@@ -539,6 +703,33 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 	if ((rc = load_users(st, txn)) != 0 || (rc = load_catalog(st, txn)) != 0 ||
 	    (rc = load_blocks(st, txn)) != 0)
 		goto lmdb_error;
+	{
+		uint64_t fmt, reloc, smax, rmax;
+
+		if ((rc = meta_get_u64(txn, st->meta, "format", 1, &fmt)) != 0 ||
+		    (rc = meta_get_u64(txn, st->meta, "relocate", 1, &reloc)) != 0 ||
+		    (rc = meta_get_u64(txn, st->meta, "stash_max", PX_STASH_MAX_DEFAULT,
+				       &smax)) != 0 ||
+		    (rc = meta_get_u64(txn, st->meta, "relocate_max", PX_RELOCATE_MAX_DEFAULT,
+				       &rmax)) != 0)
+			goto lmdb_error;
+		if (fmt > PX_STATE_FORMAT) {
+			mdb_txn_abort(txn);
+			lwc_errf(err, errlen, "%s holds a proxy state of format %llu; this lwc-proxy "
+				 "reads formats 1 and %d", dir, (unsigned long long)fmt,
+				 PX_STATE_FORMAT);
+			rc = LWC_ERR_FORMAT;
+			goto fail;
+		}
+		st->relocate = reloc != 0;
+		st->stash_max = smax > UINT32_MAX ? UINT32_MAX : (uint32_t)smax;
+		st->relocate_max = rmax > UINT32_MAX ? UINT32_MAX : (uint32_t)rmax;
+		if (fmt == 1 && (rc = convert_format1(st, txn)) != 0)
+			goto lmdb_error;
+		if ((rc = meta_get_u64(txn, st->meta, "next_rowid", 1, &st->next_rowid)) != 0 ||
+		    (rc = load_stash(st, txn)) != 0)
+			goto lmdb_error;
+	}
 	if ((rc = mdb_txn_commit(txn)) != 0) {
 		txn = NULL;
 		goto lmdb_error;
@@ -586,6 +777,7 @@ void px_state_close(struct px_state *st)
 	free(st->locked);
 	free(st->pending);
 	free(st->phash);
+	free(st->stash);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->users_mu);
 	pthread_cond_destroy(&st->cv);

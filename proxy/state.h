@@ -13,11 +13,19 @@
  *             null tokens (ncols x 16) schema...
  *   blocks    block id(8 BE) -> committed version(8 BE) || AEAD tag of that
  *             version(16) || occupancy bitmap
- *   t<ID>.r   location(8 BE) -> the row's column tokens (ncols x 16): the
- *             paper's slot flags and the slot-to-token map, per table
- *   t<ID>.c<C> token(16) -> locations(8 BE), MDB_DUPSORT|MDB_DUPFIXED: the
+ *             "format" -> u64 (2; a state without it is format 1 and is
+ *             converted when opened); "next_rowid" -> u64; "relocate",
+ *             "stash_max", "relocate_max" -> u64 (lwc-proxy init)
+ *   t<ID>.r   row id(8 BE) -> the row's column tokens (ncols x 16): the
+ *             slot-to-token map of the paper, per table, by stable row id
+ *   t<ID>.c<C> token(16) -> row ids(8 BE), MDB_DUPSORT|MDB_DUPFIXED: the
  *             per-field B+ tree
- * Location = block << 16 | slot.
+ *   pos       row id(8 BE) -> location(8 BE), or PX_LOC_STASH: the position
+ *             map, so moving a row costs one write whatever its columns
+ *   stash     row id(8 BE) -> table id(4 BE) || record(S): rows taken out of
+ *             their blocks and not yet written back (see stash.h)
+ * Location = block << 16 | slot.  Format 1 keyed t<ID>.r and the indexes
+ * by location; converting it gives every row the row id = its location.
  *
  * Locking: st->mu guards everything in memory and every LMDB transaction
  * (planning reads, commits), so LMDB always sees one thread at a time.
@@ -48,6 +56,7 @@
 #define PX_LOC(block, slot) (((uint64_t)(block) << 16) | (uint64_t)(slot))
 #define PX_LOC_BLOCK(loc)   ((loc) >> 16)
 #define PX_LOC_SLOT(loc)    ((uint32_t)((loc) & 0xffffu))
+#define PX_LOC_STASH        UINT64_MAX      /* pos: the row is in the stash */
 
 struct px_geom {
 	uint32_t R;           /* record bytes (plaintext)                      */
@@ -98,10 +107,21 @@ struct px_user {
 	struct px_user *next;
 };
 
+/* A row in the stash (the record itself is in the stash database). */
+struct px_stash_ent {
+	uint64_t rowid;
+	uint64_t eligible;               /* may be evicted from this statement on */
+	uint64_t owner;                  /* statement using it, 0: free     */
+	uint32_t table;
+};
+
+#define PX_STASH_MAX_DEFAULT     8192u
+#define PX_RELOCATE_MAX_DEFAULT  1024u
+
 struct px_state {
 	char dir[512];
 	MDB_env *env;
-	MDB_dbi meta, users_db, catalog, blocks_db;
+	MDB_dbi meta, users_db, catalog, blocks_db, pos_db, stash_db;
 	struct px_geom g;
 	uint8_t *seal_key;               /* sodium_malloc'ed subkeys of K_OPS */
 	uint8_t *perm_key;
@@ -131,16 +151,35 @@ struct px_state {
 	size_t phash_cap;
 	uint64_t next_owner;
 
+	/* cross-statement obliviousness (stash.h) */
+	int relocate;                    /* move on access, evict, INSERT via the stash */
+	uint32_t stash_max;              /* rows the stash may hold         */
+	uint32_t relocate_max;           /* a statement touching more moves none */
+	uint64_t next_rowid;
+	uint64_t seq;                    /* statements planned so far       */
+	struct px_stash_ent *stash;      /* sorted by row id                */
+	size_t nstash, cap_stash;
+	size_t stash_reserved;           /* rows in-flight statements will add */
+
 	pthread_mutex_t users_mu;
 	struct px_user *users;
 
 	/* counters for status */
 	_Atomic uint64_t stmts, stmt_errors, reads, writes, blocks_moved;
+	_Atomic uint64_t rows_relocated, rows_evicted, inserts_stashed, inserts_placed;
+	_Atomic uint64_t over_relocate_max, stash_full;
+};
+
+/* Relocation settings of lwc-proxy init. */
+struct px_reloc_cfg {
+	int relocate;
+	uint32_t stash_max;
+	uint32_t relocate_max;
 };
 
 /* Create a new state in dir (must not exist or be empty). */
 int px_state_create(const char *dir, const struct px_geom *g, const char *cs_addr,
-		    const char *cs_key_file, uint64_t nblocks,
+		    const char *cs_key_file, const struct px_reloc_cfg *rc,
 		    char *err, size_t errlen) LWC_WUR;
 /* Open an existing state and load the in-memory mirror. */
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen) LWC_WUR;
@@ -161,6 +200,12 @@ int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_
 int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t) LWC_WUR;
 int px_block_put(struct px_state *st, MDB_txn *txn, uint64_t id, uint64_t version,
 		 const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits) LWC_WUR;
+/* pos: row id -> location (PX_LOC_STASH: in the stash); LMDB codes. */
+int px_pos_put(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t loc) LWC_WUR;
+int px_pos_get(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t *loc) LWC_WUR;
+/* Fill limit of a block for INSERT placement: theta, less the room kept
+ * for evictions when relocation is on. */
+uint32_t px_fill_limit(const struct px_state *st);
 
 /* Grow the in-memory block arrays to hold n blocks (st->mu held). */
 int px_blocks_reserve(struct px_state *st, uint64_t n) LWC_WUR;

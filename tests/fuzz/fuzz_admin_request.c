@@ -86,6 +86,7 @@ static void state_open(void)
 static void reset(void)
 {
 	struct px_geom g;
+	struct px_reloc_cfg rcfg = { 1, PX_STASH_MAX_DEFAULT, PX_RELOCATE_MAX_DEFAULT };
 	char err[256] = "", msg[256];
 	int existed;
 
@@ -93,7 +94,7 @@ static void reset(void)
 	st = NULL;
 	wipe(dir, 0);
 	if (px_geom_init(&g, 16, 4, 2, 1, err, sizeof(err)) != LWC_OK ||
-	    px_state_create(dir, &g, "127.0.0.1:1", "/nonexistent/cs.key", 0, err,
+	    px_state_create(dir, &g, "127.0.0.1:1", "/nonexistent/cs.key", &rcfg, err,
 			    sizeof(err)) != LWC_OK) {
 		fprintf(stderr, "fuzz_admin_request: cannot create the state: %s\n", err);
 		abort();

@@ -8,6 +8,9 @@
  *   test_end_to_end      tables, INSERT, SELECT (=, IN, AND, OR, NOT, IS NULL,
  *                        ALL, NONE), interactive UPDATE and DELETE, unique
  *                        keys and indexes, DROP, catalog, restart
+ *   test_relocation      rows move through the stash: taken out when read,
+ *                        served from it, written back into a block of a later
+ *                        statement; INSERTs through it; restart; --relocate-max
  *   test_trace_padding   one READ and one WRITE of the same gamma ids per
  *                        statement; gamma per --pad; fresh blocks each time
  *   test_no_plaintext    the raw store holds no value, token, record, name
@@ -52,6 +55,7 @@
 #include "lwc.pb-c.h"
 #include "net.h"
 #include "pxc.h"
+#include "../../proxy/locate.h"
 #include "wire.h"
 
 #define TIMEOUT   20000
@@ -124,17 +128,25 @@ static void px_restart(struct env *e)
 	h_px_start(&e->px, e->serve);
 }
 
-/* init with --blocks, serve with args, user alice. */
-static void deploy(struct env *e, unsigned blocks, const char *const *serve)
+/* init with --blocks (and --relocate when relocate is not NULL), serve with
+ * args, user alice. */
+static void deploy_mode(struct env *e, unsigned blocks, const char *const *serve,
+			const char *relocate)
 {
 	char nb[32];
-	const char *init[] = { "--blocks", nb, NULL };
+	const char *init[] = { "--blocks", nb, relocate ? "--relocate" : NULL, relocate, NULL };
 
 	snprintf(nb, sizeof(nb), "%u", blocks);
 	e->nblocks = blocks;
 	h_px_init(&e->px, &e->cs, init);
 	px_start(e, serve);
 	assert_int_equal(h_px_user_add(&e->px, "alice", e->alice), 0);
+}
+
+/* The default: relocation on. */
+static void deploy(struct env *e, unsigned blocks, const char *const *serve)
+{
+	deploy_mode(e, blocks, serve, NULL);
 }
 
 static struct pxc *conn_as(struct env *e, const char *user, const uint8_t kdbu[32])
@@ -1249,7 +1261,9 @@ static void test_trace_padding(void **state)
 	const uint64_t b0 = 0, b1 = 1, b2 = 2, b012[3] = { 0, 1, 2 };
 	uint64_t (*seen)[8] = calloc(20, sizeof(*seen));
 
-	deploy(e, 256, ratio);
+	/* where rows are is part of what this test checks: the paper's
+	 * placement (test_relocation covers the default) */
+	deploy_mode(e, 256, ratio, "off");
 	obs_init(&o, e);
 	c = conn(e);
 	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
@@ -1437,6 +1451,187 @@ static void test_trace_padding(void **state)
 	model_free(&m);
 	free(rows);
 	free(seen);
+}
+
+/* ---- 2b. relocation: rows move through the proxy's stash ------------------------- */
+
+/* Where the row with k = key is now (px_locate): its block, or
+ * PX_LOCATE_STASH. */
+static uint64_t where(struct env *e, struct pxc *c, const struct pxc_table *t, int64_t key)
+{
+	struct px_locator *l;
+	uint8_t h[16], tok[16];
+	struct pxc_val v = pxc_int(key);
+	uint64_t b = 0;
+	char err[256];
+	int rc;
+
+	if (px_locator_open(&l, e->px.state, err, sizeof(err)) != LWC_OK)
+		fail_msg("locator: %s", err);
+	pxc_handle(pxc_keys(c), t->name, h);
+	pxc_token(pxc_keys(c), t, 0, &v, tok);
+	rc = px_locate(l, h, 0, tok, &b);
+	px_locator_close(l);
+	if (rc != LWC_OK)
+		fail_msg("locate k = %lld: %s", (long long)key, lwc_errname(rc));
+	return b;
+}
+
+static int in_ids(const uint64_t *ids, size_t n, uint64_t b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == b)
+			return 1;
+	return 0;
+}
+
+static void test_relocation(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--pad", "ratio:2", "--pad-min", "4", NULL };
+	const char *capped[] = { "--pad", "ratio:2", "--pad-min", "4", "--relocate-max", "10", NULL };
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_row *rows = calloc(300, sizeof(*rows));
+	struct stmt_obs o;
+	struct pxc *c;
+	uint64_t before[40] = { 0 }, stashed_at[40] = { 0 }, back_in = 0, same_block = 0;
+	int back[40] = { 0 };
+	char out[400];
+	int rc;
+
+	deploy(e, 64, serve);
+	obs_init(&o, e);
+	snprintf(out, sizeof(out), "%s/check.out", e->px.dir);
+	c = conn(e);
+	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+	OK(c, pxc_create_table(c, &kv, 0));
+
+	/* INSERTs go to the stash: the cloud sees the access of a statement that
+	 * matched nothing, and later statements write the rows to their blocks */
+	for (int i = 0; i < 300; i++)
+		rows[i] = kv_row(&kv, i, "v");
+	for (int b = 0; b < 6; b++) {
+		obs_begin(&o);
+		do_insert(c, &kv, &m, rows + 50 * b, 50);
+		obs_end(&o, 4, NULL, 0, "INSERT of 50 rows (through the stash)");
+	}
+	assert_int_equal(where(e, c, &kv, 299), PX_LOCATE_STASH);
+	/* point SELECTs of other rows write the stash back (in random slots of
+	 * their own blocks) */
+	for (int i = 0; i < 200; i++) {
+		obs_begin(&o);
+		sel_key(c, &kv, &m, 1000 + i);
+		obs_end(&o, 4, NULL, 0, "SELECT matching nothing");
+	}
+	for (int i = 0; i < 300; i++)
+		if (where(e, c, &kv, i) == PX_LOCATE_STASH)
+			fail_msg("row %d still in the stash after 200 statements", i);
+
+	/* move on access: the row read leaves its block for the stash; read
+	 * again at once, it is served from the stash (no block needed); later
+	 * statements write it back into one of their own blocks, which the
+	 * trace shows after every statement */
+	for (int n = 0; n < 140; n++) {
+		int i = n / 2;
+
+		if (n < 80 && n % 2 == 0) {
+			before[i] = where(e, c, &kv, 7 * i);
+			obs_begin(&o);
+			sel_key(c, &kv, &m, 7 * i);
+			obs_end(&o, 4, &before[i], 1, "SELECT of one row in a block");
+			if (where(e, c, &kv, 7 * i) != PX_LOCATE_STASH)
+				fail_msg("k = %d: still in block %" PRIu64 " after it was read", 7 * i,
+					 before[i]);
+		} else {
+			obs_begin(&o);
+			if (n < 80) {
+				sel_key(c, &kv, &m, 7 * i);
+				obs_end(&o, 4, NULL, 0, "SELECT of a row in the stash");
+			} else {
+				sel_key(c, &kv, &m, 5000 + n);
+				obs_end(&o, 4, NULL, 0, "SELECT matching nothing");
+			}
+		}
+		for (int r = 0; r < 40; r++) {
+			uint64_t b;
+
+			if (back[r] || !stashed_at[r])
+				continue;
+			if ((b = where(e, c, &kv, 7 * r)) == PX_LOCATE_STASH)
+				continue;
+			if (!in_ids(o.ids, o.n, b))
+				fail_msg("k = %d went back to block %" PRIu64 ", which the statement "
+					 "writing it back (n = %d: %" PRIu64 " %" PRIu64 " %" PRIu64 " %"
+					 PRIu64 ") did not access", 7 * r, b, n, o.ids[0], o.ids[1],
+					 o.ids[2], o.ids[3]);
+			back[r] = 1;
+			back_in++;
+			same_block += b == before[r];
+		}
+		if (n < 80 && n % 2 == 0)
+			stashed_at[i] = 1;
+	}
+	fprintf(stderr, "    %llu of 40 rows written back within 60 statements, %llu into the "
+		"block they came from\n", (unsigned long long)back_in,
+		(unsigned long long)same_block);
+	assert_int_equal(back_in, 40);
+	assert_true(same_block <= 8);        /* 1 in 16 expected from 64 blocks */
+
+	/* modifications through the stash, checked against the model */
+	for (int i = 0; i < 30; i++) {
+		struct set_arg a = { 1, pxc_text("changed"), 0 }, am = a;
+		do_update(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", i), set_fn, &a, &am);
+		do_update(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", i), set_fn, &a, &am);
+		do_delete(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 100 + i), NULL, NULL);
+		sel_key(c, &kv, &m, i);
+	}
+	{
+		int col = 0;
+		do_delete(c, &kv, &m, pxc_in(pxc_keys(c), &kv, "k", (struct pxc_val[]){
+			pxc_int(1), pxc_int(2), pxc_int(3) }, 3), odd_fn, &col);
+	}
+	check_table(c, &kv, &m);
+	pxc_close(c);
+
+	/* the stash is part of the committed state: a restart keeps it */
+	c = conn(e);
+	sel_key(c, &kv, &m, 200);
+	assert_int_equal(where(e, c, &kv, 200), PX_LOCATE_STASH);
+	pxc_close(c);
+	px_restart(e);
+	c = conn(e);
+	sel_key(c, &kv, &m, 200);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	h_px_stop(&e->px, SIGTERM);
+	rc = h_px_check(&e->px, out);
+	if (rc != 0) {
+		h_tail(out, 20);
+		fail_msg("lwc-proxy check after the relocation workload exited %d", rc);
+	}
+
+	/* a statement touching more rows than --relocate-max leaves them */
+	px_start(e, capped);
+	c = conn(e);
+	{
+		uint64_t b250;
+		struct pxc_val keys[20];
+
+		/* check_table moved every row to the stash: let it drain */
+		for (int n = 0; n < 300 && where(e, c, &kv, 250) == PX_LOCATE_STASH; n++)
+			sel_key(c, &kv, &m, 9000 + n);
+		b250 = where(e, c, &kv, 250);
+		assert_true(b250 != PX_LOCATE_STASH);
+		for (int i = 0; i < 20; i++)
+			keys[i] = pxc_int(240 + i);
+		check_select(c, &kv, &m, pxc_in(pxc_keys(c), &kv, "k", keys, 20));
+		assert_int_equal(where(e, c, &kv, 250), b250);
+	}
+	pxc_close(c);
+	obs_free(&o);
+	model_free(&m);
+	free(rows);
 }
 
 /* ---- 3. nothing readable in the store ------------------------------------------- */
@@ -1802,7 +1997,7 @@ static void test_tamper(void **state)
 	char out[400];
 	int rc;
 
-	deploy(e, 8, serve);
+	deploy_mode(e, 8, serve, "off");          /* rows stay where they are put */
 	c = conn(e);
 	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
 	OK(c, pxc_create_table(c, &kv, 0));
@@ -3177,6 +3372,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_end_to_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_padding, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relocation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_plaintext, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tamper, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),

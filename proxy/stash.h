@@ -1,0 +1,42 @@
+/*
+ * stash.h - the proxy's stash: rows taken out of their blocks by the
+ * statement that touched them, served from here until a later statement
+ * writes them back into a random free slot of its own access set
+ * (docs/architecture.md, "Across statements").
+ *
+ * The records live in the stash database of the proxy's LMDB (committed
+ * with the statement that moved them); this is the in-memory list, sorted
+ * by row id, with each row's eligibility and the statement using it.  All
+ * functions run with st->mu held.
+ */
+#ifndef LWC_PX_STASH_H
+#define LWC_PX_STASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state.h"
+
+/* A row may be written back at the earliest 1 + U[0, PX_EVICT_DELAY)
+ * statements after the one that put it in the stash, so the cloud cannot
+ * follow a row from the statement that took it out to the next one. */
+#define PX_EVICT_DELAY 8u
+
+struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid);
+
+/* Pick up to max rows uniformly among those that may be evicted by
+ * statement seq: not in use, of a table nobody holds exclusively, and
+ * eligible (or any, when the stash is over half full).  They are marked as
+ * the owner's.  Returns how many were picked. */
+size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
+		  uint64_t *rowids, uint32_t *tables);
+
+/* Let go of every row owner uses. */
+void stash_release(struct px_state *st, uint64_t owner);
+
+/* After a commit: drop the rows dels[0..ndel) and add (or refresh) the rows
+ * adds[0..nadd) (their table), each eligible after a new random delay. */
+int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
+		const uint64_t *adds, const uint32_t *add_tables, size_t nadd) LWC_WUR;
+
+#endif
