@@ -6,6 +6,7 @@
 #   make bench      lwc-bench: the paper's experiments against PostgreSQL, N = 1,000,000
 #   make bench-full the same with N = 10,000,000 (BENCH_ARGS= adds lwc-bench options)
 #   make bench-cs   block-store benchmark of lwc-cloudstore (see docs/benchmarks.md)
+#   make audit      lwc-audit: the cloud's attacks across statements, with --check
 #   make fuzz       build the libFuzzer targets (clang) into build/fuzz/
 #
 # Knobs: OPT= (optimisation), XCFLAGS= (extra flags), BUILD=release|asan.
@@ -53,7 +54,7 @@ ITEST_BIN  := $(ITEST_SRC:tests/integration/%.c=$(OUT)/tests/%)
 ITEST_LIB  := $(OUT)/tests/harness.o $(OUT)/tests/pxc.o
 
 PROGRAMS := $(BIN)/lwc-cloudstore $(BIN)/lwc-proxy $(BIN)/lwc-kma $(BIN)/lwc-cs-bench $(BIN)/lwc \
-            $(BIN)/lwc-bench
+            $(BIN)/lwc-bench $(BIN)/lwc-audit
 # the shell: client/shell.c and its modules client/shell_*.c
 LWCSH_OBJ := $(patsubst %.c,$(OUT)/%.o,$(wildcard client/shell*.c))
 
@@ -64,7 +65,8 @@ CONFORMANCE_DIR ?= ../shared/conformance
 CONF_STATE      ?=
 CONF_PORT       ?=
 
-.PHONY: all build deps test run-tests asan bench bench-full bench-cs fuzz clean demo conformance
+.PHONY: all build deps test run-tests asan bench bench-full bench-cs audit fuzz clean demo \
+        conformance
 .SUFFIXES:
 
 all: deps
@@ -122,6 +124,19 @@ $(BIN)/lwc-bench: $(OUT)/bench/lwc_bench.o $(OUT)/libclient.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ -lpq $(LIBS_COMMON) -lm
 
+# lwc-audit: bench/lwc_audit.c (options, workload) and its parts
+# bench/audit_*.c; liblwc for the workload, the proxy's read-only locator
+# (proxy/locate.c, and state.c for its database names) for the ground truth
+AUDIT_OBJ := $(patsubst %.c,$(OUT)/%.o,bench/lwc_audit.c $(wildcard bench/audit_*.c))
+$(BIN)/lwc-audit: $(AUDIT_OBJ) $(OUT)/libclient.a $(OUT)/libproxy.a $(OUT)/libcommon.a
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ -llmdb $(LIBS_COMMON)
+
+# its trace reader and attacks, without a deployment
+$(OUT)/tests/test_audit: $(OUT)/tests/unit/test_audit.o $(OUT)/bench/audit_trace.o \
+			 $(OUT)/bench/audit_attacks.o $(OUT)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_COMMON)
+
 $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libclient.a $(OUT)/libproxy.a \
 		     $(OUT)/libcloudstore.a $(OUT)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CS)
@@ -171,6 +186,15 @@ bench-full: all
 # the block-store benchmark of issue 2 (bench/run.sh)
 bench-cs: all
 	@sh bench/run.sh
+
+# lwc-audit against a fresh local deployment (scripts/audit.sh), default
+# settings, exit 1 when a leakage threshold is missed; JSON in
+# bench/results/audit.json.  AUDIT_INIT_ARGS / AUDIT_PROXY_ARGS go to
+# `lwc-proxy init` / `serve` (e.g. AUDIT_INIT_ARGS="--relocate off"),
+# AUDIT_ARGS to lwc-audit.
+audit: all
+	@LWC_BIN=$(BIN) AUDIT_INIT_ARGS="$(AUDIT_INIT_ARGS)" AUDIT_PROXY_ARGS="$(AUDIT_PROXY_ARGS)" \
+		sh scripts/audit.sh --check --json bench/results/audit.json $(AUDIT_ARGS)
 
 fuzz: deps
 	@sh tests/fuzz/build.sh

@@ -1,0 +1,274 @@
+/*
+ * audit.h - the pieces of lwc-audit (bench/lwc_audit.c): what the cloud's
+ * trace shows of one statement, the reader that cuts the trace into
+ * statements (audit_trace.c), the attacks that use the trace alone
+ * (audit_attacks.c), and the run's summary, checks and output
+ * (audit_report.c).
+ *
+ * The attacks see only struct au_obs (the adversary's view).  The fields of
+ * struct au_stmt outside o (kind, id, target, truth, k) are the workload's
+ * labels and the proxy's ground truth: the attacks use them to pick which
+ * statements to compare (as an adversary who guesses that two statements
+ * share a record would) and to SCORE the outcome, never to decide it.
+ */
+#ifndef LWC_AUDIT_H
+#define LWC_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lwc_err.h"
+
+#define AU_NO_BLOCK UINT64_MAX            /* no block: in the stash, or unknown */
+
+/* ---- a seeded generator (xoshiro256**), so a run can be repeated ---------- */
+
+struct au_rng {
+	uint64_t s[4];
+};
+
+void au_rng_seed(struct au_rng *r, uint64_t seed);
+uint64_t au_rng_next(struct au_rng *r);
+/* Uniform in [0, n), n >= 1, without modulo bias. */
+uint64_t au_rng_below(struct au_rng *r, uint64_t n);
+/* Uniform in [0, 1). */
+double au_rng_double(struct au_rng *r);
+/* Shuffle n elements of size sz in place (Fisher-Yates). */
+void au_rng_shuffle(struct au_rng *r, void *base, size_t n, size_t sz);
+
+/* ---- the trace of one statement ------------------------------------------ */
+
+/* What the cloud store's trace shows of one statement: its READ and WRITE
+ * lines (HELLO and STAT lines say nothing about statements). */
+struct au_obs {
+	uint64_t *rset;        /* distinct block ids READ, ascending (malloc'ed)  */
+	size_t nrset;
+	uint64_t read_blocks;  /* sum of n over the READ lines: the statement's gamma */
+	uint64_t write_blocks; /* sum of n over the WRITE lines                   */
+	uint32_t read_ops;     /* READ lines                                      */
+	uint32_t write_ops;    /* WRITE lines                                     */
+	uint64_t bytes_in;     /* request bytes of its READ and WRITE lines       */
+	uint64_t bytes_out;    /* answer bytes of its READ and WRITE lines        */
+	double gap;            /* seconds from the first READ to the next WRITE   */
+};
+
+void au_obs_free(struct au_obs *o);
+
+/* One parsed trace line, e.g.
+ *   2026-11-24T16:56:02.123456Z conn=3 op=READ n=4 ids=1,5,9,12 in=40 out=43270 status=ok
+ * (cloudstore/proto.c, cs_trace_write). */
+struct au_line {
+	double t;              /* seconds since the epoch (UTC)                   */
+	uint64_t conn;
+	char op[8];            /* HELLO, READ, WRITE, STAT                        */
+	uint64_t n;
+	uint64_t *ids;         /* n ids; points into the caller's buffer          */
+	uint64_t in, out;
+	int ok;                /* status=ok                                       */
+};
+
+/* Parse one line (without its newline).  ids go to *buf (grown with
+ * realloc, *cap elements; the caller frees it).  LWC_OK, LWC_ERR_FORMAT,
+ * LWC_ERR_NOMEM. */
+int au_line_parse(const char *s, size_t len, struct au_line *l, uint64_t **buf,
+		  size_t *cap) LWC_WUR;
+
+/* Reads the trace file incrementally, from where it stood when opened. */
+struct au_trace;
+
+int au_trace_open(struct au_trace **out, const char *path, char *err, size_t errlen) LWC_WUR;
+void au_trace_close(struct au_trace *t);
+/* Consume every complete line the file holds now.  *accesses counts the
+ * READ and WRITE lines among them (between two audited statements there
+ * should be none: another client would blur the figures). */
+int au_trace_skip(struct au_trace *t, uint64_t *accesses, char *err, size_t errlen) LWC_WUR;
+/* The lines of the statement that has just completed: everything after the
+ * last skip or collect, read until its READs are followed by WRITEs of as
+ * many blocks (the store writes a line before it answers, and the proxy
+ * answers after the WRITE, so they are normally there at once; the file is
+ * re-read for up to wait_ms otherwise).  o is reset first.  LWC_ERR_TIMEOUT
+ * when no such WRITE came. */
+int au_trace_collect(struct au_trace *t, struct au_obs *o, int wait_ms, char *err,
+		     size_t errlen) LWC_WUR;
+
+/* ---- the audited statements ------------------------------------------------ */
+
+enum au_kind {
+	AU_SELECT,             /* SELECT * ... WHERE id = X                       */
+	AU_INSERT,             /* one-row INSERT of a new id                      */
+	AU_UPDATE,             /* UPDATE ... SET v = v + 1 WHERE id = X            */
+	AU_DELETE,             /* DELETE ... WHERE id = X                          */
+	AU_IN,                 /* SELECT * ... WHERE id IN (k ids)                */
+	AU_NKINDS
+};
+
+extern const char *const au_kind_names[AU_NKINDS];
+
+enum au_phase {
+	AU_P_REPEAT,           /* attacks 1 and 2: targets repeated among others */
+	AU_P_ZIPF,             /* attack 3: Zipf-distributed point SELECTs       */
+	AU_P_WARM,             /* attack 4: statements before the typed ones     */
+	AU_P_TYPES,            /* attack 4: the four statement types, shuffled   */
+	AU_P_SIZE,             /* attack 5: k rows matched                       */
+	AU_NPHASES
+};
+
+extern const char *const au_phase_names[AU_NPHASES];
+
+struct au_stmt {
+	enum au_phase phase;
+	enum au_kind kind;
+	int64_t id;            /* the row a point statement targets; -1 for IN   */
+	int32_t target;        /* AU_P_REPEAT: target index, -1 for the others;
+				  AU_P_ZIPF: popularity rank - 1               */
+	uint32_t k;            /* rows the statement matches                     */
+	uint64_t truth;        /* ground truth: the block holding id right before
+				  the statement; AU_NO_BLOCK: stash or none      */
+	uint32_t kblocks;      /* ground truth, AU_IN: blocks holding the k rows */
+	double secs;           /* client-side latency                            */
+	struct au_obs o;       /* the trace                                      */
+};
+
+/* ---- the attacks (audit_attacks.c) ----------------------------------------- */
+
+/* 1. Intersection of the READ sets of the first r repetitions of each
+ * target (res->r set by the caller).  identified: exactly one block left
+ * and it is a block the record was read from at one of those repetitions;
+ * nonempty: anything left. */
+struct au_isect {
+	int r;
+	uint32_t targets;      /* targets with at least r repetitions             */
+	uint32_t identified, nonempty;
+};
+
+int au_attack_intersection(const struct au_stmt *s, size_t n, uint32_t ntargets,
+			   struct au_isect *res) LWC_WUR;
+
+/* 2. Linkage: do the READ sets of two point SELECTs overlap?  Over every
+ * pair of repetitions of a target, and over npairs random pairs of point
+ * SELECTs of the repetition phase with different ids. */
+struct au_link {
+	uint64_t same_pairs, same_overlap;
+	uint64_t diff_pairs, diff_overlap;
+};
+
+int au_attack_linkage(const struct au_stmt *s, size_t n, uint32_t ntargets, uint64_t npairs,
+		      struct au_rng *rng, struct au_link *res) LWC_WUR;
+
+/* 3. Frequency: the top blocks most READ in the Zipf phase against the
+ * blocks of the top hottest ids (an id's block: the one ground truth says
+ * it was read from most often, a tie to the one it was read from first;
+ * reads served from the stash ignored; an id never read from a block has
+ * none and cannot count). */
+struct au_freq {
+	uint32_t top;                 /* 20                                       */
+	uint32_t hot_with_block;      /* hottest ids ever read from a block        */
+	uint32_t hits;                /* of those, whose block is a top block      */
+	uint64_t stash_reads;         /* Zipf statements served from the stash     */
+	uint64_t statements;
+	uint64_t top_reads[3];        /* READ counts of the 1st, 2nd, 20th block   */
+	uint64_t distinct_blocks;     /* blocks READ at least once in the phase    */
+};
+
+int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, struct au_freq *res)
+	LWC_WUR;
+
+/* 4. Statement type from trace features, nearest centroid on standardised
+ * features; train on a random half, test on the other, repeated over
+ * `splits` random halves (accuracy and confusion pooled over them).  The
+ * recurrence feature of a statement: it READs a block one of the `window`
+ * statements before it READ (warm-up statements count as predecessors). */
+#define AU_NFEAT 6
+extern const char *const au_feat_names[AU_NFEAT];
+
+struct au_type {
+	uint32_t splits, window;
+	uint64_t tested, correct;
+	uint64_t confusion[4][4];     /* [true kind][predicted kind]              */
+	uint32_t per_kind[4];         /* statements of each kind                  */
+	uint32_t recurrent[4];        /* of them, recurrent                       */
+	double mean[4][AU_NFEAT];     /* feature means per kind (raw units)       */
+};
+
+int au_attack_type(const struct au_stmt *s, size_t n, uint32_t window, uint32_t splits,
+		   struct au_rng *rng, struct au_type *res) LWC_WUR;
+
+/* Median of n values (sorts v in place); 0 for n = 0. */
+double au_median(double *v, size_t n);
+
+/* ---- a run's summary, checks and output (audit_report.c) ---------------------- */
+
+#define AU_LINK_PAIRS   4000      /* random pairs of different ids           */
+#define AU_FREQ_TOP     20        /* hottest ids, most READ blocks            */
+#define AU_TYPE_WINDOW  5         /* recurrence: the statements before       */
+#define AU_TYPE_SPLITS  25        /* random halves of the classifier         */
+#define AU_NISECT       3
+#define AU_NSIZE        3
+extern const int au_isect_r[AU_NISECT];       /* r = 2, 3, 5                 */
+extern const uint32_t au_size_k[AU_NSIZE];    /* k = 1, 10, 100              */
+
+/* Thresholds of --check (the contract of DESIGN.md section 6). */
+#define AU_LIM_ISECT    0.05      /* fraction of targets identified, each r */
+#define AU_LIM_LINK     0.05      /* linkage advantage                       */
+#define AU_LIM_FREQ     2         /* hottest 20 ids with their block in the top 20 */
+#define AU_LIM_TYPE     0.30      /* classifier accuracy (chance 0.25)       */
+#define AU_LIM_REC      0.05      /* |rec(INSERT) - rec(SELECT)|             */
+
+struct au_kv {
+	char *key, *value;
+};
+
+/* The workload's settings and what the run measured besides the trace. */
+struct au_run {
+	const char *table, *trace, *state, *started;
+	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, per_type, seed;
+	double zipf_s;
+	uint64_t setup_stmts;         /* DROP, CREATE, the load                   */
+	uint64_t foreign;             /* cloud accesses between audited statements */
+	double secs_total, secs_load, phase_secs[AU_NPHASES];
+	const struct au_kv *status;   /* the proxy's status (admin socket)        */
+	size_t nstatus;
+	const char *status_err;       /* why there is none                        */
+};
+
+struct au_gstat {
+	size_t n;
+	double min, median, max;
+};
+
+struct au_results {
+	struct au_isect isect[AU_NISECT];   /* the r <= --reps                  */
+	int nisect;
+	struct au_link link;
+	struct au_freq freq;
+	struct au_type type;
+	struct au_gstat gamma[AU_NKINDS];
+	struct au_gstat latency[AU_NKINDS]; /* client-side, milliseconds        */
+	struct au_gstat size[AU_NSIZE];     /* gamma per k                      */
+	struct au_gstat size_blocks[AU_NSIZE]; /* blocks the k rows were in     */
+	uint64_t stash_served[AU_NPHASES];  /* rows the stash served            */
+	uint64_t audited;
+	uint64_t truth_checked;             /* statements whose row was in a block */
+	uint64_t truth_unread;              /* ... that did not READ that block  */
+};
+
+struct au_check {
+	const char *name;
+	double value, limit;          /* passes when value <= limit               */
+	int pass;
+};
+
+#define AU_MAX_CHECKS (AU_NISECT + 5)
+
+int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
+	       struct au_results *R) LWC_WUR;
+/* The checks of R into c (AU_MAX_CHECKS at most); their number. */
+size_t au_checks(const struct au_results *R, struct au_check *c);
+/* The readable table, on stdout. */
+void au_report_print(const struct au_run *run, const struct au_results *R,
+		     const struct au_check *ck);
+int au_report_json(const char *path, const struct au_run *run, const struct au_results *R,
+		   const struct au_check *ck, size_t nck, int passed, char *err,
+		   size_t errlen) LWC_WUR;
+
+#endif

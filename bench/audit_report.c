@@ -1,0 +1,444 @@
+/*
+ * audit_report.c - lwc-audit's summary of a run: the attacks on the audited
+ * statements, the figures around them (gamma, latency, the ground truth's
+ * consistency with the trace), the checks against the thresholds of
+ * DESIGN.md section 6, the table on stdout and the JSON file.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+
+const int au_isect_r[AU_NISECT] = { 2, 3, 5 };
+const uint32_t au_size_k[AU_NSIZE] = { 1, 10, 100 };
+
+static const char *const isect_names[AU_NISECT] = {
+	"intersection r=2 identified", "intersection r=3 identified",
+	"intersection r=5 identified",
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const char *status_get(const struct au_run *run, const char *key)
+{
+	for (size_t i = 0; i < run->nstatus; i++)
+		if (strcmp(run->status[i].key, key) == 0)
+			return run->status[i].value;
+	return NULL;
+}
+
+/* Half-width of an approximate 95% interval of x successes in n
+ * (Agresti-Coull: sound at 0 and 1 too). */
+static double ci_prop(double x, double n)
+{
+	double nt = n + 4, p = (x + 2) / nt;
+
+	return n > 0 ? 1.96 * sqrt(p * (1 - p) / nt) : 0;
+}
+
+/* ... of the difference of two proportions (Agresti-Caffo). */
+static double ci_diff(double x1, double n1, double x2, double n2)
+{
+	double p1 = (x1 + 1) / (n1 + 2), p2 = (x2 + 1) / (n2 + 2);
+
+	if (n1 <= 0 || n2 <= 0)
+		return 0;
+	return 1.96 * sqrt(p1 * (1 - p1) / (n1 + 2) + p2 * (1 - p2) / (n2 + 2));
+}
+
+static double frac(uint64_t x, uint64_t n)
+{
+	return n ? (double)x / (double)n : 0.0;
+}
+
+enum { ST_GAMMA, ST_KBLOCKS, ST_LATENCY_MS };
+
+/* A figure (gamma, the ground truth's kblocks, or the latency) of the
+ * statements of a kind (of phase ph, or any when ph < 0; with k rows
+ * matched, or any when k = 0). */
+static int stat_of(const struct au_stmt *s, size_t n, int ph, enum au_kind kind, uint32_t k,
+		   int what, struct au_gstat *g)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+
+	memset(g, 0, sizeof(*g));
+	if (v == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct au_stmt *x = &s[i];
+
+		if (ph >= 0 && (int)x->phase != ph)
+			continue;
+		if (x->kind != kind || (k && x->k != k))
+			continue;
+		v[g->n++] = what == ST_KBLOCKS ? (double)x->kblocks :
+			    what == ST_LATENCY_MS ? x->secs * 1000.0 : (double)x->o.read_blocks;
+	}
+	if (g->n) {
+		g->median = au_median(v, g->n);
+		g->min = v[0];
+		g->max = v[g->n - 1];
+	}
+	free(v);
+	return LWC_OK;
+}
+
+int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
+	       struct au_results *R)
+{
+	int rc = LWC_OK;
+
+	memset(R, 0, sizeof(*R));
+	R->audited = n;
+	for (int i = 0; i < AU_NISECT; i++) {
+		if ((uint64_t)au_isect_r[i] > run->reps)
+			continue;
+		R->isect[R->nisect].r = au_isect_r[i];
+		if ((rc = au_attack_intersection(s, n, (uint32_t)run->targets,
+						 &R->isect[R->nisect])) != LWC_OK)
+			return rc;
+		R->nisect++;
+	}
+	if ((rc = au_attack_linkage(s, n, (uint32_t)run->targets, AU_LINK_PAIRS, rng,
+				    &R->link)) != LWC_OK ||
+	    (rc = au_attack_frequency(s, n, AU_FREQ_TOP, &R->freq)) != LWC_OK ||
+	    (rc = au_attack_type(s, n, AU_TYPE_WINDOW, AU_TYPE_SPLITS, rng, &R->type)) != LWC_OK)
+		return rc;
+	for (int k = 0; k < AU_NKINDS && rc == LWC_OK; k++)
+		if ((rc = stat_of(s, n, -1, (enum au_kind)k, 0, ST_GAMMA, &R->gamma[k])) == LWC_OK)
+			rc = stat_of(s, n, -1, (enum au_kind)k, 0, ST_LATENCY_MS, &R->latency[k]);
+	for (int i = 0; i < AU_NSIZE && rc == LWC_OK; i++)
+		if ((rc = stat_of(s, n, AU_P_SIZE, AU_IN, au_size_k[i], ST_GAMMA, &R->size[i])) ==
+		    LWC_OK)
+			rc = stat_of(s, n, AU_P_SIZE, AU_IN, au_size_k[i], ST_KBLOCKS,
+				     &R->size_blocks[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct au_stmt *x = &s[i];
+
+		if (x->id < 0 || x->kind == AU_INSERT)
+			continue;
+		if (x->truth == AU_NO_BLOCK) {
+			R->stash_served[x->phase]++;
+			continue;
+		}
+		/* a row in a block is read from it: otherwise --state and --trace
+		 * are not one deployment, and every score would be meaningless */
+		R->truth_checked++;
+		if (bsearch(&x->truth, x->o.rset, x->o.nrset, sizeof(*x->o.rset), cmp_u64) == NULL)
+			R->truth_unread++;
+	}
+	return rc;
+}
+
+static double rec_rate(const struct au_type *t, int kind)
+{
+	return frac(t->recurrent[kind], t->per_kind[kind]);
+}
+
+size_t au_checks(const struct au_results *R, struct au_check *c)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < R->nisect; i++)
+		for (int j = 0; j < AU_NISECT; j++)
+			if (au_isect_r[j] == R->isect[i].r)
+				c[n++] = (struct au_check){ isect_names[j],
+							    frac(R->isect[i].identified,
+								 R->isect[i].targets),
+							    AU_LIM_ISECT, 0 };
+	c[n++] = (struct au_check){ "linkage advantage",
+				 frac(R->link.same_overlap, R->link.same_pairs) -
+				 frac(R->link.diff_overlap, R->link.diff_pairs), AU_LIM_LINK, 0 };
+	c[n++] = (struct au_check){ "frequency hot ids' blocks in the top 20", R->freq.hits,
+				 AU_LIM_FREQ, 0 };
+	c[n++] = (struct au_check){ "statement type accuracy", frac(R->type.correct, R->type.tested),
+				 AU_LIM_TYPE, 0 };
+	c[n++] = (struct au_check){ "recurrence |INSERT - SELECT|",
+				 fabs(rec_rate(&R->type, AU_INSERT) - rec_rate(&R->type, AU_SELECT)),
+				 AU_LIM_REC, 0 };
+	c[n++] = (struct au_check){ "ground truth blocks not READ (--state/--trace mismatch)",
+				 (double)R->truth_unread, 0, 0 };
+	for (size_t i = 0; i < n; i++)
+		c[i].pass = c[i].value <= c[i].limit + 1e-12;
+	return n;
+}
+
+static const char *verdict(const struct au_check *c)
+{
+	return c->pass ? "ok" : "FAIL";
+}
+
+void au_report_print(const struct au_run *run, const struct au_results *R,
+		     const struct au_check *ck)
+{
+	const struct au_link *L = &R->link;
+	const struct au_freq *F = &R->freq;
+	const struct au_type *T = &R->type;
+	const char *pad = status_get(run, "padding"), *geo = status_get(run, "geometry"),
+		   *blocks = status_get(run, "blocks");
+	double ps = frac(L->same_overlap, L->same_pairs), pd = frac(L->diff_overlap, L->diff_pairs);
+	size_t ci = 0;
+
+	printf("\nlwc-audit: %llu audited statements (+%llu to set up) in %.1f s (load %.1f s); "
+	       "table %s, %llu rows; seed %llu\n",
+	       (unsigned long long)R->audited, (unsigned long long)run->setup_stmts,
+	       run->secs_total, run->secs_load, run->table, (unsigned long long)run->rows,
+	       (unsigned long long)run->seed);
+	if (run->nstatus)
+		printf("proxy: padding %s; %s; %s blocks\n", pad ? pad : "?", geo ? geo : "?",
+		       blocks ? blocks : "?");
+	else
+		printf("proxy: status not available (%s)\n", run->status_err);
+	printf("gamma (blocks READ per statement, min/median/max):");
+	for (int k = 0; k < AU_NKINDS; k++)
+		if (R->gamma[k].n)
+			printf(" %s %.0f/%.0f/%.0f%s", au_kind_names[k], R->gamma[k].min,
+			       R->gamma[k].median, R->gamma[k].max, k < AU_NKINDS - 1 ? ";" : "");
+	printf("\nlatency (client, median ms):");
+	for (int k = 0; k < AU_NKINDS; k++)
+		if (R->latency[k].n)
+			printf(" %s %.1f%s", au_kind_names[k], R->latency[k].median,
+			       k < AU_NKINDS - 1 ? ";" : "");
+	printf("\nground truth: rows served from the proxy's stash: repetition %llu, "
+	       "Zipf %llu, types %llu; from a block: %llu, whose block the statement READ: %llu\n",
+	       (unsigned long long)R->stash_served[AU_P_REPEAT],
+	       (unsigned long long)R->stash_served[AU_P_ZIPF],
+	       (unsigned long long)R->stash_served[AU_P_TYPES],
+	       (unsigned long long)R->truth_checked,
+	       (unsigned long long)(R->truth_checked - R->truth_unread));
+	if (R->truth_unread)
+		printf("ERROR: %llu statements did not READ the block the proxy's state put their "
+		       "row in: --state and --trace are not the same deployment (or the proxy "
+		       "serves rows it did not read); the scores below mean nothing\n",
+		       (unsigned long long)R->truth_unread);
+	if (run->foreign)
+		printf("WARNING: %llu cloud accesses between audited statements: another client "
+		       "used this deployment; the figures are blurred\n",
+		       (unsigned long long)run->foreign);
+	printf("\n%-16s %-44s %8s %7s %8s  %s\n", "attack", "figure", "value", "+-95%", "limit",
+	       "result");
+	for (int i = 0; i < R->nisect; i++, ci++) {
+		const struct au_isect *I = &R->isect[i];
+		char a[24];
+
+		snprintf(a, sizeof(a), "1 isect r=%d", I->r);
+		printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", a, "records' blocks identified",
+		       frac(I->identified, I->targets), ci_prop(I->identified, I->targets),
+		       "<= 0.05", verdict(&ck[ci]));
+		printf("%-16s %-44s %8.3f %7.3f\n", "", "intersection non-empty",
+		       frac(I->nonempty, I->targets), ci_prop(I->nonempty, I->targets));
+	}
+	printf("%-16s %-37s%7llu %8.3f\n", "2 linkage", "P(overlap | same id), pairs",
+	       (unsigned long long)L->same_pairs, ps);
+	printf("%-16s %-37s%7llu %8.3f\n", "", "P(overlap | different ids), pairs",
+	       (unsigned long long)L->diff_pairs, pd);
+	printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", "", "advantage", ps - pd,
+	       ci_diff((double)L->same_overlap, (double)L->same_pairs, (double)L->diff_overlap,
+		       (double)L->diff_pairs), "<= 0.05", verdict(&ck[ci]));
+	ci++;
+	printf("%-16s %-44s %8u %7s %8s  %s\n", "3 frequency", "hottest 20 ids, block in top 20 READ",
+	       F->hits, "", "<= 2", verdict(&ck[ci]));
+	ci++;
+	printf("%-16s %-44s %8u\n", "", "hottest 20 ids ever read from a block",
+	       F->hot_with_block);
+	printf("%-16s %-44s %8llu\n", "", "blocks READ in the phase",
+	       (unsigned long long)F->distinct_blocks);
+	printf("%-16s %-44s %3llu/%llu/%llu\n", "", "READs of the 1st/2nd/20th block",
+	       (unsigned long long)F->top_reads[0], (unsigned long long)F->top_reads[1],
+	       (unsigned long long)F->top_reads[2]);
+	printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", "4 type", "nearest-centroid accuracy (chance 0.25)",
+	       frac(T->correct, T->tested),
+	       ci_prop((double)T->correct / (T->splits ? T->splits : 1),
+		       (double)T->tested / (T->splits ? T->splits : 1)), "<= 0.30", verdict(&ck[ci]));
+	ci++;
+	for (int k = 0; k < 4; k++) {
+		char f[64];
+
+		snprintf(f, sizeof(f), "recurrence (within %u before) %s", T->window, au_kind_names[k]);
+		printf("%-16s %-44s %8.3f %7.3f\n", "", f, rec_rate(T, k),
+		       ci_prop(T->recurrent[k], T->per_kind[k]));
+	}
+	printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", "", "|rec(INSERT) - rec(SELECT)|", ck[ci].value,
+	       ci_diff(T->recurrent[AU_INSERT], T->per_kind[AU_INSERT], T->recurrent[AU_SELECT],
+		       T->per_kind[AU_SELECT]), "<= 0.05", verdict(&ck[ci]));
+	printf("%-16s confusion (rows: true, columns: guessed SEL INS UPD DEL):", "");
+	for (int a = 0; a < 4; a++) {
+		printf(" %s", au_kind_names[a]);
+		for (int b = 0; b < 4; b++)
+			printf(" %llu", (unsigned long long)T->confusion[a][b]);
+		printf(a < 3 ? ";" : "\n");
+	}
+	printf("%-16s feature means (%s", "", au_feat_names[0]);
+	for (int j = 1; j < AU_NFEAT; j++)
+		printf(", %s", au_feat_names[j]);
+	printf("):\n");
+	for (int k = 0; k < 4; k++) {
+		printf("%-16s   %-7s", "", au_kind_names[k]);
+		for (int j = 0; j < AU_NFEAT; j++)
+			printf(j == 4 ? " %.4f" : j == 5 ? " %.3f" : " %.0f", T->mean[k][j]);
+		printf("\n");
+	}
+	for (int i = 0; i < AU_NSIZE; i++)
+		printf("%-16s k = %-3u rows in %.0f blocks: gamma %.0f (min %.0f, max %.0f; %zu "
+		       "statements)\n", i ? "" : "5 size", au_size_k[i], R->size_blocks[i].median,
+		       R->size[i].median, R->size[i].min, R->size[i].max, R->size[i].n);
+	printf("%-16s padding in effect: %s\n", "", pad ? pad : "unknown");
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_gstat(FILE *f, const struct au_gstat *g)
+{
+	fprintf(f, "{\"statements\": %zu, \"min\": %.0f, \"median\": %.1f, \"max\": %.0f}", g->n,
+		g->min, g->median, g->max);
+}
+
+int au_report_json(const char *path, const struct au_run *run, const struct au_results *R,
+		   const struct au_check *ck, size_t nck, int passed, char *err, size_t errlen)
+{
+	const struct au_link *L = &R->link;
+	const struct au_freq *F = &R->freq;
+	const struct au_type *T = &R->type;
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL) {
+		lwc_errf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return LWC_ERR_IO;
+	}
+	fprintf(f, "{\n  \"tool\": \"lwc-audit\",\n  \"started\": ");
+	json_str(f, run->started);
+	fprintf(f, ",\n  \"config\": {\"table\": ");
+	json_str(f, run->table);
+	fprintf(f, ", \"rows\": %llu, \"targets\": %llu, \"reps\": %llu, \"others\": %llu, "
+		"\"zipf_s\": %g, \"zipf_ids\": %llu, \"zipf_queries\": %llu, \"per_type\": %llu, "
+		"\"seed\": %llu, \"trace\": ",
+		(unsigned long long)run->rows, (unsigned long long)run->targets,
+		(unsigned long long)run->reps, (unsigned long long)run->others, run->zipf_s,
+		(unsigned long long)run->zipf_ids, (unsigned long long)run->zipf_queries,
+		(unsigned long long)run->per_type, (unsigned long long)run->seed);
+	json_str(f, run->trace);
+	fprintf(f, ", \"state\": ");
+	json_str(f, run->state);
+	fprintf(f, "},\n  \"proxy_status\": {");
+	for (size_t i = 0; i < run->nstatus; i++) {
+		fprintf(f, i ? ", " : "");
+		json_str(f, run->status[i].key);
+		fprintf(f, ": ");
+		json_str(f, run->status[i].value);
+	}
+	fprintf(f, "},\n  \"statements\": {\"audited\": %llu, \"setup\": %llu, "
+		"\"foreign_accesses\": %llu},\n",
+		(unsigned long long)R->audited, (unsigned long long)run->setup_stmts,
+		(unsigned long long)run->foreign);
+	fprintf(f, "  \"seconds\": {\"total\": %.3f, \"load\": %.3f", run->secs_total, run->secs_load);
+	for (int p = 0; p < AU_NPHASES; p++)
+		if (p != AU_P_WARM)
+			fprintf(f, ", \"%s\": %.3f", au_phase_names[p], run->phase_secs[p]);
+	fprintf(f, "},\n  \"gamma\": {");
+	for (int k = 0, first = 1; k < AU_NKINDS; k++) {
+		if (R->gamma[k].n == 0)
+			continue;
+		fprintf(f, first ? "\"%s\": " : ", \"%s\": ", au_kind_names[k]);
+		json_gstat(f, &R->gamma[k]);
+		first = 0;
+	}
+	fprintf(f, "},\n  \"latency_ms\": {");
+	for (int k = 0, first = 1; k < AU_NKINDS; k++) {
+		if (R->latency[k].n == 0)
+			continue;
+		fprintf(f, first ? "\"%s\": " : ", \"%s\": ", au_kind_names[k]);
+		fprintf(f, "{\"median\": %.3f, \"max\": %.3f}", R->latency[k].median,
+			R->latency[k].max);
+		first = 0;
+	}
+	fprintf(f, "},\n  \"ground_truth\": {\"stash_served\": {\"repeat\": %llu, \"zipf\": %llu, "
+		"\"types\": %llu}, \"in_block\": %llu, \"block_not_read\": %llu},\n",
+		(unsigned long long)R->stash_served[AU_P_REPEAT],
+		(unsigned long long)R->stash_served[AU_P_ZIPF],
+		(unsigned long long)R->stash_served[AU_P_TYPES],
+		(unsigned long long)R->truth_checked, (unsigned long long)R->truth_unread);
+	fprintf(f, "  \"intersection\": [");
+	for (int i = 0; i < R->nisect; i++) {
+		const struct au_isect *I = &R->isect[i];
+
+		fprintf(f, "%s{\"r\": %d, \"targets\": %u, \"identified\": %u, \"identified_frac\": %.4f, "
+			"\"nonempty\": %u, \"nonempty_frac\": %.4f}", i ? ", " : "", I->r, I->targets,
+			I->identified, frac(I->identified, I->targets), I->nonempty,
+			frac(I->nonempty, I->targets));
+	}
+	fprintf(f, "],\n  \"linkage\": {\"same_pairs\": %llu, \"same_overlap\": %llu, "
+		"\"p_same\": %.4f, \"diff_pairs\": %llu, \"diff_overlap\": %llu, \"p_diff\": %.4f, "
+		"\"advantage\": %.4f},\n",
+		(unsigned long long)L->same_pairs, (unsigned long long)L->same_overlap,
+		frac(L->same_overlap, L->same_pairs), (unsigned long long)L->diff_pairs,
+		(unsigned long long)L->diff_overlap, frac(L->diff_overlap, L->diff_pairs),
+		frac(L->same_overlap, L->same_pairs) - frac(L->diff_overlap, L->diff_pairs));
+	fprintf(f, "  \"frequency\": {\"top\": %u, \"hits\": %u, \"hot_with_block\": %u, "
+		"\"statements\": %llu, \"stash_reads\": %llu, \"distinct_blocks\": %llu, "
+		"\"top_reads\": [%llu, %llu, %llu]},\n", F->top, F->hits, F->hot_with_block,
+		(unsigned long long)F->statements, (unsigned long long)F->stash_reads,
+		(unsigned long long)F->distinct_blocks, (unsigned long long)F->top_reads[0],
+		(unsigned long long)F->top_reads[1], (unsigned long long)F->top_reads[2]);
+	fprintf(f, "  \"type\": {\"accuracy\": %.4f, \"splits\": %u, \"tested\": %llu, "
+		"\"window\": %u, \"features\": [", frac(T->correct, T->tested), T->splits,
+		(unsigned long long)T->tested, T->window);
+	for (int j = 0; j < AU_NFEAT; j++)
+		fprintf(f, "%s\"%s\"", j ? ", " : "", au_feat_names[j]);
+	fprintf(f, "], \"per_kind\": {");
+	for (int k = 0; k < 4; k++) {
+		fprintf(f, "%s\"%s\": {\"statements\": %u, \"recurrence\": %.4f, \"feature_means\": [",
+			k ? ", " : "", au_kind_names[k], T->per_kind[k], rec_rate(T, k));
+		for (int j = 0; j < AU_NFEAT; j++)
+			fprintf(f, "%s%.6g", j ? ", " : "", T->mean[k][j]);
+		fprintf(f, "], \"guessed\": [%llu, %llu, %llu, %llu]}",
+			(unsigned long long)T->confusion[k][0], (unsigned long long)T->confusion[k][1],
+			(unsigned long long)T->confusion[k][2], (unsigned long long)T->confusion[k][3]);
+	}
+	fprintf(f, "}, \"rec_insert_minus_select\": %.4f},\n",
+		rec_rate(T, AU_INSERT) - rec_rate(T, AU_SELECT));
+	fprintf(f, "  \"size\": {\"padding\": ");
+	json_str(f, status_get(run, "padding") ? status_get(run, "padding") : "unknown");
+	fprintf(f, ", \"k\": [");
+	for (int i = 0; i < AU_NSIZE; i++) {
+		fprintf(f, "%s{\"k\": %u, \"gamma\": ", i ? ", " : "", au_size_k[i]);
+		json_gstat(f, &R->size[i]);
+		fprintf(f, ", \"blocks_of_rows\": ");
+		json_gstat(f, &R->size_blocks[i]);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]},\n  \"checks\": [");
+	for (size_t i = 0; i < nck; i++) {
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		json_str(f, ck[i].name);
+		fprintf(f, ", \"value\": %.4f, \"limit\": %g, \"pass\": %s}", ck[i].value, ck[i].limit,
+			ck[i].pass ? "true" : "false");
+	}
+	fprintf(f, "],\n  \"passed\": %s\n}\n", passed ? "true" : "false");
+	if (ferror(f) | fclose(f)) {
+		lwc_errf(err, errlen, "writing %s failed", path);
+		return LWC_ERR_IO;
+	}
+	return LWC_OK;
+}

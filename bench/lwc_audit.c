@@ -1,0 +1,823 @@
+/*
+ * lwc_audit.c - lwc-audit: the cloud's attacks across statements, run as a
+ * project tool against a live deployment (DESIGN.md section 6, "Across
+ * statements").
+ *
+ *   lwc-audit run --key FILE --trace FILE --state DIR [--proxy HOST:PORT] [...]
+ *
+ * It drives a labelled workload through liblwc, one statement at a time from
+ * one connection, cuts the cloud store's trace (lwc-cloudstore --trace) into
+ * statements (audit_trace.c), and attacks the trace alone (audit_attacks.c):
+ *
+ *   1 intersection  --targets ids, each point-SELECTed --reps times among
+ *                   --others point SELECTs of other ids, in random order;
+ *                   the READ sets of a target's first r = 2, 3, 5
+ *                   repetitions are intersected: one block left that is
+ *                   the record's block identifies it
+ *   2 linkage       P(READ sets overlap | same id) - P(overlap | other ids)
+ *   3 frequency     --zipf-queries point SELECTs over --zipf-ids ids drawn
+ *                   Zipf(--zipf-s): are the hottest ids' blocks the most
+ *                   READ blocks?
+ *   4 type          --per-type point SELECTs, one-row INSERTs, UPDATEs and
+ *                   DELETEs in random order: a nearest-centroid classifier
+ *                   of trace features, and block recurrence per type
+ *   5 size          gamma observed for k = 1, 10, 100 rows matched
+ *
+ * The labels (which statement targeted which id, of which kind) and the
+ * ground truth (where the proxy keeps each row right before the statement,
+ * read from its state directory with proxy/locate.h) only score the
+ * attacks.  The table (--table, default audit_t) is dropped and recreated.
+ *
+ * Output (audit_report.c): a table on stdout, JSON with --json FILE.  Exit status 0; 1 when
+ * --check is given and a figure misses its threshold (each one is named);
+ * 2 for errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "admin_client.h"
+#include "audit.h"
+#include "cry.h"
+#include "lwc.h"
+#include "userkey.h"
+#include "../proxy/locate.h"
+
+#define LOAD_BATCH     200        /* rows per INSERT of the load            */
+#define SIZE_REPS      3          /* statements per k of the size attack     */
+#define TRACE_WAIT_MS  5000       /* the longest wait for a statement's WRITE */
+#define MAX_STATUS     64
+
+/* ---- settings -------------------------------------------------------------- */
+
+struct opts {
+	const char *key, *proxy, *trace, *state, *json;
+	char table[64];
+	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, per_type;
+	double zipf_s;
+	uint64_t seed;
+	int seed_given, check;
+};
+
+static struct opts O = {
+	.rows = 20000, .targets = 50, .reps = 5, .others = 500, .zipf_s = 1.0,
+	.zipf_ids = 1000, .zipf_queries = 2000, .per_type = 60,
+};
+
+/* ---- everything the run owns (released by cleanup, also on errors) ----------- */
+
+static struct {
+	lwc_conn *conn;
+	struct au_trace *trace;
+	struct px_locator *loc;
+	uint8_t *tokkey;                 /* sodium_malloc'ed token key of K_U     */
+	uint8_t handle[CRY_TOKEN_BYTES]; /* the table's catalog handle           */
+	struct au_stmt *st;              /* the audited statements, in run order */
+	size_t nst, capst;
+	int64_t *pool;                   /* ids 1..rows, reshuffled per phase    */
+	double *zcdf;
+	struct au_kv status[MAX_STATUS];
+	size_t nstatus;
+	char status_err[256];
+	char *sql;                       /* the statement text being built       */
+	size_t sqllen, sqlcap;
+	struct au_rng rng;
+	uint64_t setup_stmts, foreign;
+	double t_start, t_load, t_end;
+	double phase_secs[AU_NPHASES];
+	char started[32];
+} C;
+
+static void cleanup(void)
+{
+	lwc_close(C.conn);
+	C.conn = NULL;
+	au_trace_close(C.trace);
+	C.trace = NULL;
+	px_locator_close(C.loc);
+	C.loc = NULL;
+	if (C.tokkey)
+		sodium_free(C.tokkey);
+	C.tokkey = NULL;
+	for (size_t i = 0; i < C.nst; i++)
+		au_obs_free(&C.st[i].o);
+	free(C.st);
+	C.st = NULL;
+	C.nst = C.capst = 0;
+	free(C.pool);
+	free(C.zcdf);
+	C.pool = NULL;
+	C.zcdf = NULL;
+	for (size_t i = 0; i < C.nstatus; i++) {
+		free(C.status[i].key);
+		free(C.status[i].value);
+	}
+	C.nstatus = 0;
+	free(C.sql);
+	C.sql = NULL;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("lwc-audit: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cleanup();
+	exit(2);
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("lwc-audit: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+
+	if (p == NULL)
+		die("out of memory");
+	return p;
+}
+
+/* ---- SQL text -------------------------------------------------------------- */
+
+static void sql_reset(void)
+{
+	C.sqllen = 0;
+	if (C.sql)
+		C.sql[0] = '\0';
+}
+
+static void sql_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sql_add(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		size_t room = C.sqlcap - C.sqllen;
+
+		va_start(ap, fmt);
+		n = vsnprintf(C.sql ? C.sql + C.sqllen : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			die("formatting a statement failed");
+		if ((size_t)n < room) {
+			C.sqllen += (size_t)n;
+			return;
+		}
+		size_t nc = C.sqlcap ? C.sqlcap * 2 : 4096;
+		while (nc < C.sqllen + (size_t)n + 1)
+			nc *= 2;
+		char *p = realloc(C.sql, nc);
+		if (p == NULL)
+			die("out of memory");
+		C.sql = p;
+		C.sqlcap = nc;
+	}
+}
+
+/* ---- statements -------------------------------------------------------------- */
+
+/* Run C.sql to its end; the rows returned or affected. */
+static uint64_t exec_sql(void)
+{
+	lwc_result *r = lwc_exec(C.conn, C.sql);
+	uint64_t n;
+	int rc = 0;
+
+	if (lwc_result_status(r) == LWC_RESULT_ROWS)
+		while ((rc = lwc_result_next(r)) == 1)
+			;
+	if (lwc_result_status(r) == LWC_RESULT_ERROR || rc < 0) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", lwc_result_error(r));
+		lwc_result_free(r);
+		die("statement failed: %s\n  statement: %.160s%s", msg, C.sql,
+		    strlen(C.sql) > 160 ? "..." : "");
+	}
+	n = lwc_result_count(r);
+	lwc_result_free(r);
+	return n;
+}
+
+/* A statement outside the audit (DROP, CREATE, the load). */
+static uint64_t setup_sql(void)
+{
+	C.setup_stmts++;
+	return exec_sql();
+}
+
+/* Ground truth: the block holding row id right now; AU_NO_BLOCK when the
+ * proxy serves it from its stash. */
+static uint64_t locate(int64_t id)
+{
+	uint8_t be[8], tok[CRY_TOKEN_BYTES];
+	uint64_t block;
+	int rc;
+
+	cry_put_be64(be, (uint64_t)id);
+	if (cry_token(tok, C.tokkey, O.table, "id", CRY_TAG_INT, be, 8) != LWC_OK)
+		die("computing a keyword token failed");
+	rc = px_locate(C.loc, C.handle, 0, tok, &block);
+	if (rc == LWC_ERR_NO_TABLE)
+		die("ground truth: the proxy state %s has no table %s: is --state the state "
+		    "directory of the proxy the key file connects to?", O.state, O.table);
+	if (rc == LWC_ERR_NOT_FOUND)
+		die("ground truth: the proxy state %s has no row id = %lld in %s: is --state the "
+		    "state directory of the proxy the key file connects to?", O.state,
+		    (long long)id, O.table);
+	if (rc != LWC_OK)
+		die("ground truth: reading the proxy state %s: %s", O.state, lwc_strerror(rc));
+	return block == PX_LOCATE_STASH ? AU_NO_BLOCK : block;
+}
+
+static struct au_stmt *new_stmt(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target,
+				uint32_t k)
+{
+	struct au_stmt *s;
+
+	if (C.nst == C.capst) {
+		size_t nc = C.capst ? C.capst * 2 : 1024;
+		struct au_stmt *p = realloc(C.st, nc * sizeof(*p));
+
+		if (p == NULL)
+			die("out of memory");
+		C.st = p;
+		C.capst = nc;
+	}
+	s = &C.st[C.nst++];
+	memset(s, 0, sizeof(*s));
+	s->phase = ph;
+	s->kind = kind;
+	s->id = id;
+	s->target = target;
+	s->k = k;
+	s->truth = AU_NO_BLOCK;
+	return s;
+}
+
+/* Run C.sql as the audited statement s: ground truth before, its trace
+ * lines after. */
+static void audited(struct au_stmt *s)
+{
+	char err[512];
+	uint64_t foreign, got;
+	double t0;
+
+	if (au_trace_skip(C.trace, &foreign, err, sizeof(err)) != LWC_OK)
+		die("%s", err);
+	C.foreign += foreign;
+	if (s->id >= 0 && s->kind != AU_INSERT)
+		s->truth = locate(s->id);
+	t0 = now_s();
+	got = exec_sql();
+	s->secs = now_s() - t0;
+	if (got != s->k)
+		die("%s: %llu rows where the table lwc-audit loaded gives %u: was %s changed while "
+		    "the audit ran?\n  statement: %.160s", au_kind_names[s->kind],
+		    (unsigned long long)got, s->k, O.table, C.sql);
+	if (au_trace_collect(C.trace, &s->o, TRACE_WAIT_MS, err, sizeof(err)) != LWC_OK)
+		die("%s", err);
+}
+
+static void point(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target)
+{
+	struct au_stmt *s = new_stmt(ph, kind, id, target, 1);
+
+	sql_reset();
+	switch (kind) {
+	case AU_SELECT:
+		sql_add("SELECT * FROM %s WHERE id = %lld", O.table, (long long)id);
+		break;
+	case AU_INSERT:
+		sql_add("INSERT INTO %s VALUES (%lld, %llu, 'n%08llx')", O.table, (long long)id,
+			(unsigned long long)au_rng_below(&C.rng, 1000000),
+			(unsigned long long)au_rng_below(&C.rng, 1ull << 32));
+		break;
+	case AU_UPDATE:
+		sql_add("UPDATE %s SET v = v + 1 WHERE id = %lld", O.table, (long long)id);
+		break;
+	case AU_DELETE:
+		sql_add("DELETE FROM %s WHERE id = %lld", O.table, (long long)id);
+		break;
+	default:
+		abort();
+	}
+	audited(s);
+}
+
+/* Progress of a phase on stderr, at most every 5 s. */
+static void progress(const char *what, size_t done, size_t total)
+{
+	static double last;
+	double t = now_s();
+
+	if (done != total && t - last < 5.0)
+		return;
+	last = t;
+	say("%s: %zu of %zu statements", what, done, total);
+}
+
+static void shuffle_pool(void)
+{
+	for (uint64_t i = 0; i < O.rows; i++)
+		C.pool[i] = (int64_t)i + 1;
+	au_rng_shuffle(&C.rng, C.pool, O.rows, sizeof(*C.pool));
+}
+
+/* ---- the workload ------------------------------------------------------------- */
+
+static void load(void)
+{
+	double t0 = now_s();
+	uint64_t lines;
+	char err[512];
+
+	sql_reset();
+	sql_add("DROP TABLE IF EXISTS %s", O.table);
+	setup_sql();
+	sql_reset();
+	sql_add("CREATE TABLE %s (id INT PRIMARY KEY, v INT, s TEXT(16))", O.table);
+	setup_sql();
+	shuffle_pool();
+	say("loading %llu rows into %s (%d per INSERT)", (unsigned long long)O.rows, O.table,
+	    LOAD_BATCH);
+	for (uint64_t i = 0, b = 0; i < O.rows; i += LOAD_BATCH) {
+		uint64_t n = O.rows - i < LOAD_BATCH ? O.rows - i : LOAD_BATCH;
+
+		sql_reset();
+		sql_add("INSERT INTO %s VALUES ", O.table);
+		for (uint64_t j = 0; j < n; j++)
+			sql_add("%s(%lld, %llu, 's%08llx')", j ? ", " : "", (long long)C.pool[i + j],
+				(unsigned long long)au_rng_below(&C.rng, 1000000),
+				(unsigned long long)au_rng_below(&C.rng, 1ull << 32));
+		if (setup_sql() != n)
+			die("loading %s: an INSERT of %llu rows did not insert them all", O.table,
+			    (unsigned long long)n);
+		progress("load", (size_t)++b, (size_t)((O.rows + LOAD_BATCH - 1) / LOAD_BATCH));
+	}
+	/* the ground truth must see the table before anything is scored */
+	(void)locate(C.pool[0]);
+	if (au_trace_skip(C.trace, &lines, err, sizeof(err)) != LWC_OK)  /* the load's lines */
+		die("%s", err);
+	C.t_load = now_s() - t0;
+}
+
+/* Attacks 1 and 2: targets repeated among other ids, in random order. */
+static void phase_repeat(void)
+{
+	size_t n = (size_t)(O.targets * O.reps + O.others), k = 0;
+	int64_t *seq = xcalloc(n, sizeof(*seq));      /* target index, or -1 - other */
+	double t0 = now_s();
+
+	shuffle_pool();
+	for (uint64_t t = 0; t < O.targets; t++)
+		for (uint64_t r = 0; r < O.reps; r++)
+			seq[k++] = (int64_t)t;
+	for (uint64_t o = 0; o < O.others; o++)
+		seq[k++] = -1 - (int64_t)o;
+	au_rng_shuffle(&C.rng, seq, n, sizeof(*seq));
+	say("repetition: %llu targets x %llu among %llu other point SELECTs",
+	    (unsigned long long)O.targets, (unsigned long long)O.reps,
+	    (unsigned long long)O.others);
+	for (size_t i = 0; i < n; i++) {
+		if (seq[i] >= 0)
+			point(AU_P_REPEAT, AU_SELECT, C.pool[seq[i]], (int32_t)seq[i]);
+		else
+			point(AU_P_REPEAT, AU_SELECT, C.pool[O.targets + (uint64_t)(-1 - seq[i])], -1);
+		progress("repetition", i + 1, n);
+	}
+	free(seq);
+	C.phase_secs[AU_P_REPEAT] = now_s() - t0;
+}
+
+/* Attack 3: Zipf(s) over zipf_ids ids chosen at random; rank 1 the hottest. */
+static void phase_zipf(void)
+{
+	double t0 = now_s(), total = 0;
+
+	shuffle_pool();
+	C.zcdf = xcalloc(O.zipf_ids, sizeof(*C.zcdf));
+	for (uint64_t r = 0; r < O.zipf_ids; r++) {
+		total += pow((double)(r + 1), -O.zipf_s);
+		C.zcdf[r] = total;
+	}
+	say("frequency: %llu point SELECTs over %llu ids, Zipf s = %.2f",
+	    (unsigned long long)O.zipf_queries, (unsigned long long)O.zipf_ids, O.zipf_s);
+	for (uint64_t q = 0; q < O.zipf_queries; q++) {
+		double u = au_rng_double(&C.rng) * total;
+		size_t lo = 0, hi = (size_t)O.zipf_ids - 1;
+
+		while (lo < hi) {                     /* the first rank with cdf > u */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (C.zcdf[mid] > u)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		point(AU_P_ZIPF, AU_SELECT, C.pool[lo], (int32_t)lo);
+		progress("frequency", (size_t)q + 1, (size_t)O.zipf_queries);
+	}
+	C.phase_secs[AU_P_ZIPF] = now_s() - t0;
+}
+
+/* Attack 4: the four statement types in random order, after AU_TYPE_WINDOW
+ * point SELECTs so that every typed statement has as many predecessors. */
+static void phase_types(void)
+{
+	size_t n = (size_t)(4 * O.per_type), ndel = 0, nins = 0;
+	enum au_kind *seq = xcalloc(n, sizeof(*seq));
+	uint64_t live = O.rows - O.per_type;          /* pool[per_type..] are kept */
+	double t0 = now_s();
+
+	shuffle_pool();                               /* DELETE takes pool[0..per_type) */
+	for (size_t i = 0; i < n; i++)
+		seq[i] = (enum au_kind)(i % 4);
+	au_rng_shuffle(&C.rng, seq, n, sizeof(*seq));
+	say("statement types: %llu each of SELECT, INSERT, UPDATE, DELETE",
+	    (unsigned long long)O.per_type);
+	for (int w = 0; w < AU_TYPE_WINDOW; w++)
+		point(AU_P_WARM, AU_SELECT, C.pool[O.per_type + au_rng_below(&C.rng, live)], -1);
+	for (size_t i = 0; i < n; i++) {
+		int64_t id;
+
+		switch (seq[i]) {
+		case AU_INSERT:
+			id = (int64_t)(O.rows + 1 + nins++);
+			break;
+		case AU_DELETE:
+			id = C.pool[ndel++];
+			break;
+		default:
+			id = C.pool[O.per_type + au_rng_below(&C.rng, live)];
+		}
+		point(AU_P_TYPES, seq[i], id, -1);
+		progress("statement types", i + 1, n);
+	}
+	free(seq);
+	C.phase_secs[AU_P_TYPES] = now_s() - t0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ground truth: the distinct blocks holding rows ids[0..n) (the stash's
+ * rows need none). */
+static uint32_t blocks_of(const int64_t *ids, uint32_t n)
+{
+	uint64_t *b = xcalloc(n, sizeof(*b));
+	uint32_t m = 0, d = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if ((b[m] = locate(ids[i])) != AU_NO_BLOCK)
+			m++;
+	qsort(b, m, sizeof(*b), cmp_u64);
+	for (uint32_t i = 0; i < m; i++)
+		d += i == 0 || b[i] != b[i - 1];
+	free(b);
+	return d;
+}
+
+/* Attack 5: k rows matched by one IN list. */
+static void phase_size(void)
+{
+	uint64_t live = O.rows - O.per_type;
+	double t0 = now_s();
+
+	say("size: SELECT ... WHERE id IN (k ids), k = 1, 10, 100");
+	for (int i = 0; i < AU_NSIZE; i++)
+		for (int r = 0; r < SIZE_REPS; r++) {
+			struct au_stmt *s = new_stmt(AU_P_SIZE, AU_IN, -1, -1, au_size_k[i]);
+			int64_t *ids = C.pool + O.per_type;  /* live: not DELETEd */
+
+			/* a random k-subset of the live ids: a partial shuffle */
+			for (uint32_t j = 0; j < au_size_k[i]; j++) {
+				uint64_t x = j + au_rng_below(&C.rng, live - j);
+				int64_t tmp = ids[j];
+
+				ids[j] = ids[x];
+				ids[x] = tmp;
+			}
+			s->kblocks = blocks_of(ids, au_size_k[i]);
+			sql_reset();
+			sql_add("SELECT * FROM %s WHERE id IN (", O.table);
+			for (uint32_t j = 0; j < au_size_k[i]; j++)
+				sql_add("%s%lld", j ? ", " : "", (long long)ids[j]);
+			sql_add(")");
+			audited(s);
+		}
+	C.phase_secs[AU_P_SIZE] = now_s() - t0;
+}
+
+/* The proxy's status over its admin socket (padding, geometry, counters);
+ * best effort: the attacks do not need it. */
+static void proxy_status(void)
+{
+	Lwc__AdminRequest req = LWC__ADMIN_REQUEST__INIT;
+	Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
+	Lwc__AdminResponse *resp = NULL;
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/admin.sock", O.state);
+	req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
+	req.status = &sreq;
+	if (admin_call(path, &req, &resp, C.status_err, sizeof(C.status_err)) != LWC_OK) {
+		say("the proxy's status is not available (%s); the audit goes on without it",
+		    C.status_err);
+		return;
+	}
+	for (size_t i = 0; i < resp->n_status && C.nstatus < MAX_STATUS; i++) {
+		struct au_kv *kv = &C.status[C.nstatus];
+
+		kv->key = strdup(resp->status[i]->key ? resp->status[i]->key : "");
+		kv->value = strdup(resp->status[i]->value ? resp->status[i]->value : "");
+		if (kv->key == NULL || kv->value == NULL) {
+			free(kv->key);
+			free(kv->value);
+			lwc__admin_response__free_unpacked(resp, NULL);
+			die("out of memory");
+		}
+		C.nstatus++;
+	}
+	lwc__admin_response__free_unpacked(resp, NULL);
+}
+
+/* ---- options -------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lwc-audit run --key FILE --trace FILE --state DIR [--proxy HOST:PORT]\n"
+		"                     [--rows 20000] [--targets 50] [--reps 5] [--others 500]\n"
+		"                     [--zipf-s 1.0] [--zipf-ids 1000] [--zipf-queries 2000]\n"
+		"                     [--per-type 60] [--seed N] [--table audit_t]\n"
+		"                     [--json FILE] [--check]\n"
+		"\n"
+		"Runs a labelled workload through liblwc against a running LWC deployment and\n"
+		"attacks the cloud store's trace (--trace, as lwc-cloudstore --trace writes it)\n"
+		"across statements: intersection of repeated accesses, linkage, frequency,\n"
+		"statement type, size.  --state is the proxy's state directory: the ground\n"
+		"truth that scores the attacks.  The table is dropped and recreated.\n"
+		"--check: exit 1 when a figure misses its threshold (identified <= %.2f for\n"
+		"r = 2, 3, 5; linkage advantage <= %.2f; frequency <= %d of 20; type accuracy\n"
+		"<= %.2f; |rec(INSERT) - rec(SELECT)| <= %.2f), or when a statement did not\n"
+		"READ the block --state says its row was in (--state and --trace of different\n"
+		"deployments).  Errors exit 2.\n",
+		AU_LIM_ISECT, AU_LIM_LINK, AU_LIM_FREQ, AU_LIM_TYPE, AU_LIM_REC);
+}
+
+static uint64_t opt_u64(const char *name, const char *s, uint64_t min, uint64_t max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "lwc-audit: %s must be a whole number from %llu to %llu, not '%s'\n",
+			name, (unsigned long long)min, (unsigned long long)max, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse_opts(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "proxy", required_argument, NULL, 'p' },
+		{ "trace", required_argument, NULL, 't' },
+		{ "state", required_argument, NULL, 's' },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "targets", required_argument, NULL, 'T' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "others", required_argument, NULL, 'o' },
+		{ "zipf-s", required_argument, NULL, 'z' },
+		{ "zipf-ids", required_argument, NULL, 'Z' },
+		{ "zipf-queries", required_argument, NULL, 'q' },
+		{ "per-type", required_argument, NULL, 'y' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "table", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *table = "audit_t";
+	int o;
+
+	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (o) {
+		case 'k': O.key = optarg; break;
+		case 'p': O.proxy = optarg; break;
+		case 't': O.trace = optarg; break;
+		case 's': O.state = optarg; break;
+		case 'n': O.rows = opt_u64("--rows", optarg, 1, 1ull << 31); break;
+		case 'T': O.targets = opt_u64("--targets", optarg, 1, 1u << 20); break;
+		case 'r': O.reps = opt_u64("--reps", optarg, 2, 1000); break;
+		case 'o': O.others = opt_u64("--others", optarg, 0, 1u << 24); break;
+		case 'Z': O.zipf_ids = opt_u64("--zipf-ids", optarg, AU_FREQ_TOP, 1u << 24); break;
+		case 'q': O.zipf_queries = opt_u64("--zipf-queries", optarg, 1, 1u << 24); break;
+		case 'y': O.per_type = opt_u64("--per-type", optarg, 2, 1u << 20); break;
+		case 'S': O.seed = opt_u64("--seed", optarg, 0, UINT64_MAX); O.seed_given = 1; break;
+		case 'j': O.json = optarg; break;
+		case 'c': O.check = 1; break;
+		case 'b': table = optarg; break;
+		case 'z': {
+			char *end;
+
+			errno = 0;
+			O.zipf_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(O.zipf_s >= 0 && O.zipf_s <= 10)) {
+				fprintf(stderr, "lwc-audit: --zipf-s must be a number from 0 to 10, "
+					"not '%s'\n", optarg);
+				exit(2);
+			}
+			break;
+		}
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "lwc-audit: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		exit(2);
+	}
+	if (!O.key || !O.trace || !O.state) {
+		fprintf(stderr, "lwc-audit: run needs --key (a user key file), --trace (the cloud "
+			"store's trace) and --state (the proxy's state directory)\n");
+		exit(2);
+	}
+	/* names are folded to lower case by the client: the token of the handle
+	 * must be computed on the folded name */
+	if (strlen(table) >= sizeof(O.table) || !(table[0] == '_' ||
+	    (table[0] >= 'a' && table[0] <= 'z') || (table[0] >= 'A' && table[0] <= 'Z'))) {
+		fprintf(stderr, "lwc-audit: --table must be a plain SQL name of at most %zu "
+			"characters\n", sizeof(O.table) - 1);
+		exit(2);
+	}
+	for (size_t i = 0; table[i]; i++) {
+		char c = table[i];
+
+		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      (c >= 'A' && c <= 'Z'))) {
+			fprintf(stderr, "lwc-audit: --table must be a plain SQL name (letters, "
+				"digits, _), not '%s'\n", table);
+			exit(2);
+		}
+		O.table[i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+	}
+	/* the phases take distinct ids from the table */
+	if (O.targets + O.others > O.rows)
+		fprintf(stderr, "lwc-audit: --targets + --others (%llu) exceed --rows (%llu)\n",
+			(unsigned long long)(O.targets + O.others), (unsigned long long)O.rows);
+	else if (O.zipf_ids > O.rows)
+		fprintf(stderr, "lwc-audit: --zipf-ids (%llu) exceeds --rows (%llu)\n",
+			(unsigned long long)O.zipf_ids, (unsigned long long)O.rows);
+	else if (O.rows < O.per_type + au_size_k[AU_NSIZE - 1] || O.rows < O.per_type + AU_TYPE_WINDOW)
+		fprintf(stderr, "lwc-audit: --rows must exceed --per-type by at least %u (the "
+			"DELETEs take --per-type rows, the size attack reads %u others)\n",
+			au_size_k[AU_NSIZE - 1], au_size_k[AU_NSIZE - 1]);
+	else
+		return;
+	exit(2);
+}
+
+/* The token key of K_U (the client's derivation, client/lwc.c lwc_connect). */
+static void token_key(void)
+{
+	struct userkey *uk = NULL;
+	char err[512];
+
+	if (userkey_read(O.key, &uk, err, sizeof(err)) != LWC_OK)
+		die("the user key file (--key): %s", err);
+	if ((C.tokkey = sodium_malloc(CRY_KEY_BYTES)) == NULL) {
+		userkey_free(uk);
+		die("out of memory");
+	}
+	if (cry_kdf(C.tokkey, uk->ku, CRY_SUB_TOKEN, CRY_CTX_USER) != LWC_OK) {
+		userkey_free(uk);
+		die("deriving the token key failed");
+	}
+	userkey_free(uk);
+	if (cry_token(C.handle, C.tokkey, "", "", CRY_TAG_TEXT, O.table, strlen(O.table)) !=
+	    LWC_OK)
+		die("computing the table's handle failed");
+}
+
+int main(int argc, char **argv)
+{
+	struct au_results R;
+	struct au_check ck[AU_MAX_CHECKS];
+	struct au_run run;
+	size_t nck;
+	char err[512];
+	int passed = 1;
+	time_t wall = time(NULL);
+	struct tm tm;
+
+	if (argc < 2 || strcmp(argv[1], "run") != 0) {
+		if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+			usage(stdout);
+			return 0;
+		}
+		usage(stderr);
+		return 2;
+	}
+	parse_opts(argc - 1, argv + 1);
+	if (cry_init() != LWC_OK)
+		die("libsodium failed to initialise");
+	if (!O.seed_given)
+		O.seed = ((uint64_t)randombytes_random() << 32) | randombytes_random();
+	au_rng_seed(&C.rng, O.seed);
+	gmtime_r(&wall, &tm);
+	strftime(C.started, sizeof(C.started), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	C.t_start = now_s();
+
+	token_key();
+	if (au_trace_open(&C.trace, O.trace, err, sizeof(err)) != LWC_OK)
+		die("%s", err);
+	if (px_locator_open(&C.loc, O.state, err, sizeof(err)) != LWC_OK)
+		die("cannot read the proxy's state directory (--state): %s", err);
+	if (lwc_connect(&C.conn, O.key, O.proxy, err, sizeof(err)) != LWC_OK)
+		die("cannot connect to the proxy: %s", err);
+	C.pool = xcalloc(O.rows, sizeof(*C.pool));
+	say("seed %llu (repeat the workload with --seed %llu)", (unsigned long long)O.seed,
+	    (unsigned long long)O.seed);
+
+	load();
+	phase_repeat();
+	phase_zipf();
+	phase_types();
+	phase_size();
+	C.t_end = now_s();
+	lwc_close(C.conn);
+	C.conn = NULL;
+	proxy_status();
+
+	run = (struct au_run){
+		.table = O.table, .trace = O.trace, .state = O.state, .started = C.started,
+		.rows = O.rows, .targets = O.targets, .reps = O.reps, .others = O.others,
+		.zipf_ids = O.zipf_ids, .zipf_queries = O.zipf_queries, .per_type = O.per_type,
+		.seed = O.seed, .zipf_s = O.zipf_s, .setup_stmts = C.setup_stmts,
+		.foreign = C.foreign, .secs_total = C.t_end - C.t_start, .secs_load = C.t_load,
+		.status = C.status, .nstatus = C.nstatus, .status_err = C.status_err,
+	};
+	memcpy(run.phase_secs, C.phase_secs, sizeof(run.phase_secs));
+	if (au_analyse(C.st, C.nst, &run, &C.rng, &R) != LWC_OK)
+		die("out of memory");
+	nck = au_checks(&R, ck);
+	for (size_t i = 0; i < nck; i++)
+		passed &= ck[i].pass;
+	au_report_print(&run, &R, ck);
+	if (O.json && au_report_json(O.json, &run, &R, ck, nck, passed, err, sizeof(err)) != LWC_OK)
+		die("%s", err);
+	if (O.check) {
+		printf("\n");
+		for (size_t i = 0; i < nck; i++)
+			if (!ck[i].pass)
+				printf("check FAILED: %s = %.3f, limit %g\n", ck[i].name, ck[i].value,
+				       ck[i].limit);
+		printf("lwc-audit: %s\n", passed ? "every check passed" : "checks FAILED");
+	}
+	fflush(stdout);
+	cleanup();
+	return O.check && !passed ? 1 : 0;
+}

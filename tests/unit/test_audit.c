@@ -1,0 +1,474 @@
+/*
+ * test_audit.c - lwc-audit's trace reader and attacks (bench/audit_trace.c,
+ * bench/audit_attacks.c) without a deployment: trace lines parsed and
+ * refused, a trace file cut into statements (lines appended after opening,
+ * a partial line at open, a missing WRITE, a foreign line), each attack on
+ * hand-made statements with known answers, and the attacks on two simulated
+ * proxies: one that leaves records in their blocks and fills one block with
+ * INSERTs (every check must fail) and an ideal one whose READ sets are
+ * fresh random blocks every time (every check must pass).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../bench/audit.h"
+
+static char dir[64];
+
+static int group_setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/lwc-test-audit-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- lines ------------------------------------------------------------------ */
+
+static int parse(const char *s, struct au_line *l, uint64_t **buf, size_t *cap)
+{
+	return au_line_parse(s, strlen(s), l, buf, cap);
+}
+
+static void test_line_parse(void **state)
+{
+	uint64_t *buf = NULL;
+	size_t cap = 0;
+	struct au_line l;
+	struct tm tm = { .tm_year = 2026 - 1900, .tm_mon = 10, .tm_mday = 24, .tm_hour = 16,
+			 .tm_min = 56, .tm_sec = 2 };
+
+	(void)state;
+	assert_int_equal(parse("2026-11-24T16:56:02.123456Z conn=3 op=READ n=3 ids=1,5,9 "
+			       "in=40 out=43270 status=ok", &l, &buf, &cap), LWC_OK);
+	assert_true(fabs(l.t - ((double)timegm(&tm) + 0.123456)) < 1e-6);
+	assert_int_equal(l.conn, 3);
+	assert_string_equal(l.op, "READ");
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.ids[0], 1);
+	assert_int_equal(l.ids[1], 5);
+	assert_int_equal(l.ids[2], 9);
+	assert_int_equal(l.in, 40);
+	assert_int_equal(l.out, 43270);
+	assert_true(l.ok);
+
+	assert_int_equal(parse("1970-01-01T00:00:01.5Z conn=2 op=HELLO n=0 ids=- in=107 out=105 "
+			       "status=ok", &l, &buf, &cap), LWC_OK);
+	assert_true(fabs(l.t - 1.5) < 1e-9);
+	assert_string_equal(l.op, "HELLO");
+	assert_int_equal(l.n, 0);
+
+	assert_int_equal(parse("2026-11-24T16:56:02.000001Z conn=9 op=WRITE n=1 ids=18446744073709551615 "
+			       "in=1 out=27 status=LWC_ERR_VERSION", &l, &buf, &cap), LWC_OK);
+	assert_int_equal(l.ids[0], UINT64_MAX);
+	assert_false(l.ok);
+
+	/* refused */
+	static const char *const bad[] = {
+		"",
+		"hello world",
+		"2026-11-24 16:56:02.123456Z conn=3 op=READ n=1 ids=1 in=1 out=1 status=ok",
+		"2026-13-24T16:56:02.123456Z conn=3 op=READ n=1 ids=1 in=1 out=1 status=ok",
+		"2026-11-24T16:56:02Z conn=3 op=READ n=1 ids=1 in=1 out=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=3 op=READ n=2 ids=1 in=1 out=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=3 op=READ n=1 ids=1,2 in=1 out=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=3 op=READ n=1 ids=- in=1 out=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=3 op=READ n=1 ids=1, in=1 out=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=3 op=READ n=1 ids=1 in=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=3 op=read n=1 ids=1 in=1 out=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=3 op=READ n=1 ids=99999999999999999999 in=1 out=1 status=ok",
+		"2026-11-24T16:56:02.1Z conn=x op=READ n=1 ids=1 in=1 out=1 status=ok",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(parse(bad[i], &l, &buf, &cap), LWC_ERR_FORMAT);
+	free(buf);
+}
+
+/* ---- the file ----------------------------------------------------------------- */
+
+static void append(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_trace_collect(void **state)
+{
+	char path[128], err[512];
+	struct au_trace *t;
+	struct au_obs o = { 0 };
+	uint64_t n;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	assert_int_equal(au_trace_open(&t, path, err, sizeof(err)), LWC_ERR_IO);
+	assert_non_null(strstr(err, path));
+	/* what was there before opening does not count; a partial line at open is skipped */
+	append(path, "2026-11-24T16:56:01.000000Z conn=1 op=READ n=1 ids=7 in=1 out=1 status=ok\n"
+	       "2026-11-24T16:56:01.000000Z conn=1 op=WRITE n=1 ids=7 in=1");
+	assert_int_equal(au_trace_open(&t, path, err, sizeof(err)), LWC_OK);
+	append(path, " out=1 status=ok\n"
+	       "2026-11-24T16:56:01.500000Z conn=2 op=READ n=2 ids=3,4 in=1 out=1 status=ok\n"
+	       "2026-11-24T16:56:01.600000Z conn=2 op=WRITE n=2 ids=3,4 in=1 out=1 status=ok\n");
+	assert_int_equal(au_trace_skip(t, &n, err, sizeof(err)), LWC_OK);
+	assert_int_equal(n, 2);
+	/* one statement: two READ/WRITE pairs, a HELLO, ids repeated */
+	append(path, "2026-11-24T16:56:02.000000Z conn=4 op=HELLO n=0 ids=- in=107 out=105 status=ok\n"
+	       "2026-11-24T16:56:02.100000Z conn=4 op=READ n=3 ids=9,2,5 in=40 out=300 status=ok\n"
+	       "2026-11-24T16:56:02.125000Z conn=4 op=WRITE n=3 ids=2,5,9 in=300 out=27 status=ok\n"
+	       "2026-11-24T16:56:02.200000Z conn=4 op=READ n=2 ids=5,11 in=30 out=200 status=ok\n"
+	       "2026-11-24T16:56:02.300000Z conn=4 op=WRITE n=2 ids=5,11 in=200 out=27 status=ok\n");
+	assert_int_equal(au_trace_collect(t, &o, 100, err, sizeof(err)), LWC_OK);
+	assert_int_equal(o.nrset, 4);
+	assert_int_equal(o.rset[0], 2);
+	assert_int_equal(o.rset[1], 5);
+	assert_int_equal(o.rset[2], 9);
+	assert_int_equal(o.rset[3], 11);
+	assert_int_equal(o.read_blocks, 5);
+	assert_int_equal(o.write_blocks, 5);
+	assert_int_equal(o.read_ops, 2);
+	assert_int_equal(o.write_ops, 2);
+	assert_int_equal(o.bytes_in, 40 + 300 + 30 + 200);
+	assert_int_equal(o.bytes_out, 300 + 27 + 200 + 27);
+	assert_true(fabs(o.gap - 0.025) < 1e-6);
+	/* a READ whose WRITE never comes */
+	append(path, "2026-11-24T16:56:03.000000Z conn=4 op=READ n=1 ids=1 in=1 out=1 status=ok\n");
+	assert_int_equal(au_trace_collect(t, &o, 30, err, sizeof(err)), LWC_ERR_TIMEOUT);
+	assert_non_null(strstr(err, "no WRITE"));
+	assert_null(o.rset);
+	/* ... and nothing at all */
+	assert_int_equal(au_trace_collect(t, &o, 30, err, sizeof(err)), LWC_ERR_TIMEOUT);
+	assert_non_null(strstr(err, "no READ"));
+	/* not a trace */
+	append(path, "this is not a trace line\n");
+	assert_int_equal(au_trace_skip(t, &n, err, sizeof(err)), LWC_ERR_FORMAT);
+	assert_non_null(strstr(err, "not a cloud store trace line"));
+	au_obs_free(&o);
+	au_trace_close(t);
+}
+
+/* ---- attacks on hand-made statements ----------------------------------------------- */
+
+static struct au_stmt mk(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target,
+			 uint64_t truth, const uint64_t *rset, size_t n)
+{
+	struct au_stmt s = { .phase = ph, .kind = kind, .id = id, .target = target, .k = 1,
+			     .truth = truth };
+
+	s.o.rset = malloc((n ? n : 1) * sizeof(*rset));
+	assert_non_null(s.o.rset);
+	memcpy(s.o.rset, rset, n * sizeof(*rset));
+	s.o.nrset = n;
+	s.o.read_blocks = s.o.write_blocks = n;
+	s.o.read_ops = s.o.write_ops = 1;
+	return s;
+}
+
+static void free_stmts(struct au_stmt *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		au_obs_free(&s[i].o);
+}
+
+static void test_intersection_known(void **state)
+{
+	struct au_stmt s[8];
+	struct au_isect r2 = { .r = 2 }, r3 = { .r = 3 };
+	size_t n = 0;
+
+	(void)state;
+	/* target 0: always in block 5 -> identified; target 1: moved -> empty;
+	 * target 2: {1,2} left -> non-empty, not identified; target 3: one block
+	 * left that is not where the record was -> not identified */
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 10, 0, 5, (uint64_t[]){ 1, 5, 9 }, 3);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 11, 1, 1, (uint64_t[]){ 1, 2 }, 2);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 12, 2, 1, (uint64_t[]){ 1, 2, 3 }, 3);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 10, 0, 5, (uint64_t[]){ 5, 7, 8 }, 3);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 11, 1, 4, (uint64_t[]){ 3, 4 }, 2);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 12, 2, 2, (uint64_t[]){ 1, 2, 4 }, 3);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 13, 3, 8, (uint64_t[]){ 6, 8 }, 2);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 13, 3, AU_NO_BLOCK, (uint64_t[]){ 6, 9 }, 2);
+	assert_int_equal(au_attack_intersection(s, n, 4, &r2), LWC_OK);
+	assert_int_equal(r2.targets, 4);
+	assert_int_equal(r2.identified, 1);
+	assert_int_equal(r2.nonempty, 3);
+	assert_int_equal(au_attack_intersection(s, n, 4, &r3), LWC_OK);
+	assert_int_equal(r3.targets, 0);           /* nobody was read 3 times */
+	free_stmts(s, n);
+}
+
+static void test_linkage_known(void **state)
+{
+	struct au_stmt s[5];
+	struct au_link l;
+	struct au_rng rng;
+	size_t n = 0;
+
+	(void)state;
+	au_rng_seed(&rng, 1);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 1, 0, 1, (uint64_t[]){ 1, 2 }, 2);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 1, 0, 1, (uint64_t[]){ 1, 3 }, 2);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 1, 0, 4, (uint64_t[]){ 4, 5 }, 2);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 2, -1, 6, (uint64_t[]){ 6, 7 }, 2);
+	s[n++] = mk(AU_P_REPEAT, AU_SELECT, 3, -1, 8, (uint64_t[]){ 8, 9 }, 2);
+	assert_int_equal(au_attack_linkage(s, n, 1, 1000, &rng, &l), LWC_OK);
+	assert_int_equal(l.same_pairs, 3);         /* (0,1) (0,2) (1,2) */
+	assert_int_equal(l.same_overlap, 1);       /* only (0,1) shares block 1 */
+	assert_int_equal(l.diff_pairs, 1000);
+	assert_int_equal(l.diff_overlap, 0);       /* different ids never share here */
+	free_stmts(s, n);
+}
+
+static void test_frequency_known(void **state)
+{
+	struct au_stmt s[16];
+	struct au_freq f;
+	size_t n = 0;
+
+	(void)state;
+	/* rank 0 read from block 7 three times (and once from 3): block 7 is
+	 * the most read; rank 1 from block 2 once, block 9 once: a tie that goes
+	 * to 9, read first; rank 2 only from the stash: no block */
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 100, 0, 7, (uint64_t[]){ 7, 20 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 101, 1, 9, (uint64_t[]){ 9, 21 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 100, 0, 7, (uint64_t[]){ 7, 22 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 101, 1, 2, (uint64_t[]){ 2, 23 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 100, 0, 3, (uint64_t[]){ 3, 24 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 100, 0, 7, (uint64_t[]){ 7, 25 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 102, 2, AU_NO_BLOCK, (uint64_t[]){ 26, 27 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 103, 3, 2, (uint64_t[]){ 2, 28 }, 2);
+	assert_int_equal(au_attack_frequency(s, n, 2, &f), LWC_OK);
+	/* counts: 7 x3, 2 x2, everything else x1 -> top 2 = {7, 2} */
+	assert_int_equal(f.top, 2);
+	assert_int_equal(f.statements, n);
+	assert_int_equal(f.stash_reads, 1);
+	assert_int_equal(f.top_reads[0], 3);
+	assert_int_equal(f.top_reads[1], 2);
+	assert_int_equal(f.hot_with_block, 2);     /* ranks 0 and 1 */
+	assert_int_equal(f.hits, 1);               /* rank 0 (7); rank 1's block is 9 */
+	free_stmts(s, n);
+}
+
+/* ---- simulated proxies ------------------------------------------------------------ */
+
+#define SIM_BLOCKS  1024u
+#define SIM_ROWS    20000u
+#define SIM_GAMMA   4u
+
+struct sim {
+	int leaky;                     /* records stay put, INSERTs fill one block */
+	uint32_t *home;                /* row -> block (leaky model)               */
+	uint64_t insert_block;
+	struct au_rng rng;
+};
+
+/* The READ set of one access of a row: its block plus random padding (the
+ * ideal model draws the row's block afresh each time: it moved). */
+static struct au_stmt sim_access(struct sim *m, enum au_phase ph, enum au_kind kind,
+				 int64_t id, int32_t target)
+{
+	uint64_t set[SIM_GAMMA], real;
+	size_t k = 0;
+
+	if (kind == AU_INSERT)
+		real = m->leaky ? m->insert_block : au_rng_below(&m->rng, SIM_BLOCKS);
+	else
+		real = m->leaky ? m->home[id] : au_rng_below(&m->rng, SIM_BLOCKS);
+	set[k++] = real;
+	while (k < SIM_GAMMA) {
+		uint64_t b = au_rng_below(&m->rng, SIM_BLOCKS);
+		int dup = 0;
+
+		for (size_t j = 0; j < k; j++)
+			dup |= set[j] == b;
+		if (!dup)
+			set[k++] = b;
+	}
+	for (size_t i = 1; i < k; i++)             /* sorted, as the reader leaves them */
+		for (size_t j = i; j > 0 && set[j - 1] > set[j]; j--) {
+			uint64_t t = set[j];
+			set[j] = set[j - 1];
+			set[j - 1] = t;
+		}
+	struct au_stmt s = mk(ph, kind, id, target, kind == AU_INSERT ? AU_NO_BLOCK : real, set, k);
+	s.o.gap = 0.003 + 0.001 * au_rng_double(&m->rng);
+	s.o.bytes_in = s.o.bytes_out = 43300;
+	return s;
+}
+
+static void simulate(int leaky, uint64_t seed, int expect_pass)
+{
+	struct sim m = { .leaky = leaky, .insert_block = 417 };
+	size_t cap = 8000, n = 0;
+	struct au_stmt *s = calloc(cap, sizeof(*s));
+	struct au_isect is[3] = { { .r = 2 }, { .r = 3 }, { .r = 5 } };
+	struct au_link l;
+	struct au_freq f;
+	struct au_type ty;
+	struct au_rng rng;
+	double cdf[1000], total = 0;
+
+	assert_non_null(s);
+	assert_non_null(m.home = malloc((SIM_ROWS + 1) * sizeof(*m.home)));
+	au_rng_seed(&m.rng, seed);
+	au_rng_seed(&rng, seed + 1);
+	for (uint32_t i = 0; i <= SIM_ROWS; i++)
+		m.home[i] = (uint32_t)au_rng_below(&m.rng, 417);
+	/* repetition: 50 targets x 5 among 500 others */
+	{
+		int32_t seq[750];
+		size_t k = 0;
+
+		for (int t = 0; t < 50; t++)
+			for (int r = 0; r < 5; r++)
+				seq[k++] = t;
+		for (int o = 0; o < 500; o++)
+			seq[k++] = -1 - o;
+		au_rng_shuffle(&m.rng, seq, k, sizeof(*seq));
+		for (size_t i = 0; i < k; i++)
+			s[n++] = sim_access(&m, AU_P_REPEAT, AU_SELECT,
+					    seq[i] >= 0 ? 1 + seq[i] : 1000 - seq[i],
+					    seq[i] >= 0 ? seq[i] : -1);
+	}
+	/* Zipf */
+	for (int r = 0; r < 1000; r++) {
+		total += 1.0 / (r + 1);
+		cdf[r] = total;
+	}
+	for (int q = 0; q < 2000; q++) {
+		double u = au_rng_double(&m.rng) * total;
+		int r = 0;
+
+		while (r < 999 && cdf[r] <= u)
+			r++;
+		s[n++] = sim_access(&m, AU_P_ZIPF, AU_SELECT, 5000 + r, r);
+	}
+	/* types: 400 each, after 5 warm-up statements */
+	for (int w = 0; w < 5; w++)
+		s[n++] = sim_access(&m, AU_P_WARM, AU_SELECT, 7000 + w, -1);
+	{
+		enum au_kind kinds[1600];
+
+		for (int i = 0; i < 1600; i++)
+			kinds[i] = (enum au_kind)(i % 4);
+		au_rng_shuffle(&m.rng, kinds, 1600, sizeof(*kinds));
+		for (int i = 0; i < 1600; i++)
+			s[n++] = sim_access(&m, AU_P_TYPES, kinds[i], 8000 + i, -1);
+	}
+	assert_true(n <= cap);
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(au_attack_intersection(s, n, 50, &is[i]), LWC_OK);
+	assert_int_equal(au_attack_linkage(s, n, 50, 4000, &rng, &l), LWC_OK);
+	assert_int_equal(au_attack_frequency(s, n, 20, &f), LWC_OK);
+	assert_int_equal(au_attack_type(s, n, 5, 25, &rng, &ty), LWC_OK);
+
+	double adv = (double)l.same_overlap / (double)l.same_pairs -
+		     (double)l.diff_overlap / (double)l.diff_pairs;
+	double acc = (double)ty.correct / (double)ty.tested;
+	double rec = fabs((double)ty.recurrent[AU_INSERT] / ty.per_kind[AU_INSERT] -
+			  (double)ty.recurrent[AU_SELECT] / ty.per_kind[AU_SELECT]);
+
+	assert_int_equal(is[0].targets, 50);
+	assert_int_equal(l.same_pairs, 50 * 10);
+	assert_int_equal(ty.per_kind[AU_SELECT], 400);
+	assert_int_equal(ty.tested, 25 * 800);
+	if (expect_pass) {
+		for (int i = 0; i < 3; i++)
+			assert_true(is[i].identified <= 2);          /* <= 0.05 of 50 */
+		assert_true(fabs(adv) <= 0.05);
+		assert_true(f.hits <= 2);
+		assert_true(acc <= 0.30);
+		assert_true(rec <= 0.05);
+	} else {
+		for (int i = 0; i < 3; i++)
+			assert_true(is[i].identified >= 45);
+		assert_true(adv > 0.9);
+		assert_true(f.hits >= 10);
+		assert_true(acc > 0.30);
+		assert_true(rec > 0.5);
+	}
+	free_stmts(s, n);
+	free(s);
+	free(m.home);
+}
+
+static void test_sim_leaky(void **state)
+{
+	(void)state;
+	simulate(1, 42, 0);
+}
+
+static void test_sim_ideal(void **state)
+{
+	(void)state;
+	simulate(0, 42, 1);
+}
+
+/* ---- the generator --------------------------------------------------------------- */
+
+static void test_rng(void **state)
+{
+	struct au_rng a, b;
+	uint64_t hist[10] = { 0 };
+	int perm[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, seen = 0;
+
+	(void)state;
+	au_rng_seed(&a, 7);
+	au_rng_seed(&b, 7);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(au_rng_next(&a), au_rng_next(&b));
+	for (int i = 0; i < 100000; i++)
+		hist[au_rng_below(&a, 10)]++;
+	for (int i = 0; i < 10; i++)
+		assert_true(hist[i] > 9500 && hist[i] < 10500);
+	for (int i = 0; i < 1000; i++) {
+		double d = au_rng_double(&a);
+		assert_true(d >= 0.0 && d < 1.0);
+	}
+	au_rng_shuffle(&a, perm, 8, sizeof(*perm));
+	for (int i = 0; i < 8; i++)
+		seen |= 1 << perm[i];
+	assert_int_equal(seen, 0xff);
+	double v[5] = { 5, 1, 4, 2, 3 };
+	assert_true(au_median(v, 5) == 3.0);
+	assert_true(au_median(v, 4) == 2.5);
+	assert_true(au_median(v, 0) == 0.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_line_parse),
+		cmocka_unit_test(test_trace_collect),
+		cmocka_unit_test(test_intersection_known),
+		cmocka_unit_test(test_linkage_known),
+		cmocka_unit_test(test_frequency_known),
+		cmocka_unit_test(test_sim_leaky),
+		cmocka_unit_test(test_sim_ideal),
+		cmocka_unit_test(test_rng),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
