@@ -72,6 +72,10 @@ struct stmt {
 	struct evict *ev;
 	uint8_t *evrec;
 	size_t nev;
+	uint8_t *mdel;                 /* [capmoved] deleted by the statement */
+	int blocks_done;               /* every block written back: what fails
+					  later (the user's decisions) still
+					  commits the moves, unchanged rows */
 	int via_stash;                 /* INSERT: the new rows go to the stash */
 	size_t reserved;               /* stash rows reserved for this statement */
 	uint64_t seq;
@@ -826,9 +830,11 @@ static int plan_relocation(struct px_state *st, struct stmt *s)
 		return LWC_OK;
 	free(s->mrow);
 	free(s->mrec);
+	free(s->mdel);
 	s->mrow = malloc(n * sizeof(*s->mrow));
 	s->mrec = malloc(n * st->g.S);
-	if (s->mrow == NULL || s->mrec == NULL)
+	s->mdel = calloc(n, 1);
+	if (s->mrow == NULL || s->mrec == NULL || s->mdel == NULL)
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	s->capmoved = n;
 	s->nmoved = 0;
@@ -1154,16 +1160,21 @@ static int cmp_evict(const void *a, const void *b)
 }
 
 /* Deferred eviction: stash rows that entered in earlier statements go to
- * free slots of this statement's blocks, the slots drawn uniformly among
- * all free ones below theta, so a row's next block does not depend on the
- * access that took it out. */
+ * free slots of this statement's padding blocks.  Padding is a uniform draw
+ * that does not depend on what is stored, so a row's next block depends
+ * neither on the access that took it out nor on how often blocks are read:
+ * writing back into real blocks too (or choosing blocks by their free room)
+ * lets blocks that are read often collect the rows that are read often,
+ * which a frequency count of the trace finds (docs/threat-model.md).  Each
+ * row goes to a block drawn uniformly among the padding blocks that still
+ * have room below theta, then to a uniform free slot of it. */
 static int plan_evictions(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
 	const struct px_geom *g = &st->g;
-	size_t words = g->words, total = 0, n, k = 0, want;
+	size_t words = g->words, total = 0, n, k = 0, want, nopen = 0;
 	uint32_t *capb = calloc(s->gamma, sizeof(uint32_t));
-	uint64_t *tmp = malloc(words * sizeof(uint64_t));
+	uint32_t *cnt = calloc(s->gamma, sizeof(uint32_t));
 	size_t *units = NULL;
 	uint64_t *rows = NULL;
 	uint32_t *tabs = NULL, *slots = malloc(g->m * sizeof(uint32_t));
@@ -1171,7 +1182,7 @@ static int plan_evictions(struct px_worker *w, struct stmt *s)
 	int rc = LWC_OK;
 
 	s->nev = 0;
-	if (!capb || !tmp || !slots) {
+	if (!capb || !cnt || !slots) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
@@ -1179,11 +1190,11 @@ static int plan_evictions(struct px_worker *w, struct stmt *s)
 		uint32_t occ = 0;
 		size_t lo = 0, hi = 0;
 
+		block_range(&s->locs, s->ids[i], &lo, &hi);
+		if (hi > lo)
+			continue;                        /* a real block */
 		for (size_t x = 0; x < words; x++)
 			occ += (uint32_t)__builtin_popcountll(s->bits[i * words + x]);
-		if (s->kind == ST_INSERT)
-			block_range(&s->locs, s->ids[i], &lo, &hi);
-		occ += (uint32_t)(hi - lo);
 		capb[i] = occ < g->theta ? g->theta - occ : 0;
 		total += capb[i];
 	}
@@ -1208,35 +1219,29 @@ static int plan_evictions(struct px_worker *w, struct stmt *s)
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	/* n of the free capacity units, uniformly */
-	for (size_t i = 0, u = 0; i < s->gamma; i++)
-		for (uint32_t c = 0; c < capb[i]; c++)
-			units[u++] = i;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = i + (total - i <= UINT32_MAX ? randombytes_uniform((uint32_t)(total - i))
-			       : (size_t)randombytes_random() % (total - i));
-		size_t t = units[i];
-		units[i] = units[j];
-		units[j] = t;
+	/* for each row a block, uniformly among the padding blocks with room */
+	for (size_t i = 0; i < s->gamma; i++)
+		if (capb[i] > 0)
+			units[nopen++] = i;
+	for (size_t r = 0; r < n && nopen > 0; r++) {
+		size_t j = nopen <= UINT32_MAX ? randombytes_uniform((uint32_t)nopen)
+			   : (size_t)randombytes_random() % nopen;
+		size_t b = units[j];
+
+		cnt[b]++;
+		if (--capb[b] == 0)
+			units[j] = units[--nopen];
 	}
-	memset(capb, 0, s->gamma * sizeof(uint32_t));
-	for (size_t i = 0; i < n; i++)
-		capb[units[i]]++;
+	memcpy(capb, cnt, s->gamma * sizeof(uint32_t));
 	/* in each block, that many of its free slots, uniformly */
 	for (size_t i = 0; i < s->gamma; i++) {
+		const uint64_t *bits = s->bits + i * words;
 		uint32_t nf = 0;
-		size_t lo = 0, hi = 0;
 
 		if (capb[i] == 0)
 			continue;
-		memcpy(tmp, s->bits + i * words, words * sizeof(uint64_t));
-		if (s->kind == ST_INSERT) {
-			block_range(&s->locs, s->ids[i], &lo, &hi);
-			for (size_t j = lo; j < hi; j++)
-				px_bit_set(tmp, PX_LOC_SLOT(s->locs.v[j]), 1);
-		}
 		for (uint32_t slot = 0; slot < g->m; slot++)
-			if (!px_bit(tmp, slot))
+			if (!px_bit(bits, slot))
 				slots[nf++] = slot;
 		for (uint32_t c = 0; c < capb[i] && c < nf; c++) {
 			uint32_t j = c + randombytes_uniform(nf - c), t = slots[c];
@@ -1311,7 +1316,7 @@ fail:
 	}
 out:
 	free(capb);
-	free(tmp);
+	free(cnt);
 	free(units);
 	free(rows);
 	free(tabs);
@@ -1367,8 +1372,10 @@ static int plan(struct px_worker *w, struct stmt *s)
 			s->gamma = 0;
 		s->err = keep != LWC_OK ? keep : rc;
 		rc = s->err;
-	} else if (st->relocate && s->gamma > 0 && plan_evictions(w, s) != LWC_OK) {
-		/* nothing is written back this time; the statement goes on */
+	} else if ((st->relocate || st->nstash > 0) && s->gamma > 0 &&
+		   plan_evictions(w, s) != LWC_OK) {
+		/* nothing is written back this time; the statement goes on (with
+		 * relocation off, rows left in the stash still drain) */
 		stash_release_evictions(st, s);
 	}
 	pthread_mutex_unlock(&st->mu);
@@ -1428,9 +1435,10 @@ static uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *
 }
 
 /* Apply one chunk of the user's decisions.  Candidates come from blocks
- * (bits_of_block[i] and slots[i] say where) or from the stash (bits NULL,
- * recs[i] in s->srec).  Returns an I/O error (close the connection) or
- * LWC_OK; statement errors go to s->err. */
+ * (bits_of_block[i] and slots[i] say where), from the stash (recs[i] in
+ * s->srec) or were moved out of their blocks by this statement (recs[i] in
+ * s->mrec); bits_of_block is NULL for the last two.  Returns an I/O error
+ * (close the connection) or LWC_OK; statement errors go to s->err. */
 static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 			 uint8_t **recs, const uint64_t *rows, size_t n,
 			 uint64_t *bits_of_block[], const uint32_t *slots)
@@ -1474,26 +1482,20 @@ static int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 		uint64_t *bits = bits_of_block ? bits_of_block[i] : NULL;
 		uint8_t *dst = recs[i];
 
-		if (!d->d[i]->change) {
-			/* a candidate the user keeps was touched all the same */
-			if (bits && s->relocating &&
-			    take_out(s, st->g.S, rows[i], recs[i], bits, slots[i]) == NULL)
-				goto nomem;
+		if (!d->d[i]->change)
 			continue;
-		}
 		s->count++;
 		if (s->kind == ST_DELETE) {
 			if (bits)
 				px_bit_set(bits, slots[i], 0);
-			else
+			else if (recs[i] >= s->srec && recs[i] < s->srec + s->nsrow * st->g.S)
 				s->sdel[(size_t)(recs[i] - s->srec) / st->g.S] = 1;
+			else
+				s->mdel[(size_t)(recs[i] - s->mrec) / st->g.S] = 1;
 			if (locset_push(&s->dels, rows[i]) != LWC_OK)
 				goto nomem;
 			continue;
 		}
-		if (bits && s->relocating &&
-		    (dst = take_out(s, st->g.S, rows[i], recs[i], bits, slots[i])) == NULL)
-			goto nomem;
 		if (s->nupds == s->capupds) {
 			size_t cap = s->capupds ? s->capupds * 2 : 256;
 			void *p = realloc(s->upds, cap * sizeof(*s->upds));
@@ -1658,15 +1660,21 @@ static void apply_decided(struct px_worker *w, struct stmt *s)
 	s->batch_upd = s->nupds;
 }
 
-/* The rows the statement found in the stash need no block: a SELECT sends
- * them, a DELETE deletes them, an UPDATE or a DELETE with a residual asks
- * the user about them. */
-static int stash_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
+/* Rows the user gets, or decides about, after the blocks are written: those
+ * the statement found in the stash (they need no block) and those it moved
+ * out of its blocks.  So a relocating UPDATE or DELETE shows the cloud the
+ * READ-WRITE gap of a SELECT, not a user round trip.  A SELECT sends them,
+ * a DELETE deletes the stash rows, an UPDATE or a DELETE with a residual asks
+ * the user, chunk by chunk; new records are checked and put in place once
+ * every chunk is decided. */
+static int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
 {
 	const size_t S = w->st->g.S;
+	size_t n = s->nsrow + s->nmoved;
 	uint8_t **recs;
+	uint64_t *rows;
 
-	if (s->nsrow == 0 || s->kind == ST_DROP)
+	if (n == 0 || s->kind == ST_DROP)
 		return LWC_OK;
 	if (s->kind == ST_DELETE && !s->interactive) {
 		for (size_t i = 0; i < s->nsrow; i++) {
@@ -1677,30 +1685,40 @@ static int stash_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int
 		}
 		return LWC_OK;
 	}
-	if ((recs = malloc(s->nsrow * sizeof(*recs))) == NULL)
+	recs = malloc(n * sizeof(*recs));
+	rows = malloc(n * sizeof(*rows));
+	if (recs == NULL || rows == NULL) {
+		free(recs);
+		free(rows);
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; i < s->nsrow; i++)
+	}
+	for (size_t i = 0; i < s->nsrow; i++) {
 		recs[i] = s->srec + i * S;
-	for (size_t off = 0; off < s->nsrow && !s->aborted; ) {
-		size_t cnt = s->nsrow - off < CHUNK_ROWS ? s->nsrow - off : CHUNK_ROWS;
+		rows[i] = s->srow[i];
+	}
+	for (size_t i = 0; i < s->nmoved; i++) {
+		recs[s->nsrow + i] = s->mrec + i * S;
+		rows[s->nsrow + i] = s->mrow[i];
+	}
+	s->batch_upd = s->nupds;
+	s->npend = 0;
+	for (size_t off = 0; off < n && !s->aborted; ) {
+		size_t cnt = n - off < CHUNK_ROWS ? n - off : CHUNK_ROWS;
 
 		if (!s->interactive && cnt * S > CHUNK_BYTES)
 			cnt = CHUNK_BYTES / S ? CHUNK_BYTES / S : 1;
-		if (s->interactive) {
-			s->batch_upd = s->nupds;
-			s->npend = 0;
-			*io_err = get_decisions(w, s, io, recs + off, s->srow + off, cnt, NULL, NULL);
-			if (*io_err == LWC_OK)
-				apply_decided(w, s);
-		} else if ((*io_err = send_records(io, s->req->seq, 0, recs + off, cnt, S)) ==
-			   LWC_OK) {
+		if (s->interactive)
+			*io_err = get_decisions(w, s, io, recs + off, rows + off, cnt, NULL, NULL);
+		else if ((*io_err = send_records(io, s->req->seq, 0, recs + off, cnt, S)) == LWC_OK)
 			s->count += cnt;
-		}
 		if (*io_err != LWC_OK)
 			s->aborted = 1;
 		off += cnt;
 	}
+	if (s->interactive)
+		apply_decided(w, s);
 	free(recs);
+	free(rows);
 	return s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
 }
 
@@ -1801,6 +1819,16 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 				s->aborted = 1;
 				break;
 			}
+			if (s->relocating) {
+				/* move on access: out of its block now; the user gets the row,
+				 * or decides about it, once the blocks are written back */
+				if (take_out(s, g->S, s->lrow[j], rec, bits, slot) == NULL) {
+					stmt_fail(s, LWC_ERR_STORE, "more rows to move than planned");
+					s->aborted = 1;
+					break;
+				}
+				continue;
+			}
 			if ((s->kind == ST_DELETE && !s->interactive) || s->kind == ST_DROP) {
 				px_bit_set(bits, slot, 0);
 				if (locset_push(&s->dels, s->lrow[j]) != LWC_OK) {
@@ -1838,13 +1866,6 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			rbits[nrec] = bits;
 			rslots[nrec] = slot;
 			nrec++;
-			/* a SELECT's rows leave their blocks (still sent from here) */
-			if (!s->interactive && s->relocating &&
-			    take_out(s, g->S, s->lrow[j], rec, bits, slot) == NULL) {
-				stmt_fail(s, LWC_ERR_STORE, "more rows to move than planned");
-				s->aborted = 1;
-				break;
-			}
 			if (!s->interactive && (nrec >= CHUNK_ROWS || nrec * g->S >= CHUNK_BYTES)) {
 				if ((*io_err = send_records(io, s->req->seq, 0, recs, nrec, g->S)) !=
 				    LWC_OK) {
@@ -1968,11 +1989,8 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 	int rc = LWC_OK;
 
 	*io_err = LWC_OK;
-	if ((rc = stash_rows(w, s, io, io_err)) != LWC_OK || *io_err != LWC_OK)
-		s->aborted = 1;
-	rc = LWC_OK;
 	if (s->gamma == 0)
-		return s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
+		return deliver_rows(w, s, io, io_err);
 	nb = (s->gamma + batch - 1) / batch;
 	if ((order = malloc(s->gamma * sizeof(size_t))) == NULL)
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
@@ -1998,6 +2016,10 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 			break;
 	}
 	free(order);
+	if (rc == LWC_OK && !s->aborted && *io_err == LWC_OK) {
+		s->blocks_done = 1;
+		rc = deliver_rows(w, s, io, io_err);
+	}
 	return rc;
 }
 
@@ -2091,10 +2113,11 @@ static void commit_stash(struct px_state *st, struct stmt *s)
 		goto fail;
 	for (size_t i = 0; i < s->nev; i++)
 		dels[d++] = s->ev[i].row;
-	for (size_t i = 0; i < s->nmoved; i++) {
-		adds[a] = s->mrow[i];
-		tabs[a++] = tid;
-	}
+	for (size_t i = 0; i < s->nmoved; i++)
+		if (!s->mdel[i]) {
+			adds[a] = s->mrow[i];
+			tabs[a++] = tid;
+		}
 	for (size_t i = 0; i < s->nsrow; i++) {
 		if (s->kind == ST_DROP || s->sdel[i]) {
 			dels[d++] = s->srow[i];
@@ -2144,7 +2167,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 				     PX_LOC(s->ids[s->ev[i].blk], s->ev[i].slot))) == 0)
 			rc = stash_db_del(st, txn, s->ev[i].row);
 	for (size_t i = 0; i < s->nmoved && rc == 0; i++)
-		if ((rc = px_pos_put(st, txn, s->mrow[i], PX_LOC_STASH)) == 0)
+		if (!s->mdel[i] && (rc = px_pos_put(st, txn, s->mrow[i], PX_LOC_STASH)) == 0)
 			rc = stash_db_put(st, txn, s->mrow[i], t->id, s->mrec + i * st->g.S);
 	if (rc != 0)
 		goto fail;
@@ -2402,6 +2425,34 @@ fail:
 		 mdb_strerror(rc));
 }
 
+/* A relocating statement that failed after its blocks went back (the user
+ * aborted, a new value clashed, the user's connection broke): its blocks no
+ * longer hold the rows it moved, so it commits as the SELECT it was until
+ * then, the rows in the stash unchanged, and the user gets the error.  The
+ * cloud sees a statement like any other. */
+static void commit_moves_only(struct px_worker *w, struct stmt *s)
+{
+	enum stmt_kind kind = s->kind;
+	int err = s->err;
+	char msg[sizeof(s->msg)];
+
+	memcpy(msg, s->msg, sizeof(msg));
+	s->kind = ST_SELECT;
+	s->err = LWC_OK;
+	s->dels.n = 0;
+	if (s->nmoved)
+		memset(s->mdel, 0, s->nmoved);
+	if (s->nsrow)
+		memset(s->sdel, 0, s->nsrow);
+	if (commit(w, s) != LWC_OK) {
+		log_warn("statement failed, and committing the rows it moved failed too: %s", s->msg);
+		commit_clean(w->st, s);
+	}
+	s->kind = kind;
+	s->err = err;
+	memcpy(s->msg, msg, sizeof(msg));
+}
+
 /* ---- the statement -------------------------------------------------------- */
 
 static void stmt_free(struct stmt *s)
@@ -2413,6 +2464,7 @@ static void stmt_free(struct stmt *s)
 	free(s->sdel);
 	free(s->mrow);
 	free(s->mrec);
+	free(s->mdel);
 	free(s->ev);
 	free(s->evrec);
 	locset_free(&s->dels);
@@ -2570,11 +2622,15 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	cloud_release(w);
 
 	pthread_mutex_lock(&st->mu);
-	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK)
+	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK) {
 		rc = commit(w, &s);
-	else if (rc == LWC_OK)
+		s.blocks_done = 0;         /* (new records may be in place by now) */
+	} else if (rc == LWC_OK) {
 		rc = s.err != LWC_OK ? s.err : LWC_ERR_ABORTED;
-	if (rc != LWC_OK)
+	}
+	if (rc != LWC_OK && s.blocks_done && s.relocating)
+		commit_moves_only(w, &s);
+	else if (rc != LWC_OK)
 		commit_clean(st, &s);
 	unlock_blocks(st, &s);
 	pending_drop(st, s.owner);

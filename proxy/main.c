@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"       lwc-proxy serve --state DIR --listen HOST:PORT [--pad ratio:2|pow2|fixed:G]\n"
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
-		"                      [--stash-max N] [--relocate-max N]\n"
+		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
 		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
 		"       lwc-proxy user add --state DIR --enroll FILE [--replace]\n"
 		"       lwc-proxy user revoke --state DIR NAME\n"
@@ -271,10 +271,12 @@ static int cmd_serve(int argc, char **argv)
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "stash-max", required_argument, NULL, 'X' },
 		{ "relocate-max", required_argument, NULL, 'M' },
+		{ "relocate", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX;
+	int relocate = -1;
 	const char *dir = NULL, *listen = NULL, *pad = "ratio:2", *cs = NULL, *keyf = NULL;
 	struct px_server_config cfg;
 	struct px_state *st = NULL;
@@ -306,6 +308,13 @@ static int cmd_serve(int argc, char **argv)
 		case 'f': if (parse_u32(optarg, "--max-frame", 4096, WIRE_FRAME_MAX, &cfg.max_frame)) return 1; break;
 		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &stash_max)) return 1; break;
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &relocate_max)) return 1; break;
+		case 'o':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "lwc-proxy serve: --relocate must be on or off\n");
+				return 1;
+			}
+			relocate = strcmp(optarg, "on") == 0;
+			break;
 		case 'L':
 			if ((level = log_parse_level(optarg)) < 0) {
 				fprintf(stderr, "lwc-proxy: unknown log level %s\n", optarg);
@@ -332,6 +341,11 @@ static int cmd_serve(int argc, char **argv)
 		st->stash_max = stash_max;
 	if (relocate_max != UINT32_MAX)
 		st->relocate_max = relocate_max;
+	if (relocate >= 0)
+		st->relocate = relocate;
+	log_info("relocation %s: stash of %zu rows (at most %u), statements touching over %u rows "
+		 "move none", st->relocate ? "on" : "off", st->nstash, st->stash_max,
+		 st->relocate_max);
 	if (cfg.engine.batch_blocks * st->g.sealed_bytes > WIRE_FRAME_MAX / 2) {
 		cfg.engine.batch_blocks = (uint32_t)(WIRE_FRAME_MAX / 2 / st->g.sealed_bytes);
 		if (cfg.engine.batch_blocks == 0)

@@ -20,7 +20,7 @@
 /* A row may be written back at the earliest 1 + U[0, PX_EVICT_DELAY)
  * statements after the one that put it in the stash, so the cloud cannot
  * follow a row from the statement that took it out to the next one. */
-#define PX_EVICT_DELAY 8u
+#define PX_EVICT_DELAY 64u
 
 struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid);
 

@@ -56,6 +56,7 @@
 #include "net.h"
 #include "pxc.h"
 #include "../../proxy/locate.h"
+#include "../../proxy/stash.h"
 #include "wire.h"
 
 #define TIMEOUT   20000
@@ -1532,7 +1533,7 @@ static void test_relocation(void **state)
 	 * again at once, it is served from the stash (no block needed); later
 	 * statements write it back into one of their own blocks, which the
 	 * trace shows after every statement */
-	for (int n = 0; n < 140; n++) {
+	for (int n = 0; n < 80 + 3 * (int)PX_EVICT_DELAY; n++) {
 		int i = n / 2;
 
 		if (n < 80 && n % 2 == 0) {
@@ -1572,8 +1573,8 @@ static void test_relocation(void **state)
 		if (n < 80 && n % 2 == 0)
 			stashed_at[i] = 1;
 	}
-	fprintf(stderr, "    %llu of 40 rows written back within 60 statements, %llu into the "
-		"block they came from\n", (unsigned long long)back_in,
+	fprintf(stderr, "    %llu of 40 rows written back within %u statements, %llu into the "
+		"block they came from\n", (unsigned long long)back_in, 3 * PX_EVICT_DELAY,
 		(unsigned long long)same_block);
 	assert_int_equal(back_in, 40);
 	assert_true(same_block <= 8);        /* 1 in 16 expected from 64 blocks */
@@ -1590,6 +1591,21 @@ static void test_relocation(void **state)
 		int col = 0;
 		do_delete(c, &kv, &m, pxc_in(pxc_keys(c), &kv, "k", (struct pxc_val[]){
 			pxc_int(1), pxc_int(2), pxc_int(3) }, 3), odd_fn, &col);
+	}
+	/* an UPDATE the user aborts after its blocks went back fails, changes
+	 * nothing, and looks like any statement: its row moved all the same */
+	for (int64_t key = 150; key < 300; key++) {
+		uint64_t b = where(e, c, &kv, key);
+
+		if (b == PX_LOCATE_STASH)
+			continue;
+		obs_begin(&o);
+		ERR(c, LWC_ERR_ABORTED, pxc_update(c, &kv, pxc_eq_int(pxc_keys(c), &kv, "k", key),
+						   abort_fn, NULL, NULL));
+		obs_end(&o, 4, &b, 1, "aborted UPDATE");
+		assert_int_equal(where(e, c, &kv, key), PX_LOCATE_STASH);
+		sel_key(c, &kv, &m, key);
+		break;
 	}
 	check_table(c, &kv, &m);
 	pxc_close(c);
