@@ -606,7 +606,8 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)
 		return rc;
-	qsort(st->stash, st->nstash, sizeof(*st->stash), cmp_stash_ent);
+	if (st->nstash > 1)
+		qsort(st->stash, st->nstash, sizeof(*st->stash), cmp_stash_ent);
 	return 0;
 }
 
