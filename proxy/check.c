@@ -1,0 +1,227 @@
+/*
+ * check.c - lwc-proxy check: every block opens at its committed version and
+ * tag, and the rows, indexes, positions and stash agree.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "engine_int.h"
+#include "log.h"
+#include "stash.h"
+
+static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
+		       uint32_t *per_block, uint64_t *nrows, uint64_t *nidx, uint64_t *nstash)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	uint64_t row;
+	int bad = 0, rc;
+
+	if (mdb_cursor_open(txn, t->rows, &cur) != 0)
+		return 1;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		uint64_t loc, b;
+		uint32_t slot;
+
+		if (k.mv_size != 8 || d.mv_size != t->ncols * CRY_TOKEN_BYTES) {
+			printf("table %u: malformed row entry\n", t->id);
+			bad++;
+			continue;
+		}
+		row = cry_get_be64(k.mv_data);
+		(*nrows)++;
+		if ((rc = px_pos_get(st, txn, row, &loc)) != 0) {
+			printf("table %u: row %llu has no position\n", t->id, (unsigned long long)row);
+			bad++;
+			continue;
+		}
+		if (loc == PX_LOC_STASH) {
+			uint8_t key[8];
+			MDB_val sk = { 8, key }, sv;
+			struct px_stash_ent *e = stash_find(st, row);
+
+			cry_put_be64(key, row);
+			if (mdb_get(txn, st->stash_db, &sk, &sv) != 0 || sv.mv_size != 4 + st->g.S ||
+			    cry_get_be64(sv.mv_data) >> 32 != t->id || e == NULL || e->table != t->id) {
+				printf("table %u: row %llu is said to be in the stash but is not there\n",
+				       t->id, (unsigned long long)row);
+				bad++;
+			}
+			(*nstash)++;
+			goto tokens;
+		}
+		b = PX_LOC_BLOCK(loc);
+		slot = PX_LOC_SLOT(loc);
+		if (b >= st->nblocks || slot >= st->g.m) {
+			printf("table %u: row at block %llu slot %u is outside the database\n", t->id,
+			       (unsigned long long)b, slot);
+			bad++;
+			continue;
+		}
+		if (!px_bit(st->bits + b * st->g.words, slot)) {
+			printf("table %u: row at block %llu slot %u but the slot is marked empty\n",
+			       t->id, (unsigned long long)b, slot);
+			bad++;
+		}
+		per_block[b]++;
+tokens:
+		for (uint32_t c = 0; c < t->ncols; c++) {
+			MDB_cursor *ic;
+			uint8_t v[8];
+			MDB_val ik = { CRY_TOKEN_BYTES, (uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES };
+			MDB_val iv = { 8, v };
+
+			cry_put_be64(v, row);
+			if (mdb_cursor_open(txn, t->cols[c], &ic) != 0)
+				return bad + 1;
+			if (mdb_cursor_get(ic, &ik, &iv, MDB_GET_BOTH) != 0) {
+				printf("table %u: row %llu missing from the index of column %u\n", t->id,
+				       (unsigned long long)row, c + 1);
+				bad++;
+			}
+			mdb_cursor_close(ic);
+		}
+	}
+	mdb_cursor_close(cur);
+	/* every index entry points to a live row with that token */
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		if (mdb_cursor_open(txn, t->cols[c], &cur) != 0)
+			return bad + 1;
+		while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+			uint8_t key[8];
+			MDB_val rk = { 8, key }, rv;
+			uint64_t loc;
+
+			(*nidx)++;
+			if (k.mv_size != CRY_TOKEN_BYTES || d.mv_size != 8) {
+				printf("table %u column %u: malformed index entry\n", t->id, c + 1);
+				bad++;
+				continue;
+			}
+			loc = cry_get_be64(d.mv_data);
+			memcpy(key, d.mv_data, 8);
+			if (mdb_get(txn, t->rows, &rk, &rv) != 0) {
+				printf("table %u column %u: index entry points to row %llu, which the "
+				       "table does not hold\n", t->id, c + 1, (unsigned long long)loc);
+				bad++;
+				continue;
+			}
+			if (rv.mv_size != t->ncols * CRY_TOKEN_BYTES ||
+			    memcmp((uint8_t *)rv.mv_data + c * CRY_TOKEN_BYTES, k.mv_data,
+				   CRY_TOKEN_BYTES) != 0) {
+				printf("table %u column %u: index entry for row %llu does not match the "
+				       "row's value\n", t->id, c + 1, (unsigned long long)loc);
+				bad++;
+			}
+		}
+		mdb_cursor_close(cur);
+	}
+	return bad;
+}
+
+int px_check(struct px_worker *w, int verbose)
+{
+	struct px_state *st = w->st;
+	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	uint8_t *plain = malloc(st->g.block_bytes);
+	uint32_t *per_block = calloc(st->nblocks + 1, sizeof(uint32_t));
+	uint64_t *ids = malloc(batch * sizeof(uint64_t)), *vers = malloc(batch * sizeof(uint64_t));
+	uint64_t nrows = 0, nidx = 0, ntables = 0, nstash = 0;
+	MDB_txn *txn;
+	int bad = 0;
+
+	if (!plain || !per_block || !ids || !vers) {
+		free(plain);
+		free(per_block);
+		free(ids);
+		free(vers);
+		return LWC_ERR_NOMEM;
+	}
+	/* every block opens at its committed version */
+	for (uint64_t first = 0; first < st->nblocks; first += batch) {
+		size_t n = st->nblocks - first < batch ? (size_t)(st->nblocks - first) : batch;
+		Lwc__CsResponse *resp = NULL;
+		char err[256] = "";
+		int rc;
+
+		for (size_t i = 0; i < n; i++) {
+			ids[i] = first + i;
+			vers[i] = st->version[first + i];
+		}
+		rc = cloud_read(w, ids, vers, n, &resp, err, sizeof(err));
+		if (rc != LWC_OK || resp->result_case != LWC__CS_RESPONSE__RESULT_READ ||
+		    resp->read->n_blocks != n) {
+			printf("cloud store READ of blocks %llu..%llu failed: %s\n",
+			       (unsigned long long)first, (unsigned long long)(first + n - 1),
+			       err[0] ? err : lwc_strerror(rc));
+			if (resp)
+				cs_client_free_resp(resp);
+			bad++;
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const Lwc__CsBlock *b = resp->read->blocks[i];
+			rc = b->id != ids[i] ? LWC_ERR_INTEGRITY
+			     : open_block(w, ids[i], vers[i], st->tag + ids[i] * CRY_TAG_BYTES,
+					  b->data.data, b->data.len, plain);
+			if (rc != LWC_OK) {
+				printf("block %llu (version %llu) does not open: %s\n",
+				       (unsigned long long)ids[i], (unsigned long long)vers[i],
+				       lwc_strerror(rc));
+				bad++;
+			}
+		}
+		cs_client_free_resp(resp);
+	}
+	sodium_memzero(plain, st->g.block_bytes);
+	free(plain);
+	free(ids);
+	free(vers);
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
+		free(per_block);
+		return LWC_ERR_STORE;
+	}
+	for (struct px_table *t = st->tables; t; t = t->next) {
+		ntables++;
+		bad += check_table(st, txn, t, per_block, &nrows, &nidx, &nstash);
+	}
+	{
+		MDB_stat ms;
+		if (mdb_stat(txn, st->stash_db, &ms) == 0 &&
+		    (ms.ms_entries != nstash || st->nstash != nstash)) {
+			printf("stash: %llu records stored, %zu listed in memory, %llu rows placed "
+			       "there\n", (unsigned long long)ms.ms_entries, st->nstash,
+			       (unsigned long long)nstash);
+			bad++;
+		}
+	}
+	mdb_txn_abort(txn);
+	for (uint64_t b = 0; b < st->nblocks; b++) {
+		if (per_block[b] != st->occ[b]) {
+			printf("block %llu: %u slots marked full but %u rows live there\n",
+			       (unsigned long long)b, st->occ[b], per_block[b]);
+			bad++;
+		}
+		if (st->occ[b] > st->g.theta) {
+			printf("block %llu: %u full slots exceed theta = %u\n", (unsigned long long)b,
+			       st->occ[b], st->g.theta);
+			bad++;
+		}
+	}
+	free(per_block);
+	if (bad)
+		printf("PROBLEMS: %d found (above) in %llu blocks, %llu tables, %llu rows, %llu index "
+		       "entries\n", bad, (unsigned long long)st->nblocks,
+		       (unsigned long long)ntables, (unsigned long long)nrows,
+		       (unsigned long long)nidx);
+	else if (verbose)
+		printf("ok: %llu blocks open at their committed versions and tags; %llu tables, "
+		       "%llu rows (%llu in the stash), %llu index entries, all consistent\n",
+		       (unsigned long long)st->nblocks, (unsigned long long)ntables,
+		       (unsigned long long)nrows, (unsigned long long)nstash,
+		       (unsigned long long)nidx);
+	return bad;
+}

@@ -1,0 +1,283 @@
+/*
+ * cloud_io.c - the cloud store and its blocks for the engine: the pool of cloud
+ * connections, READ and WRITE with one retry on a broken connection,
+ * sealing and opening a block, growth of the database.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "engine_int.h"
+#include "log.h"
+
+/* Idle cloud connections shared by the workers: a statement takes one and
+ * gives it back, so connections (and their handshakes) are reused. */
+#define CLOUD_POOL_MAX 256
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cs_client *pool[CLOUD_POOL_MAX];
+static size_t pool_n;
+
+uint64_t px_gamma(const struct px_engine_cfg *cfg, uint64_t k)
+{
+	uint64_t g;
+
+	switch (cfg->pad) {
+	case PX_PAD_FIXED:
+		g = cfg->pad_arg > k ? cfg->pad_arg : k;
+		break;
+	case PX_PAD_POW2:
+		g = 1;
+		while (g < 2 * k)
+			g <<= 1;
+		break;
+	case PX_PAD_RATIO:
+	default:
+		g = k * cfg->pad_arg;
+		break;
+	}
+	if (g < cfg->pad_min)
+		g = cfg->pad_min;
+	return g;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int px_worker_init(struct px_worker *w, struct px_state *st, const struct px_engine_cfg *cfg,
+		   const char *name)
+{
+	memset(w, 0, sizeof(*w));
+	w->st = st;
+	w->cfg = cfg;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	w->scratch = malloc(cry_perm_scratch_words(st->g.block_bytes, st->g.cell) *
+			    sizeof(uint32_t));
+	return w->scratch ? LWC_OK : LWC_ERR_NOMEM;
+}
+
+void px_worker_fini(struct px_worker *w)
+{
+	cs_client_close(w->cloud);
+	w->cloud = NULL;
+	pthread_mutex_lock(&pool_mu);
+	while (pool_n > 0)
+		cs_client_close(pool[--pool_n]);
+	pthread_mutex_unlock(&pool_mu);
+	free(w->scratch);
+	w->scratch = NULL;
+}
+
+static int cloud_conn(struct px_worker *w, char *err, size_t errlen)
+{
+	if (w->cloud)
+		return LWC_OK;
+	pthread_mutex_lock(&pool_mu);
+	if (pool_n > 0)
+		w->cloud = pool[--pool_n];
+	pthread_mutex_unlock(&pool_mu);
+	if (w->cloud)
+		return LWC_OK;
+	return cs_client_connect(&w->cloud, w->cfg->cs_addr, w->cfg->cs_key,
+				 w->cfg->cloud_timeout_ms, err, errlen);
+}
+
+void cloud_release(struct px_worker *w)
+{
+	if (w->cloud == NULL)
+		return;
+	pthread_mutex_lock(&pool_mu);
+	if (pool_n < CLOUD_POOL_MAX) {
+		pool[pool_n++] = w->cloud;
+		w->cloud = NULL;
+	}
+	pthread_mutex_unlock(&pool_mu);
+}
+
+static int conn_broken(int rc)
+{
+	return rc == LWC_ERR_CLOSED || rc == LWC_ERR_IO || rc == LWC_ERR_TIMEOUT ||
+	       rc == LWC_ERR_PROTO || rc == LWC_ERR_TOO_BIG || rc == LWC_ERR_INTEGRITY;
+}
+
+int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, size_t n,
+		      Lwc__CsResponse **resp, char *err, size_t errlen)
+{
+	int rc = LWC_OK;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = cloud_conn(w, err, errlen)) != LWC_OK)
+			continue;
+		if (w->cfg->rtt_ms > 0)
+			sleep_ms(w->cfg->rtt_ms);
+		rc = cs_client_read(w->cloud, ids, vers, n, resp, err, errlen);
+		if (rc == LWC_OK || !conn_broken(rc))
+			break;
+		cs_client_close(w->cloud);
+		w->cloud = NULL;
+	}
+	if (rc == LWC_OK) {
+		atomic_fetch_add(&w->st->reads, 1);
+		atomic_fetch_add(&w->st->blocks_moved, n);
+	}
+	return rc;
+}
+
+/* A WRITE may be repeated: the same version again replaces the newer copy. */
+int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n,
+		       char *err, size_t errlen)
+{
+	int rc = LWC_OK;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = cloud_conn(w, err, errlen)) != LWC_OK)
+			continue;
+		if (w->cfg->rtt_ms > 0)
+			sleep_ms(w->cfg->rtt_ms);
+		rc = cs_client_write(w->cloud, b, n, err, errlen);
+		if (rc == LWC_OK || !conn_broken(rc))
+			break;
+		cs_client_close(w->cloud);
+		w->cloud = NULL;
+	}
+	if (rc == LWC_OK) {
+		atomic_fetch_add(&w->st->writes, 1);
+		atomic_fetch_add(&w->st->blocks_moved, n);
+	}
+	return rc;
+}
+
+/* Permute with the seed of (id, version) and seal: plain is destroyed. */
+int seal_block(struct px_worker *w, uint64_t id, uint64_t version, uint8_t *plain,
+		      uint8_t *out)
+{
+	struct px_state *st = w->st;
+	uint8_t seed[CRY_SEED_BYTES];
+	int rc;
+
+	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
+		return rc;
+	rc = cry_permute(plain, st->g.block_bytes, st->g.cell, seed, w->scratch);
+	sodium_memzero(seed, sizeof(seed));
+	if (rc != LWC_OK)
+		return rc;
+	return cry_block_seal(out, st->seal_key, id, version, plain, st->g.block_bytes);
+}
+
+int open_block(struct px_worker *w, uint64_t id, uint64_t version,
+		      const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain)
+{
+	struct px_state *st = w->st;
+	uint8_t seed[CRY_SEED_BYTES];
+	int rc;
+
+	if (len != st->g.sealed_bytes)
+		return LWC_ERR_INTEGRITY;
+	if ((rc = cry_block_open(plain, st->seal_key, id, version, sealed, len)) != LWC_OK)
+		return rc;
+	/* a genuine seal of this id and version that the proxy never committed
+	 * (a write of a failed statement, or one cut short by a crash) */
+	if (sodium_memcmp(sealed + len - CRY_TAG_BYTES, tag, CRY_TAG_BYTES) != 0)
+		return LWC_ERR_INTEGRITY;
+	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
+		return rc;
+	rc = cry_unpermute(plain, st->g.block_bytes, st->g.cell, seed, w->scratch);
+	sodium_memzero(seed, sizeof(seed));
+	return rc;
+}
+
+int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
+{
+	struct px_state *st = w->st;
+	uint64_t first = st->nblocks, done = 0;
+	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	uint8_t *plain = malloc(st->g.block_bytes);
+	uint8_t *sealed = NULL, *tags = malloc(n * CRY_TAG_BYTES);
+	struct cs_wblock *wb = NULL;
+	uint64_t *zero = calloc(st->g.words, sizeof(uint64_t));
+	MDB_txn *txn = NULL;
+	int rc = LWC_OK;
+
+	if (batch > n)
+		batch = (size_t)n;
+	if (plain)
+		sealed = malloc(batch * st->g.sealed_bytes);
+	if (sealed)
+		wb = calloc(batch, sizeof(*wb));
+	if (wb == NULL || zero == NULL || tags == NULL) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	if ((rc = px_blocks_reserve(st, first + n)) != LWC_OK)
+		goto out;
+	/* the new ids are beyond nblocks: nobody else touches them, so the
+	 * state lock is not held across the cloud round trips */
+	st->growing = 1;
+	pthread_mutex_unlock(&st->mu);
+	while (done < n && rc == LWC_OK) {
+		size_t cnt = n - done < batch ? (size_t)(n - done) : batch;
+
+		for (size_t i = 0; i < cnt && rc == LWC_OK; i++) {
+			uint64_t id = first + done + i;
+			uint8_t *out = sealed + i * st->g.sealed_bytes;
+
+			randombytes_buf(plain, st->g.block_bytes);
+			rc = seal_block(w, id, 1, plain, out);
+			memcpy(tags + (done + i) * CRY_TAG_BYTES,
+			       out + st->g.sealed_bytes - CRY_TAG_BYTES, CRY_TAG_BYTES);
+			wb[i].id = id;
+			wb[i].version = 1;
+			wb[i].data = out;
+			wb[i].len = st->g.sealed_bytes;
+		}
+		if (rc == LWC_OK)
+			rc = cloud_write(w, wb, cnt, err, errlen);
+		done += cnt;
+	}
+	pthread_mutex_lock(&st->mu);
+	st->growing = 0;
+	pthread_cond_broadcast(&st->cv);
+	if (rc != LWC_OK)
+		goto out;
+	/* durable in the cloud: now the proxy's own commit */
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) == 0) {
+		for (uint64_t i = 0; i < n && rc == 0; i++)
+			rc = px_block_put(st, txn, first + i, 1, tags + i * CRY_TAG_BYTES, zero);
+		if (rc == 0)
+			rc = px_meta_put_u64(st, txn, "nblocks", first + n);
+		if (rc == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+	}
+	if (rc != 0) {
+		lwc_errf(err, errlen, "lmdb: %s", mdb_strerror(rc));
+		rc = LWC_ERR_STORE;
+		goto out;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t id = first + i;
+		st->version[id] = 1;
+		memcpy(st->tag + id * CRY_TAG_BYTES, tags + i * CRY_TAG_BYTES, CRY_TAG_BYTES);
+		memset(st->bits + id * st->g.words, 0, st->g.words * sizeof(uint64_t));
+		st->occ[id] = 0;
+		st->locked[id] = 0;
+	}
+	st->nblocks = first + n;
+out:
+	if (plain)
+		sodium_memzero(plain, st->g.block_bytes);
+	free(plain);
+	free(sealed);
+	free(tags);
+	free(wb);
+	free(zero);
+	return rc;
+}

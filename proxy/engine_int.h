@@ -1,0 +1,150 @@
+/*
+ * engine_int.h - what the parts of the statement engine share; engine.h is
+ * the interface.  engine.c plans a statement, runs its access and commits
+ * it; cloud_io.c talks to the cloud store and seals blocks; pending.c keeps
+ * the unique values of statements in flight; relocate.c moves rows through
+ * the stash; check.c is lwc-proxy check.
+ */
+#ifndef LWC_PX_ENGINE_INT_H
+#define LWC_PX_ENGINE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lmdb.h>
+
+#include "engine.h"
+#include "pred.h"
+
+#define CHUNK_ROWS   512u
+#define CHUNK_BYTES  (1u << 20)
+#define PLAN_WAIT    1                  /* plan(): locked blocks, try again */
+#define PLAN_GROW    2                  /* plan(): add s->grow blocks, try again */
+
+enum stmt_kind {
+	ST_NOP, ST_SELECT, ST_INSERT, ST_UPDATE, ST_DELETE, ST_CREATE, ST_DROP, ST_INDEX
+};
+
+struct upd {
+	uint64_t row;                  /* row id                            */
+	uint8_t *tokens;               /* ncols x 16                        */
+};
+
+/* A stash row written back into a free slot of the statement's blocks. */
+struct evict {
+	uint64_t row;
+	uint32_t table;
+	size_t blk;                    /* index into s->ids                 */
+	uint32_t slot;
+};
+
+struct stmt {
+	enum stmt_kind kind;
+	const Lwc__ProxyRequest *req;
+	const Lwc__Pred *where;
+	int interactive;
+	int candidates;
+	struct px_table *t;            /* referenced (t->inflight)          */
+	struct px_table *newt;         /* CREATE TABLE                      */
+	int claimed;                   /* t->excl_owner is ours (DROP, UNIQUE INDEX) */
+
+	struct locset locs;            /* matched, or allocated for INSERT: the
+					  locations in blocks, sorted        */
+	uint64_t *lrow;                /* the row id of each locs entry      */
+	struct locset dels;            /* row ids deleted                   */
+
+	/* rows the statement finds in the stash (served from there) */
+	uint64_t *srow;
+	uint8_t *srec;                 /* their records, S bytes each       */
+	uint8_t *sdel;                 /* deleted by the statement          */
+	size_t nsrow;
+	/* rows moving from their blocks to the stash (relocation) */
+	int relocating;
+	uint64_t *mrow;
+	uint8_t *mrec;                 /* their records (new ones for UPDATE) */
+	size_t nmoved, capmoved;
+	/* stash rows written back by this statement */
+	struct evict *ev;
+	uint8_t *evrec;
+	size_t nev;
+	uint8_t *mdel;                 /* [capmoved] deleted by the statement */
+	int blocks_done;               /* every block written back: what fails
+					  later (the user's decisions) still
+					  commits the moves, unchanged rows */
+	int via_stash;                 /* INSERT: the new rows go to the stash */
+	size_t reserved;               /* stash rows reserved for this statement */
+	uint64_t seq;
+	struct upd *upds;
+	size_t nupds, capupds;
+
+	uint64_t *ids;                 /* the γ blocks, sorted              */
+	uint64_t *vers;                /* their committed versions          */
+	uint64_t *bits;                /* their occupancy after the statement */
+	uint64_t *obits;               /* their committed occupancy         */
+	uint8_t *otags;                /* their committed AEAD tags         */
+	uint8_t *ntags;                /* the tags of what was written      */
+	uint8_t *written;              /* 0: not written, 1: with the statement's
+					  changes, 2: with the committed content */
+	size_t batch_upd;              /* UPDATE: first upd of this batch   */
+	uint8_t **pdst;                /* UPDATE: where this batch's new records go */
+	uint8_t *prec;                 /* ... and the records, S bytes each */
+	size_t npend, cappend;
+	size_t gamma, nreal;
+	uint64_t owner;                /* of pending unique values          */
+	int locked;
+
+	uint64_t grow;                 /* blocks to add before planning again */
+	uint64_t count;
+	int aborted;
+	int err;                       /* statement error (sent to the user) */
+	char msg[512];
+};
+
+/* engine.c */
+int stmt_fail(struct stmt *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Matched locations of block b: [*lo, *hi) in l (sorted). */
+void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi);
+int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs, size_t n,
+		 size_t S);
+int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io, uint8_t **recs,
+		  const uint64_t *rows, size_t n, uint64_t *bits_of_block[],
+		  const uint32_t *slots);
+void apply_decided(struct px_worker *w, struct stmt *s);
+
+/* cloud_io.c */
+void cloud_release(struct px_worker *w);
+int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, size_t n,
+	       Lwc__CsResponse **resp, char *err, size_t errlen);
+/* A WRITE may be repeated: the same version again replaces the newer copy. */
+int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n, char *err,
+		size_t errlen);
+/* Permute with the seed of (id, version) and seal: plain is destroyed. */
+int seal_block(struct px_worker *w, uint64_t id, uint64_t version, uint8_t *plain, uint8_t *out);
+int open_block(struct px_worker *w, uint64_t id, uint64_t version, const uint8_t *tag,
+	       const uint8_t *sealed, size_t len, uint8_t *plain);
+
+/* pending.c (st->mu held) */
+int is_null_tok(const struct px_table *t, uint32_t c, const uint8_t *tok);
+int pending_find(struct px_state *st, uint32_t table, uint32_t col, const uint8_t *tok,
+		 uint64_t not_owner);
+int pending_add(struct px_state *st, uint32_t table, uint32_t col, const uint8_t *tok,
+		uint64_t owner);
+void pending_drop(struct px_state *st, uint64_t owner);
+
+/* relocate.c */
+int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn);
+int plan_relocation(struct px_state *st, struct stmt *s);
+void plan_undo_stash(struct px_state *st, struct stmt *s);
+void stash_release_evictions(struct px_state *st, struct stmt *s);
+int plan_evictions(struct px_worker *w, struct stmt *s);
+uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec, uint64_t *bits,
+		  uint32_t slot);
+int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err);
+int stash_db_put(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t table,
+		 const uint8_t *rec);
+int stash_db_del(struct px_state *st, MDB_txn *txn, uint64_t row);
+int pos_del(struct px_state *st, MDB_txn *txn, uint64_t row);
+void commit_stash(struct px_state *st, struct stmt *s);
+
+#endif

@@ -1,0 +1,511 @@
+/*
+ * relocate.c - relocation across statements (docs/architecture.md, "Across
+ * statements"): where matched rows are (blocks or the stash), move on
+ * access, deferred eviction into padding blocks, delivering rows after the
+ * write-back, and the stash part of a commit.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "engine_int.h"
+#include "log.h"
+#include "stash.h"
+
+struct locrow {
+	uint64_t loc, row;
+};
+
+static int cmp_locrow(const void *a, const void *b)
+{
+	uint64_t x = ((const struct locrow *)a)->loc, y = ((const struct locrow *)b)->loc;
+	return x < y ? -1 : x > y;
+}
+
+/* The matched row ids (s->locs) become where the rows are: locations in
+ * blocks (s->locs, sorted, with s->lrow) and rows in the stash (s->srow,
+ * their records copied to s->srec and held by the statement).  PLAN_WAIT
+ * when another statement holds one of the stash rows. */
+int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
+{
+	size_t n = s->locs.n, nb = 0, ns = 0, S = st->g.S;
+	struct locrow *lr = malloc((n + 1) * sizeof(*lr));
+	uint64_t *rows = malloc((n + 1) * sizeof(*rows));
+	int rc = LWC_OK;
+
+	free(s->srow);
+	free(s->srec);
+	free(s->sdel);
+	s->srow = NULL;
+	s->srec = NULL;
+	s->sdel = NULL;
+	s->nsrow = 0;
+	if (lr == NULL || rows == NULL) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t row = s->locs.v[i], loc;
+		int e = px_pos_get(st, txn, row, &loc);
+
+		if (e != 0) {
+			rc = stmt_fail(s, LWC_ERR_STORE, "row %llu has no position: %s",
+				       (unsigned long long)row, mdb_strerror(e));
+			goto out;
+		}
+		if (loc == PX_LOC_STASH) {
+			struct px_stash_ent *se = stash_find(st, row);
+			if (se == NULL) {
+				rc = stmt_fail(s, LWC_ERR_STORE, "row %llu is missing from the stash",
+					       (unsigned long long)row);
+				goto out;
+			}
+			if (se->owner != 0 && se->owner != s->owner) {
+				rc = PLAN_WAIT;
+				goto out;
+			}
+			rows[ns++] = row;
+			continue;
+		}
+		lr[nb].loc = loc;
+		lr[nb].row = row;
+		nb++;
+	}
+	if (ns > 0) {
+		s->srow = malloc(ns * sizeof(*s->srow));
+		s->srec = malloc(ns * S);
+		s->sdel = calloc(ns, 1);
+		if (!s->srow || !s->srec || !s->sdel) {
+			rc = LWC_ERR_NOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < ns; i++) {
+			uint8_t key[8];
+			MDB_val k = { 8, key }, d;
+
+			cry_put_be64(key, rows[i]);
+			if (mdb_get(txn, st->stash_db, &k, &d) != 0 || d.mv_size != 4 + S) {
+				rc = stmt_fail(s, LWC_ERR_STORE, "row %llu: no record in the stash",
+					       (unsigned long long)rows[i]);
+				goto out;
+			}
+			memcpy(s->srec + i * S, (const uint8_t *)d.mv_data + 4, S);
+			s->srow[i] = rows[i];
+		}
+		for (size_t i = 0; i < ns; i++)
+			stash_find(st, rows[i])->owner = s->owner;
+		s->nsrow = ns;
+	}
+	qsort(lr, nb, sizeof(*lr), cmp_locrow);
+	free(s->lrow);
+	if ((s->lrow = malloc((nb + 1) * sizeof(*s->lrow))) == NULL) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		s->locs.v[i] = lr[i].loc;
+		s->lrow[i] = lr[i].row;
+	}
+	s->locs.n = nb;
+out:
+	free(lr);
+	free(rows);
+	if (rc == LWC_ERR_NOMEM)
+		stmt_fail(s, rc, "out of memory");
+	return rc;
+}
+
+/* Move on access: the rows a SELECT returns and the candidates of an
+ * UPDATE or DELETE leave their blocks for the stash, unless there are more
+ * than relocate_max of them or the stash has no room (both counted). */
+int plan_relocation(struct px_state *st, struct stmt *s)
+{
+	size_t n = s->locs.n;
+
+	s->relocating = 0;
+	if (!st->relocate || n == 0 || s->kind == ST_DROP || (s->kind == ST_DELETE && !s->interactive))
+		return LWC_OK;
+	if (n > st->relocate_max || st->nstash + st->stash_reserved + n > st->stash_max)
+		return LWC_OK;
+	free(s->mrow);
+	free(s->mrec);
+	free(s->mdel);
+	s->mrow = malloc(n * sizeof(*s->mrow));
+	s->mrec = malloc(n * st->g.S);
+	s->mdel = calloc(n, 1);
+	if (s->mrow == NULL || s->mrec == NULL || s->mdel == NULL)
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	s->capmoved = n;
+	s->nmoved = 0;
+	s->relocating = 1;
+	s->reserved = n;
+	st->stash_reserved += n;
+	return LWC_OK;
+}
+
+/* Undo what a planning attempt took in the stash. */
+void plan_undo_stash(struct px_state *st, struct stmt *s)
+{
+	stash_release(st, s->owner);
+	st->stash_reserved -= s->reserved;
+	s->reserved = 0;
+	s->nsrow = 0;
+	s->via_stash = 0;
+	s->relocating = 0;
+	s->nmoved = 0;
+}
+
+void stash_release_evictions(struct px_state *st, struct stmt *s)
+{
+	for (size_t i = 0; i < s->nev; i++) {
+		struct px_stash_ent *e = stash_find(st, s->ev[i].row);
+		if (e && e->owner == s->owner)
+			e->owner = 0;
+	}
+	s->nev = 0;
+}
+
+static int cmp_evict(const void *a, const void *b)
+{
+	const struct evict *x = a, *y = b;
+	if (x->blk != y->blk)
+		return x->blk < y->blk ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Deferred eviction: stash rows that entered in earlier statements go to
+ * free slots of this statement's padding blocks.  Padding is a uniform draw
+ * that does not depend on what is stored, so a row's next block depends
+ * neither on the access that took it out nor on how often blocks are read:
+ * writing back into real blocks too (or choosing blocks by their free room)
+ * lets blocks that are read often collect the rows that are read often,
+ * which a frequency count of the trace finds (docs/threat-model.md).  Each
+ * row goes to a block drawn uniformly among the padding blocks that still
+ * have room below theta, then to a uniform free slot of it. */
+int plan_evictions(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	const struct px_geom *g = &st->g;
+	size_t words = g->words, total = 0, n, k = 0, want, nopen = 0;
+	uint32_t *capb = calloc(s->gamma, sizeof(uint32_t));
+	uint32_t *cnt = calloc(s->gamma, sizeof(uint32_t));
+	size_t *units = NULL;
+	uint64_t *rows = NULL;
+	uint32_t *tabs = NULL, *slots = malloc(g->m * sizeof(uint32_t));
+	MDB_txn *txn = NULL;
+	int rc = LWC_OK;
+
+	s->nev = 0;
+	if (!capb || !cnt || !slots) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->gamma; i++) {
+		uint32_t occ = 0;
+		size_t lo = 0, hi = 0;
+
+		block_range(&s->locs, s->ids[i], &lo, &hi);
+		if (hi > lo)
+			continue;                        /* a real block */
+		for (size_t x = 0; x < words; x++)
+			occ += (uint32_t)__builtin_popcountll(s->bits[i * words + x]);
+		capb[i] = occ < g->theta ? g->theta - occ : 0;
+		total += capb[i];
+	}
+	want = total < st->nstash ? total : st->nstash;
+	if (want == 0)
+		goto out;
+	rows = malloc(want * sizeof(*rows));
+	tabs = malloc(want * sizeof(*tabs));
+	if (!rows || !tabs) {
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	n = stash_pick(st, s->owner, s->seq, want, rows, tabs);
+	if (n == 0)
+		goto out;
+	s->ev = malloc(n * sizeof(*s->ev));
+	s->evrec = malloc(n * g->S);
+	units = malloc(total * sizeof(*units));
+	if (!s->ev || !s->evrec || !units) {
+		for (size_t i = 0; i < n; i++)
+			stash_find(st, rows[i])->owner = 0;
+		rc = LWC_ERR_NOMEM;
+		goto out;
+	}
+	/* for each row a block, uniformly among the padding blocks with room */
+	for (size_t i = 0; i < s->gamma; i++)
+		if (capb[i] > 0)
+			units[nopen++] = i;
+	for (size_t r = 0; r < n && nopen > 0; r++) {
+		size_t j = nopen <= UINT32_MAX ? randombytes_uniform((uint32_t)nopen)
+			   : (size_t)randombytes_random() % nopen;
+		size_t b = units[j];
+
+		cnt[b]++;
+		if (--capb[b] == 0)
+			units[j] = units[--nopen];
+	}
+	memcpy(capb, cnt, s->gamma * sizeof(uint32_t));
+	/* in each block, that many of its free slots, uniformly */
+	for (size_t i = 0; i < s->gamma; i++) {
+		const uint64_t *bits = s->bits + i * words;
+		uint32_t nf = 0;
+
+		if (capb[i] == 0)
+			continue;
+		for (uint32_t slot = 0; slot < g->m; slot++)
+			if (!px_bit(bits, slot))
+				slots[nf++] = slot;
+		for (uint32_t c = 0; c < capb[i] && c < nf; c++) {
+			uint32_t j = c + randombytes_uniform(nf - c), t = slots[c];
+			slots[c] = slots[j];
+			slots[j] = t;
+			s->ev[k].row = rows[k];
+			s->ev[k].table = tabs[k];
+			s->ev[k].blk = i;
+			s->ev[k].slot = slots[c];
+			k++;
+		}
+	}
+	s->nev = k;
+	for (size_t i = k; i < n; i++)                 /* (never: room was counted) */
+		stash_find(st, rows[i])->owner = 0;
+	/* the records */
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
+		rc = LWC_ERR_STORE;
+		goto fail;
+	}
+	for (size_t i = 0; i < k; i++) {
+		uint8_t key[8];
+		MDB_val kk = { 8, key }, d;
+
+		cry_put_be64(key, s->ev[i].row);
+		if (mdb_get(txn, st->stash_db, &kk, &d) != 0 || d.mv_size != 4 + g->S) {
+			log_error("stash row %llu has no record", (unsigned long long)s->ev[i].row);
+			rc = LWC_ERR_STORE;
+			goto fail;
+		}
+		memcpy(s->evrec + i * g->S, (const uint8_t *)d.mv_data + 4, g->S);
+	}
+	mdb_txn_abort(txn);
+	txn = NULL;
+	/* records follow their evict entries when sorted: sort both together */
+	{
+		uint8_t *rec2 = malloc(k * g->S + 1);
+		size_t *ord = malloc((k + 1) * sizeof(size_t));
+		struct evict *ev2 = malloc((k + 1) * sizeof(*ev2));
+
+		if (!rec2 || !ord || !ev2) {
+			free(rec2);
+			free(ord);
+			free(ev2);
+			rc = LWC_ERR_NOMEM;
+			goto fail;
+		}
+		memcpy(ev2, s->ev, k * sizeof(*ev2));
+		for (size_t i = 0; i < k; i++)
+			ev2[i].table = (uint32_t)i;      /* remember the record's index */
+		qsort(ev2, k, sizeof(*ev2), cmp_evict);
+		for (size_t i = 0; i < k; i++) {
+			size_t from = ev2[i].table;
+			memcpy(rec2 + i * g->S, s->evrec + from * g->S, g->S);
+			ev2[i].table = s->ev[from].table;
+		}
+		free(s->ev);
+		free(s->evrec);
+		s->ev = ev2;
+		s->evrec = rec2;
+		free(ord);
+	}
+	goto out;
+fail:
+	if (txn)
+		mdb_txn_abort(txn);
+	stash_release_evictions(st, s);
+	for (size_t i = 0; i < n; i++) {
+		struct px_stash_ent *e = stash_find(st, rows[i]);
+		if (e && e->owner == s->owner)
+			e->owner = 0;
+	}
+out:
+	free(capb);
+	free(cnt);
+	free(units);
+	free(rows);
+	free(tabs);
+	free(slots);
+	return rc;
+}
+
+/* Move on access: the record at rec (slot of the block whose occupancy is
+ * bits) goes to the statement's list of rows for the stash and its slot is
+ * freed (random bytes when the block is written).  Returns where the
+ * record now is, so an UPDATE can put the new one there. */
+uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec,
+			 uint64_t *bits, uint32_t slot)
+{
+	uint8_t *dst;
+
+	if (s->nmoved >= s->capmoved)
+		return NULL;
+	dst = s->mrec + s->nmoved * S;
+	memcpy(dst, rec, S);
+	s->mrow[s->nmoved++] = row;
+	px_bit_set(bits, slot, 0);
+	return dst;
+}
+
+/* Rows the user gets, or decides about, after the blocks are written: those
+ * the statement found in the stash (they need no block) and those it moved
+ * out of its blocks.  So a relocating UPDATE or DELETE shows the cloud the
+ * READ-WRITE gap of a SELECT, not a user round trip.  A SELECT sends them,
+ * a DELETE deletes the stash rows, an UPDATE or a DELETE with a residual asks
+ * the user, chunk by chunk; new records are checked and put in place once
+ * every chunk is decided. */
+int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
+{
+	const size_t S = w->st->g.S;
+	size_t n = s->nsrow + s->nmoved;
+	uint8_t **recs;
+	uint64_t *rows;
+
+	if (n == 0 || s->kind == ST_DROP)
+		return LWC_OK;
+	if (s->kind == ST_DELETE && !s->interactive) {
+		for (size_t i = 0; i < s->nsrow; i++) {
+			s->sdel[i] = 1;
+			if (locset_push(&s->dels, s->srow[i]) != LWC_OK)
+				return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+			s->count++;
+		}
+		return LWC_OK;
+	}
+	recs = malloc(n * sizeof(*recs));
+	rows = malloc(n * sizeof(*rows));
+	if (recs == NULL || rows == NULL) {
+		free(recs);
+		free(rows);
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < s->nsrow; i++) {
+		recs[i] = s->srec + i * S;
+		rows[i] = s->srow[i];
+	}
+	for (size_t i = 0; i < s->nmoved; i++) {
+		recs[s->nsrow + i] = s->mrec + i * S;
+		rows[s->nsrow + i] = s->mrow[i];
+	}
+	s->batch_upd = s->nupds;
+	s->npend = 0;
+	for (size_t off = 0; off < n && !s->aborted; ) {
+		size_t cnt = n - off < CHUNK_ROWS ? n - off : CHUNK_ROWS;
+
+		if (!s->interactive && cnt * S > CHUNK_BYTES)
+			cnt = CHUNK_BYTES / S ? CHUNK_BYTES / S : 1;
+		if (s->interactive)
+			*io_err = get_decisions(w, s, io, recs + off, rows + off, cnt, NULL, NULL);
+		else if ((*io_err = send_records(io, s->req->seq, 0, recs + off, cnt, S)) == LWC_OK)
+			s->count += cnt;
+		if (*io_err != LWC_OK)
+			s->aborted = 1;
+		off += cnt;
+	}
+	if (s->interactive)
+		apply_decided(w, s);
+	free(recs);
+	free(rows);
+	return s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
+}
+
+int stash_db_put(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t table,
+			const uint8_t *rec)
+{
+	uint8_t key[8], *val = malloc(4 + st->g.S);
+	MDB_val k = { 8, key }, d = { 4 + st->g.S, val };
+	int rc;
+
+	if (val == NULL)
+		return ENOMEM;
+	cry_put_be64(key, row);
+	val[0] = (uint8_t)(table >> 24);
+	val[1] = (uint8_t)(table >> 16);
+	val[2] = (uint8_t)(table >> 8);
+	val[3] = (uint8_t)table;
+	memcpy(val + 4, rec, st->g.S);
+	rc = mdb_put(txn, st->stash_db, &k, &d, 0);
+	free(val);
+	return rc;
+}
+
+int stash_db_del(struct px_state *st, MDB_txn *txn, uint64_t row)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key };
+
+	cry_put_be64(key, row);
+	return mdb_del(txn, st->stash_db, &k, NULL);
+}
+
+int pos_del(struct px_state *st, MDB_txn *txn, uint64_t row)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key };
+
+	cry_put_be64(key, row);
+	return mdb_del(txn, st->pos_db, &k, NULL);
+}
+
+/* The committed stash changes, in memory: rows written back or deleted
+ * leave, rows moved or inserted come in, rows served are refreshed (a new
+ * delay: they were touched again). */
+void commit_stash(struct px_state *st, struct stmt *s)
+{
+	size_t nadd = s->nmoved + s->nsrow +
+		      (s->kind == ST_INSERT && s->via_stash ? s->req->insert->n_rows : 0);
+	size_t ndel = s->nev + s->nsrow, a = 0, d = 0;
+	uint64_t *adds = malloc((nadd + 1) * sizeof(uint64_t));
+	uint32_t *tabs = malloc((nadd + 1) * sizeof(uint32_t));
+	uint64_t *dels = malloc((ndel + 1) * sizeof(uint64_t));
+	uint32_t tid = s->t ? s->t->id : 0;
+
+	if (!adds || !tabs || !dels)
+		goto fail;
+	for (size_t i = 0; i < s->nev; i++)
+		dels[d++] = s->ev[i].row;
+	for (size_t i = 0; i < s->nmoved; i++)
+		if (!s->mdel[i]) {
+			adds[a] = s->mrow[i];
+			tabs[a++] = tid;
+		}
+	for (size_t i = 0; i < s->nsrow; i++) {
+		if (s->kind == ST_DROP || s->sdel[i]) {
+			dels[d++] = s->srow[i];
+		} else {
+			adds[a] = s->srow[i];
+			tabs[a++] = tid;
+		}
+	}
+	if (s->kind == ST_INSERT && s->via_stash)
+		for (size_t i = 0; i < s->req->insert->n_rows; i++) {
+			adds[a] = st->next_rowid + i;
+			tabs[a++] = tid;
+		}
+	if (stash_apply(st, dels, d, adds, tabs, a) != LWC_OK)
+		goto fail;
+	atomic_fetch_add(&st->rows_relocated, s->nmoved);
+	atomic_fetch_add(&st->rows_evicted, s->nev);
+	free(adds);
+	free(tabs);
+	free(dels);
+	return;
+fail:
+	/* committed on disk; the next start reads the stash from there */
+	log_error("out of memory updating the stash in memory: restart the proxy");
+	free(adds);
+	free(tabs);
+	free(dels);
+}
