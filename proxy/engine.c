@@ -80,7 +80,7 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 	size_t nrows = s->req->insert->n_rows;
 	struct tokref *refs = NULL;
 	uint64_t need, room = 0;
-	uint32_t limit;
+	uint32_t limit, min_room;
 	int rc;
 
 	if (nrows == 0)
@@ -153,13 +153,18 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 		goto claim;
 	}
 	/* free slots: lowest blocks first, up to the fill limit per block (a
-	 * bulk load larger than the stash may take): theta without relocation */
-	while (st->free_hint < st->nblocks && st->occ[st->free_hint] >= limit)
+	 * bulk load larger than the stash may take): theta without relocation.
+	 * With relocation, rows leaving their blocks leave a slot or two free
+	 * in many blocks; those are for write-backs, and a bulk load takes only
+	 * blocks with at least a quarter of the limit free, so its rows stay
+	 * together instead of scattering over thousands of blocks. */
+	min_room = st->relocate && limit >= 4 ? limit / 4 : 1;
+	while (st->free_hint < st->nblocks && st->occ[st->free_hint] + min_room > limit)
 		st->free_hint++;
 	for (;;) {
 		room = 0;
 		for (uint64_t b = st->free_hint; b < st->nblocks && room < nrows; b++)
-			if (!st->locked[b] && st->occ[b] < limit)
+			if (!st->locked[b] && st->occ[b] + min_room <= limit)
 				room += limit - st->occ[b];
 		if (room >= nrows)
 			break;
@@ -184,7 +189,7 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 		const uint64_t *bits = st->bits + b * st->g.words;
 		uint32_t avail;
 
-		if (st->locked[b] || st->occ[b] >= limit)
+		if (st->locked[b] || st->occ[b] + min_room > limit)
 			continue;
 		avail = limit - st->occ[b];
 		for (uint32_t slot = 0; slot < st->g.m && avail > 0 && s->locs.n < nrows; slot++)
