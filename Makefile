@@ -120,7 +120,9 @@ $(BIN)/lwc-cs-bench: $(OUT)/bench/cs_bench.o $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_COMMON) -lm
 
-$(BIN)/lwc-bench: $(OUT)/bench/lwc_bench.o $(OUT)/libclient.a $(OUT)/libcommon.a
+# lwc-bench: bench/lwc_bench.c (options, order) and its parts bench/bench_*.c
+BENCH_OBJ := $(patsubst %.c,$(OUT)/%.o,bench/lwc_bench.c $(wildcard bench/bench_*.c))
+$(BIN)/lwc-bench: $(BENCH_OBJ) $(OUT)/libclient.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ -lpq $(LIBS_COMMON) -lm
 

@@ -1,0 +1,333 @@
+/*
+ * bench.h - what the parts of lwc-bench share: the options, the workload's
+ * constants, the helpers (bench_util.c), the two deployments
+ * (bench_deploy.c), the rows (bench_load.c), the experiments
+ * (bench_load.c, bench_select.c, bench_modify.c, bench_cells.c,
+ * bench_reloc.c), the machine (bench_machine.c) and the results that
+ * bench_report.c turns into the stdout summary, JSON and plots.
+ *
+ * lwc-bench is one program run by one person at a time: its state is in
+ * globals, and everything ends in die() on the first error.
+ */
+#ifndef LWC_BENCH_H
+#define LWC_BENCH_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <libpq-fe.h>
+
+#include "lwc.h"
+
+/* ---- workload ------------------------------------------------------------ */
+
+#define PADLEN        64
+#define MAX_LIST      16
+#define NSIZES        5
+#define MOD_BASE      10000000ull        /* id step between modify batches */
+
+/* cK = id / K selects K rows; SIZES[i] is K of column COLS[i] */
+extern const uint64_t SIZES[NSIZES];
+extern const char *const COLS[NSIZES];
+extern const char *const LAYOUTS[2];     /* "clustered", "scattered"          */
+extern const char *const TABLES[2];      /* "clus", "scat"                    */
+
+/* ---- options (lwc_bench.c) ------------------------------------------------ */
+
+struct opts {
+	uint64_t records;
+	const char *tag, *out, *img, *root, *bin;
+	unsigned only;                 /* bit set of EXP_*                       */
+	int rtts[MAX_LIST], nrtts;
+	int clients[MAX_LIST], nclients;
+	int clients_rtt;
+	double client_secs, pg_client_secs;
+	unsigned batch;                /* rows per INSERT statement              */
+	double reps_scale;
+	uint64_t seed;
+	int keep;
+	int presize;                   /* create the store with room for all rows */
+	int modify_pk;                 /* table m with id BIGINT PRIMARY KEY      */
+	uint64_t rtt_max_rows;         /* largest result size of the rtt rounds  */
+	int relocate;                  /* RELOC_*: `serve --relocate` for all but reloc */
+};
+
+enum {
+	EXP_LOAD = 1, EXP_SELECT = 2, EXP_MODIFY = 4, EXP_RTT = 8, EXP_CLIENTS = 16,
+	EXP_CELLS = 32, EXP_RELOC = 64, EXP_ALL = 127
+};
+#define NEXP 7
+extern const char *const EXP_NAMES[NEXP]; /* bit i of EXP_* is EXP_NAMES[i] */
+
+extern struct opts O;
+
+/* ---- helpers (bench_util.c) ------------------------------------------------ */
+
+double now_s(void);
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* a line on stderr */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* progress of a long phase on stderr: in place on a terminal, else every 10 s */
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void progress_clear(void);
+/* a table line on stdout, flushed at once */
+void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+
+/* A growing string. */
+struct sb {
+	char *s;
+	size_t len, cap;
+};
+
+void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_put(struct sb *b, const char *s, size_t n);
+void sb_u64(struct sb *b, uint64_t v);
+void sb_reset(struct sb *b);
+
+/* Human-readable counts: 1000 -> "1k". */
+const char *size_name(uint64_t k, char *buf, size_t len);
+
+/* xoshiro256** seeded with splitmix64 (one per thread). */
+struct rng {
+	uint64_t s[4];
+};
+
+uint64_t splitmix64(uint64_t *x);
+void rng_seed(struct rng *r, uint64_t seed);
+uint64_t rng_next(struct rng *r);
+uint64_t rng_below(struct rng *r, uint64_t bound);
+
+struct stats {
+	unsigned n;
+	double med, p95, mean, min, max;      /* seconds */
+};
+
+/* Sorts v; p95 is the nearest rank (the maximum below 20 values). */
+struct stats stats_of(double *v, unsigned n);
+
+/* Runs argv; its stdout goes to capture (if not NULL) or /dev/null, its
+ * stderr to ours.  extra_env: "NAME=VALUE" strings or NULL.  Returns the
+ * exit status (-1 when it could not run). */
+int run_cmd(char *const argv[], char *const extra_env[], char *capture, size_t caplen);
+int port_free(int port);
+/* Two consecutive free loopback ports. */
+int free_ports(struct rng *r);
+
+/* ---- deployments and connections (bench_deploy.c) --------------------------- */
+
+extern char work_dir[PATH_MAX];          /* LWC deployment and its parents   */
+extern char pg_dir[PATH_MAX];            /* PostgreSQL cluster               */
+extern char lwc_local[PATH_MAX], pg_tmp[PATH_MAX], bin_abs[PATH_MAX];
+extern char lwc_dir[PATH_MAX + 16], lwc_key[PATH_MAX + 32];
+extern int lwc_port;
+extern uint64_t init_blocks;             /* lwc-proxy init --blocks (0: default) */
+
+/* The proxy's relocation setting for a run of `lwc-proxy serve`. */
+enum { RELOC_DEFAULT = -1, RELOC_OFF = 0, RELOC_ON = 1 };
+
+/* (Re)starts the deployment, same state and data, the proxy simulating rtt
+ * ms to the cloud and with relocation as given (RELOC_DEFAULT: no flag, the
+ * state's own setting from `lwc-proxy init`).  Nothing when it already runs
+ * so.  Connections must be reopened after a restart. */
+void lwc_up(int rtt, int relocate);
+void lwc_down(void);
+void pg_start(struct rng *r);
+void pg_stop(void);
+/* Stops both deployments and removes their directories (unless --keep). */
+void cleanup(void);
+void on_signal(int sig);
+
+lwc_conn *lwc_open(void);
+PGconn *pg_open(void);
+/* Runs a statement that returns no rows; returns the affected-row count. */
+uint64_t lwc_cmd(lwc_conn *c, const char *sql);
+uint64_t pg_cmd(PGconn *p, const char *sql);
+
+/* What `lwc-proxy status` says (the counters count since the proxy's start). */
+struct pxstat {
+	int relocation;                /* 1 on, 0 off                           */
+	uint64_t stash_rows, stash_max, relocate_max;
+	uint64_t rows_relocated;       /* rows moved from their block to the stash */
+	uint64_t rows_evicted;         /* stash rows written back into a block  */
+	uint64_t inserts_via_stash, inserts_placed;
+	uint64_t over_relocate_max;    /* statements over --relocate-max: no move */
+	uint64_t stash_full;           /* statements that found no room: no move */
+	uint64_t statements, cloud_reads, cloud_writes;
+	uint64_t blocks_moved;         /* blocks read plus blocks written       */
+	uint64_t blocks, slots_used;
+};
+
+/* Fills *s from `lwc-proxy status --state DIR` of the running proxy. */
+void pxstat_read(struct pxstat *s);
+
+/* ---- data and load (bench_load.c) ----------------------------------------------- */
+
+extern const char SCHEMA_COLS[];         /* with id BIGINT PRIMARY KEY        */
+extern const char SCHEMA_COLS_NOPK[];    /* no unique column                  */
+
+/* "INSERT INTO table VALUES (...),..." of the rows base + order[from + i]
+ * (base + from + i without order), i < n. */
+void insert_sql(struct sb *b, const char *table, const uint64_t *order, uint64_t base,
+		uint64_t from, uint64_t n);
+/* Creates and loads clus and scat on both systems. */
+void run_load(lwc_conn *c, PGconn *p, struct rng *rng);
+
+/* ---- experiments ---------------------------------------------------------------- */
+
+/* bench_select.c: one timed SELECT that must return expect rows */
+double lwc_select(lwc_conn *c, const char *sql, uint64_t expect);
+double pg_select(PGconn *p, const char *sql, uint64_t expect);
+/* bench_select.c: the SELECTs of one round trip (PostgreSQL at rtt 0) */
+void run_selects(lwc_conn *c, PGconn *p, int rtt, struct rng *rng);
+/* bench_select.c: concurrent clients (restarts LWC at --clients-rtt) */
+void run_concurrency(struct rng *rng);
+/* bench_modify.c */
+void run_modify(lwc_conn *c, PGconn *p, struct rng *rng);
+/* bench_cells.c: Fig. 11, no deployment */
+void run_cells(void);
+/* bench_reloc.c: relocation on and off; restarts LWC, so *c is replaced */
+void run_reloc(lwc_conn **c, PGconn *p, struct rng *rng);
+/* the short name of a relocation line (RL_*), for plots */
+const char *reloc_label(int line);
+/* rows run_reloc inserts into its table r (for --blocks) */
+uint64_t reloc_rows_inserted(void);
+
+/* ---- machine (bench_machine.c) ----------------------------------------------------- */
+
+extern char cpu_model[256], mem_total[64];
+extern long ncpu;
+extern double other_cores_sum, other_cores_max, ours_cores_sum, sampler_secs;
+
+void read_machine(void);
+/* the three load averages of /proc/loadavg */
+void loadavg(char *buf, size_t len);
+/* a thread that samples the CPU time of ours and of other processes */
+void sampler_start(void);
+void sampler_end(void);
+
+/* ---- results (bench_report.c) -------------------------------------------------------- */
+
+struct load_res {
+	int done;
+	uint64_t rows;
+	unsigned stmts;
+	double lwc_s;
+	double pg_copy_s, pg_index_s;
+};
+
+struct sel_res {
+	int rtt, layout;
+	uint64_t k;
+	struct stats lwc, pg;
+};
+
+struct mod_res {
+	const char *op;
+	uint64_t rows;
+	unsigned stmts;
+	double lwc_s, pg_s;
+};
+
+struct conc_res {
+	int clients, rtt;
+	uint64_t k;
+	double lwc_secs, pg_secs;
+	uint64_t lwc_stmts, pg_stmts;
+	struct stats lwc, pg;
+	double lwc_thr, pg_thr;      /* statements/s */
+};
+
+#define NCELLSZ 10
+struct cell_res {
+	size_t bytes;
+	double perm_us[4], unperm_us[4], seal_us, open_us;
+};
+
+/* The relocation experiment: one line per statement kind, measured in
+ * rounds with relocation on, off, on, off (the last two the SELECTs only:
+ * alternating cancels the machine's drift between rounds; the figures of
+ * each kind pool the rounds); PostgreSQL once. */
+enum {
+	RL_POINT_CLUS, RL_POINT_SCAT, RL_R100_CLUS, RL_R100_CLUS_RE, RL_R100_SCAT,
+	RL_INS_1K, RL_INS_10K, RL_UPD_1K, RL_UPD_10K, RL_DEL_1K, RL_DEL_10K, RL_NLINES
+};
+#define RL_NSELECT  (RL_R100_SCAT + 1)   /* the SELECT lines come first       */
+#define RL_NROUNDS  4                    /* on, off, on again, off again      */
+
+struct reloc_line {
+	const char *op;                /* "point SELECT", "INSERT", ...         */
+	const char *what;              /* "clustered", "clustered, read before", ... */
+	uint64_t rows;                 /* rows per statement                    */
+	struct stats on, off;          /* the rounds of each kind pooled        */
+	struct stats lwc[RL_NROUNDS], pg;  /* per round; PostgreSQL in round 0  */
+	double *sample[RL_NROUNDS];    /* the latencies of each round (sorted)  */
+	/* per LWC statement, from lwc-proxy status after every repetition */
+	double gamma[RL_NROUNDS];      /* blocks read (= written): median of the reps */
+	double gamma_max[RL_NROUNDS];  /* and the largest                       */
+	double moved[RL_NROUNDS];      /* rows into the stash, mean             */
+	double evicted[RL_NROUNDS];    /* rows written back from it, mean       */
+	double stashed_inserts[RL_NROUNDS]; /* INSERT rows that went to the stash */
+};
+
+#define RL_MAX_PROBES 64
+#define RL_MAX_STRETCH 64
+#define RL_STRETCH_STEP 10
+struct reloc_round {
+	int relocate;                  /* 1 on, 0 off                           */
+	unsigned warm_point, warm_range;  /* warm-up statements per table       */
+	double warm_s;
+	struct pxstat start, warm, end; /* before and after the warm-up, at the end */
+};
+
+struct reloc_res {
+	int done;
+	int default_on;                /* the deployment's default was on       */
+	struct reloc_round round[RL_NROUNDS];
+	struct reloc_line line[RL_NLINES];
+	/* the same clustered c100 = v ranges, blocks read per statement: the
+	 * first read (before any warm-up), again at the end of the first round
+	 * (relocation on), and a third time at the end of the second (off) */
+	unsigned nprobe;
+	uint64_t probe_v[RL_MAX_PROBES];
+	unsigned probe_gamma[3][RL_MAX_PROBES];
+	/* a stretch of clustered 100-row SELECTs only, relocation on: the
+	 * stash after every RL_STRETCH_STEP statements */
+	unsigned nstretch;
+	struct {
+		unsigned stmts;            /* statements so far                     */
+		uint64_t stash_rows;
+		uint64_t moved, back;      /* rows into / out of the stash so far   */
+		uint64_t stash_full;       /* statements that moved nothing: full   */
+		double med_ms;             /* median latency of the last step       */
+	} stretch[RL_MAX_STRETCH];
+};
+
+extern struct load_res LOADS[2];
+extern struct sel_res *SELS;
+extern size_t nsels;
+extern struct mod_res MODS[3 * NSIZES + 1];
+extern size_t nmods;
+extern struct conc_res CONCS[MAX_LIST];
+extern size_t nconcs;
+extern struct cell_res CELLS[NCELLSZ];
+extern size_t ncells;
+extern struct reloc_res RELOC;
+extern struct pxstat deploy_status;      /* the proxy at the start of the run */
+extern double t_start;
+extern char started_at[64];
+extern char pg_version[256];
+extern double phase_s[NEXP];             /* seconds per experiment (EXP_NAMES) */
+
+void sel_add(struct sel_res r);
+const struct sel_res *sel_find(int rtt, int layout, uint64_t k);
+
+void write_json(const char *path, const char *la0, const char *la1);
+void write_plots(const char *ddir, const char *img);
+void print_targets(void);
+
+#endif
