@@ -510,6 +510,19 @@ void write_plots(const char *ddir, const char *img)
 			"set terminal png size 2000,640\n", img, O.tag);
 		fprintf(g, "set multiplot layout 1,3 title 'Relocation on (default) and off, the same "
 			"statements on the same data, N = %llu'\n", (unsigned long long)O.records);
+		{
+			/* room above the highest bar for the legend */
+			double top = 1;
+			for (int i = 0; i < RL_NLINES; i++) {
+				const struct reloc_line *l = &RELOC.line[i];
+				double m = l->on.med > l->off.med ? l->on.med : l->off.med;
+				if (l->pg.med > m)
+					m = l->pg.med;
+				if (m * 1e3 > top)
+					top = m * 1e3;
+			}
+			fprintf(g, "set yrange [0.1:%g]\n", top * 8);
+		}
 		fprintf(g, "set title 'Latency, median'\nset logscale y\nset format y '%%g'\n"
 			"set ylabel 'ms'\nset style data histogram\n"
 			"set style histogram cluster gap 1\nset style fill solid 0.8 border -1\n"

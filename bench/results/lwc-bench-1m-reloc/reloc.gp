@@ -4,6 +4,7 @@ set key inside top left opaque box
 set terminal pngcairo size 2000,640 font 'Sans,11'
 set output 'docs/img/lwc-bench-1m-reloc-reloc.png'
 set multiplot layout 1,3 title 'Relocation on (default) and off, the same statements on the same data, N = 1000000'
+set yrange [0.1:7972.32]
 set title 'Latency, median'
 set logscale y
 set format y '%g'
