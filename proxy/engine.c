@@ -562,6 +562,7 @@ static int plan(struct px_worker *w, struct stmt *s)
 				 (unsigned long long)st->nblocks);
 			continue;
 		}
+		atomic_fetch_add(&st->plan_waits, 1);
 		pthread_cond_wait(&st->cv, &st->mu);
 	}
 	if (rc != LWC_OK) {
@@ -1659,7 +1660,14 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 
 	pthread_mutex_lock(&st->mu);
 	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = commit(w, &s);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		atomic_fetch_add(&st->commit_us, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000 +
+							    (t1.tv_nsec - t0.tv_nsec) / 1000));
+		atomic_fetch_add(&st->commits, 1);
 		s.blocks_done = 0;         /* (new records may be in place by now) */
 	} else if (rc == LWC_OK) {
 		rc = s.err != LWC_OK ? s.err : LWC_ERR_ABORTED;

@@ -620,6 +620,11 @@ static void admin_status(struct conn *c)
 	ST_ADD("stmts_over_relocate_max", "%llu",
 	       (unsigned long long)atomic_load(&st->over_relocate_max));
 	ST_ADD("stmts_stash_full", "%llu", (unsigned long long)atomic_load(&st->stash_full));
+	ST_ADD("plan_waits", "%llu", (unsigned long long)atomic_load(&st->plan_waits));
+	{
+		uint64_t nc = atomic_load(&st->commits), us = atomic_load(&st->commit_us);
+		ST_ADD("commit_ms_avg", "%.3f", nc ? (double)us / 1000.0 / (double)nc : 0.0);
+	}
 	ST_ADD("cloudstore", "%s", srv->cfg->engine.cs_addr);
 	ST_ADD("listen", "%s", srv->cfg->listen);
 	ST_ADD("uptime_s", "%llu", (unsigned long long)(time(NULL) - srv->started));
