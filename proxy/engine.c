@@ -1499,6 +1499,7 @@ static void stmt_free(struct stmt *s)
 	free(s->srow);
 	free(s->srec);
 	free(s->sdel);
+	free(s->sshared);
 	free(s->mrow);
 	free(s->mrec);
 	free(s->mdel);

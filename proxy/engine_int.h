@@ -57,6 +57,8 @@ struct stmt {
 	uint64_t *srow;
 	uint8_t *srec;                 /* their records, S bytes each       */
 	uint8_t *sdel;                 /* deleted by the statement          */
+	uint8_t *sshared;              /* SELECT: held by a statement writing it
+					  back; read, not held, not refreshed */
 	size_t nsrow;
 	/* rows moving from their blocks to the stash (relocation) */
 	int relocating;

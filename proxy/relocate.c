@@ -28,22 +28,26 @@ static int cmp_locrow(const void *a, const void *b)
 /* The matched row ids (s->locs) become where the rows are: locations in
  * blocks (s->locs, sorted, with s->lrow) and rows in the stash (s->srow,
  * their records copied to s->srec and held by the statement).  PLAN_WAIT
- * when another statement holds one of the stash rows. */
+ * when another statement holds one of the stash rows, unless this is a
+ * SELECT: it reads such a row without holding it (s->sshared). */
 int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 {
 	size_t n = s->locs.n, nb = 0, ns = 0, S = st->g.S;
 	struct locrow *lr = malloc((n + 1) * sizeof(*lr));
 	uint64_t *rows = malloc((n + 1) * sizeof(*rows));
+	uint8_t *shared = malloc(n + 1);
 	int rc = LWC_OK;
 
 	free(s->srow);
 	free(s->srec);
 	free(s->sdel);
+	free(s->sshared);
+	s->sshared = NULL;
 	s->srow = NULL;
 	s->srec = NULL;
 	s->sdel = NULL;
 	s->nsrow = 0;
-	if (lr == NULL || rows == NULL) {
+	if (lr == NULL || rows == NULL || shared == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
@@ -63,10 +67,14 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 					       (unsigned long long)row);
 				goto out;
 			}
-			if (se->owner != 0 && se->owner != s->owner) {
+			if (se->owner != 0 && se->owner != s->owner && s->kind != ST_SELECT) {
 				rc = PLAN_WAIT;
 				goto out;
 			}
+			/* a SELECT reads a row another statement is writing back (its
+			 * record does not change) without holding it: waiting for that
+			 * statement made concurrent readers queue behind write-backs */
+			shared[ns] = se->owner != 0 && se->owner != s->owner;
 			rows[ns++] = row;
 			continue;
 		}
@@ -78,7 +86,8 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 		s->srow = malloc(ns * sizeof(*s->srow));
 		s->srec = malloc(ns * S);
 		s->sdel = calloc(ns, 1);
-		if (!s->srow || !s->srec || !s->sdel) {
+		s->sshared = calloc(ns, 1);
+		if (!s->srow || !s->srec || !s->sdel || !s->sshared) {
 			rc = LWC_ERR_NOMEM;
 			goto out;
 		}
@@ -96,7 +105,10 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 			s->srow[i] = rows[i];
 		}
 		for (size_t i = 0; i < ns; i++)
-			stash_find(st, rows[i])->owner = s->owner;
+			if (shared[i])
+				s->sshared[i] = 1;
+			else
+				stash_find(st, rows[i])->owner = s->owner;
 		s->nsrow = ns;
 	}
 	qsort(lr, nb, sizeof(*lr), cmp_locrow);
@@ -113,6 +125,7 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 out:
 	free(lr);
 	free(rows);
+	free(shared);
 	if (rc == LWC_ERR_NOMEM)
 		stmt_fail(s, rc, "out of memory");
 	return rc;
@@ -482,6 +495,8 @@ void commit_stash(struct px_state *st, struct stmt *s)
 			tabs[a++] = tid;
 		}
 	for (size_t i = 0; i < s->nsrow; i++) {
+		if (s->sshared[i])
+			continue;                /* the writing-back statement's */
 		if (s->kind == ST_DROP || s->sdel[i]) {
 			dels[d++] = s->srow[i];
 		} else {
