@@ -121,6 +121,7 @@ struct au_stmt {
 	int64_t id;            /* the row a point statement targets; -1 for IN   */
 	int32_t target;        /* AU_P_REPEAT: target index, -1 for the others;
 				  AU_P_ZIPF: popularity rank - 1               */
+	uint32_t round;        /* AU_P_ZIPF: which round (own set of ids)        */
 	uint32_t k;            /* rows the statement matches                     */
 	uint64_t truth;        /* ground truth: the block holding id right before
 				  the statement; AU_NO_BLOCK: stash or none      */
@@ -160,8 +161,14 @@ int au_attack_linkage(const struct au_stmt *s, size_t n, uint32_t ntargets, uint
  * it was read from most often, a tie to the one it was read from first;
  * reads served from the stash ignored; an id never read from a block has
  * none and cannot count). */
+#define AU_FREQ_MAX_ROUNDS 16
+
 struct au_freq {
 	uint32_t top;                 /* 20                                       */
+	uint32_t round;               /* the round these figures are of           */
+	uint32_t rounds;              /* set by the report: rounds run, and ...   */
+	uint32_t round_hits[AU_FREQ_MAX_ROUNDS]; /* ... each one's hits; the
+					 figures above are the median round's */
 	uint32_t hot_with_block;      /* hottest ids ever read from a block        */
 	uint32_t hits;                /* of those, whose block is a top block      */
 	uint64_t stash_reads;         /* Zipf statements served from the stash     */
@@ -170,8 +177,8 @@ struct au_freq {
 	uint64_t distinct_blocks;     /* blocks READ at least once in the phase    */
 };
 
-int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, struct au_freq *res)
-	LWC_WUR;
+int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, uint32_t round,
+			struct au_freq *res) LWC_WUR;
 
 /* 4. Statement type from trace features, nearest centroid on standardised
  * features; train on a random half, test on the other, repeated over
@@ -221,7 +228,7 @@ struct au_kv {
 /* The workload's settings and what the run measured besides the trace. */
 struct au_run {
 	const char *table, *trace, *state, *started;
-	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, per_type, seed;
+	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, zipf_rounds, per_type, seed;
 	double zipf_s;
 	uint64_t setup_stmts;         /* DROP, CREATE, the load                   */
 	uint64_t foreign;             /* cloud accesses between audited statements */

@@ -279,7 +279,8 @@ static size_t count_runs(const uint64_t *v, size_t n, struct bcount *out)
 	return m;
 }
 
-int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, struct au_freq *res)
+int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, uint32_t round,
+			struct au_freq *res)
 {
 	size_t nreads = 0, nb, nt, k;
 	uint64_t *all = NULL;
@@ -288,8 +289,9 @@ int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, struct 
 
 	memset(res, 0, sizeof(*res));
 	res->top = top;
+	res->round = round;
 	for (size_t i = 0; i < n; i++)
-		if (s[i].phase == AU_P_ZIPF) {
+		if (s[i].phase == AU_P_ZIPF && s[i].round == round) {
 			nreads += s[i].o.nrset;
 			res->statements++;
 			res->stash_reads += s[i].truth == AU_NO_BLOCK;
@@ -301,7 +303,7 @@ int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, struct 
 	/* how often each block was READ in the phase: the adversary's ranking */
 	k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (s[i].phase == AU_P_ZIPF) {
+		if (s[i].phase == AU_P_ZIPF && s[i].round == round) {
 			memcpy(all + k, s[i].o.rset, s[i].o.nrset * sizeof(*all));
 			k += s[i].o.nrset;
 		}
@@ -323,7 +325,7 @@ int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, struct 
 		uint64_t block = AU_NO_BLOCK, best = 0, first = 0;
 
 		for (size_t i = 0; i < n; i++)
-			if (s[i].phase == AU_P_ZIPF && s[i].target == (int32_t)h &&
+			if (s[i].phase == AU_P_ZIPF && s[i].round == round && s[i].target == (int32_t)h &&
 			    s[i].truth != AU_NO_BLOCK)
 				mine[m++] = (struct bcount){ s[i].truth, i };
 		if (m == 0)

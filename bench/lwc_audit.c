@@ -61,14 +61,14 @@
 struct opts {
 	const char *key, *proxy, *trace, *state, *json;
 	char table[64];
-	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, per_type;
+	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, zipf_rounds, per_type;
 	double zipf_s;
 	uint64_t seed;
 	int seed_given, check;
 };
 
 static struct opts O = {
-	.rows = 20000, .targets = 50, .reps = 5, .others = 500, .zipf_s = 1.0,
+	.rows = 20000, .targets = 50, .reps = 5, .others = 500, .zipf_s = 1.0, .zipf_rounds = 1,
 	.zipf_ids = 1000, .zipf_queries = 2000, .per_type = 60,
 };
 
@@ -84,6 +84,7 @@ static struct {
 	size_t nst, capst;
 	int64_t *pool;                   /* ids 1..rows, reshuffled per phase    */
 	double *zcdf;
+	uint32_t zround;               /* the Zipf round being run               */
 	struct au_kv status[MAX_STATUS];
 	size_t nstatus;
 	char status_err[256];
@@ -282,6 +283,7 @@ static struct au_stmt *new_stmt(enum au_phase ph, enum au_kind kind, int64_t id,
 	s->kind = kind;
 	s->id = id;
 	s->target = target;
+	s->round = ph == AU_P_ZIPF ? C.zround : 0;
 	s->k = k;
 	s->truth = AU_NO_BLOCK;
 	return s;
@@ -433,23 +435,29 @@ static void phase_zipf(void)
 		total += pow((double)(r + 1), -O.zipf_s);
 		C.zcdf[r] = total;
 	}
-	say("frequency: %llu point SELECTs over %llu ids, Zipf s = %.2f",
-	    (unsigned long long)O.zipf_queries, (unsigned long long)O.zipf_ids, O.zipf_s);
-	for (uint64_t q = 0; q < O.zipf_queries; q++) {
-		double u = au_rng_double(&C.rng) * total;
-		size_t lo = 0, hi = (size_t)O.zipf_ids - 1;
+	for (C.zround = 0; C.zround < O.zipf_rounds; C.zround++) {
+		if (C.zround > 0)
+			shuffle_pool();                 /* each round its own ids */
+		say("frequency: round %u of %llu: %llu point SELECTs over %llu ids, Zipf s = %.2f",
+		    C.zround + 1, (unsigned long long)O.zipf_rounds,
+		    (unsigned long long)O.zipf_queries, (unsigned long long)O.zipf_ids, O.zipf_s);
+		for (uint64_t q = 0; q < O.zipf_queries; q++) {
+			double u = au_rng_double(&C.rng) * total;
+			size_t lo = 0, hi = (size_t)O.zipf_ids - 1;
 
-		while (lo < hi) {                     /* the first rank with cdf > u */
-			size_t mid = lo + (hi - lo) / 2;
+			while (lo < hi) {             /* the first rank with cdf > u */
+				size_t mid = lo + (hi - lo) / 2;
 
-			if (C.zcdf[mid] > u)
-				hi = mid;
-			else
-				lo = mid + 1;
+				if (C.zcdf[mid] > u)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			point(AU_P_ZIPF, AU_SELECT, C.pool[lo], (int32_t)lo);
+			progress("frequency", (size_t)q + 1, (size_t)O.zipf_queries);
 		}
-		point(AU_P_ZIPF, AU_SELECT, C.pool[lo], (int32_t)lo);
-		progress("frequency", (size_t)q + 1, (size_t)O.zipf_queries);
 	}
+	C.zround = 0;
 	C.phase_secs[AU_P_ZIPF] = now_s() - t0;
 }
 
@@ -586,6 +594,7 @@ static void usage(FILE *f)
 		"usage: lwc-audit run --key FILE --trace FILE --state DIR [--proxy HOST:PORT]\n"
 		"                     [--rows 20000] [--targets 50] [--reps 5] [--others 500]\n"
 		"                     [--zipf-s 1.0] [--zipf-ids 1000] [--zipf-queries 2000]\n"
+		"                     [--zipf-rounds 1]\n"
 		"                     [--per-type 60] [--seed N] [--table audit_t]\n"
 		"                     [--json FILE] [--check]\n"
 		"\n"
@@ -631,6 +640,7 @@ static void parse_opts(int argc, char **argv)
 		{ "zipf-s", required_argument, NULL, 'z' },
 		{ "zipf-ids", required_argument, NULL, 'Z' },
 		{ "zipf-queries", required_argument, NULL, 'q' },
+		{ "zipf-rounds", required_argument, NULL, 'R' },
 		{ "per-type", required_argument, NULL, 'y' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", required_argument, NULL, 'j' },
@@ -654,6 +664,7 @@ static void parse_opts(int argc, char **argv)
 		case 'o': O.others = opt_u64("--others", optarg, 0, 1u << 24); break;
 		case 'Z': O.zipf_ids = opt_u64("--zipf-ids", optarg, AU_FREQ_TOP, 1u << 24); break;
 		case 'q': O.zipf_queries = opt_u64("--zipf-queries", optarg, 1, 1u << 24); break;
+		case 'R': O.zipf_rounds = opt_u64("--zipf-rounds", optarg, 1, AU_FREQ_MAX_ROUNDS); break;
 		case 'y': O.per_type = opt_u64("--per-type", optarg, 2, 1u << 20); break;
 		case 'S': O.seed = opt_u64("--seed", optarg, 0, UINT64_MAX); O.seed_given = 1; break;
 		case 'j': O.json = optarg; break;
@@ -795,7 +806,8 @@ int main(int argc, char **argv)
 	run = (struct au_run){
 		.table = O.table, .trace = O.trace, .state = O.state, .started = C.started,
 		.rows = O.rows, .targets = O.targets, .reps = O.reps, .others = O.others,
-		.zipf_ids = O.zipf_ids, .zipf_queries = O.zipf_queries, .per_type = O.per_type,
+		.zipf_ids = O.zipf_ids, .zipf_queries = O.zipf_queries, .zipf_rounds = O.zipf_rounds,
+		.per_type = O.per_type,
 		.seed = O.seed, .zipf_s = O.zipf_s, .setup_stmts = C.setup_stmts,
 		.foreign = C.foreign, .secs_total = C.t_end - C.t_start, .secs_load = C.t_load,
 		.status = C.status, .nstatus = C.nstatus, .status_err = C.status_err,

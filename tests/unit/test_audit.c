@@ -258,7 +258,7 @@ static void test_frequency_known(void **state)
 	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 100, 0, 7, (uint64_t[]){ 7, 25 }, 2);
 	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 102, 2, AU_NO_BLOCK, (uint64_t[]){ 26, 27 }, 2);
 	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 103, 3, 2, (uint64_t[]){ 2, 28 }, 2);
-	assert_int_equal(au_attack_frequency(s, n, 2, &f), LWC_OK);
+	assert_int_equal(au_attack_frequency(s, n, 2, 0, &f), LWC_OK);
 	/* counts: 7 x3, 2 x2, everything else x1 -> top 2 = {7, 2} */
 	assert_int_equal(f.top, 2);
 	assert_int_equal(f.statements, n);
@@ -381,7 +381,7 @@ static void simulate(int leaky, uint64_t seed, int expect_pass)
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(au_attack_intersection(s, n, 50, &is[i]), LWC_OK);
 	assert_int_equal(au_attack_linkage(s, n, 50, 4000, &rng, &l), LWC_OK);
-	assert_int_equal(au_attack_frequency(s, n, 20, &f), LWC_OK);
+	assert_int_equal(au_attack_frequency(s, n, 20, 0, &f), LWC_OK);
 	assert_int_equal(au_attack_type(s, n, 5, 25, &rng, &ty), LWC_OK);
 
 	double adv = (double)l.same_overlap / (double)l.same_pairs -
