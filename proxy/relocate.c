@@ -181,14 +181,6 @@ void stash_release_evictions(struct px_state *st, struct stmt *s)
 	s->nev = 0;
 }
 
-static int cmp_evict(const void *a, const void *b)
-{
-	const struct evict *x = a, *y = b;
-	if (x->blk != y->blk)
-		return x->blk < y->blk ? -1 : 1;
-	return x->slot < y->slot ? -1 : x->slot > y->slot;
-}
-
 /* Deferred eviction: stash rows that entered in earlier statements go to
  * free slots of this statement's padding blocks.  Padding is a uniform draw
  * that does not depend on what is stored, so a row's next block depends
@@ -262,18 +254,18 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		if (--capb[b] == 0)
 			units[j] = units[--nopen];
 	}
-	memcpy(capb, cnt, s->gamma * sizeof(uint32_t));
-	/* in each block, that many of its free slots, uniformly */
+	/* in each block, that many of its free slots, uniformly; the entries
+	 * come out sorted by block, as the access walks them */
 	for (size_t i = 0; i < s->gamma; i++) {
 		const uint64_t *bits = s->bits + i * words;
 		uint32_t nf = 0;
 
-		if (capb[i] == 0)
+		if (cnt[i] == 0)
 			continue;
 		for (uint32_t slot = 0; slot < g->m; slot++)
 			if (!px_bit(bits, slot))
 				slots[nf++] = slot;
-		for (uint32_t c = 0; c < capb[i] && c < nf; c++) {
+		for (uint32_t c = 0; c < cnt[i] && c < nf; c++) {
 			uint32_t j = c + randombytes_uniform(nf - c), t = slots[c];
 			slots[c] = slots[j];
 			slots[j] = t;
@@ -306,44 +298,11 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	}
 	mdb_txn_abort(txn);
 	txn = NULL;
-	/* records follow their evict entries when sorted: sort both together */
-	{
-		uint8_t *rec2 = malloc(k * g->S + 1);
-		size_t *ord = malloc((k + 1) * sizeof(size_t));
-		struct evict *ev2 = malloc((k + 1) * sizeof(*ev2));
-
-		if (!rec2 || !ord || !ev2) {
-			free(rec2);
-			free(ord);
-			free(ev2);
-			rc = LWC_ERR_NOMEM;
-			goto fail;
-		}
-		memcpy(ev2, s->ev, k * sizeof(*ev2));
-		for (size_t i = 0; i < k; i++)
-			ev2[i].table = (uint32_t)i;      /* remember the record's index */
-		qsort(ev2, k, sizeof(*ev2), cmp_evict);
-		for (size_t i = 0; i < k; i++) {
-			size_t from = ev2[i].table;
-			memcpy(rec2 + i * g->S, s->evrec + from * g->S, g->S);
-			ev2[i].table = s->ev[from].table;
-		}
-		free(s->ev);
-		free(s->evrec);
-		s->ev = ev2;
-		s->evrec = rec2;
-		free(ord);
-	}
 	goto out;
 fail:
 	if (txn)
 		mdb_txn_abort(txn);
-	stash_release_evictions(st, s);
-	for (size_t i = 0; i < n; i++) {
-		struct px_stash_ent *e = stash_find(st, rows[i]);
-		if (e && e->owner == s->owner)
-			e->owner = 0;
-	}
+	stash_release_evictions(st, s);         /* every picked row has an entry */
 out:
 	free(capb);
 	free(cnt);
