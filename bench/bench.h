@@ -245,7 +245,8 @@ struct conc_res {
 #define NCELLSZ 10
 struct cell_res {
 	size_t bytes;
-	double perm_us[4], unperm_us[4], seal_us, open_us;
+	double perm_us[4], unperm_us[4], seal_us, open_us;   /* block format 2 */
+	double perm1_us[4];                                  /* format 1's draws */
 };
 
 /* The relocation experiment: one line per statement kind, measured in

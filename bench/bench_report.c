@@ -248,10 +248,12 @@ void write_json(const char *path, const char *la0, const char *la1)
 		const struct cell_res *c = &CELLS[i];
 		fprintf(f, "%s\n    {\"block_bytes\": %zu, \"permute_us\": {\"1\": %.3f, \"2\": %.3f, "
 			"\"4\": %.3f, \"8\": %.3f}, \"unpermute_us\": {\"1\": %.3f, \"2\": %.3f, "
+			"\"4\": %.3f, \"8\": %.3f}, \"permute_v1_us\": {\"1\": %.3f, \"2\": %.3f, "
 			"\"4\": %.3f, \"8\": %.3f}, \"seal_us\": %.3f, \"open_us\": %.3f}",
 			i ? "," : "", c->bytes, c->perm_us[0], c->perm_us[1], c->perm_us[2],
 			c->perm_us[3], c->unperm_us[0], c->unperm_us[1], c->unperm_us[2],
-			c->unperm_us[3], c->seal_us, c->open_us);
+			c->unperm_us[3], c->perm1_us[0], c->perm1_us[1], c->perm1_us[2],
+			c->perm1_us[3], c->seal_us, c->open_us);
 	}
 	fprintf(f, "\n  ]");
 	if (RELOC.done)

@@ -228,8 +228,56 @@ size_t cry_perm_scratch_words(size_t len, unsigned cell)
 	return cell ? len / cell : 0;
 }
 
+/* The next 16-bit word of the stream (little-endian). */
+static uint32_t drg_u16(struct drg *g)
+{
+	uint32_t v;
+
+	if (g->pos + 2 > sizeof(g->buf))
+		drg_refill(g);
+	v = (uint32_t)g->buf[g->pos] | (uint32_t)g->buf[g->pos + 1] << 8;
+	g->pos += 2;
+	return v;
+}
+
+/*
+ * Uniform in [0, upper), 1 < upper <= 2^16, without bias and nearly without
+ * division (Lemire, "Fast random integer generation in an interval", 2019):
+ * the high half of x * upper for a 16-bit x, rejecting the few x whose low
+ * half falls below 2^16 mod upper.  The division computing that bound runs
+ * only when the low half is below upper (probability upper / 2^16).
+ */
+static uint32_t drg_lemire16(struct drg *g, uint32_t upper)
+{
+	uint32_t m = drg_u16(g) * upper;
+
+	if ((m & 0xffffu) < upper) {
+		uint32_t t = (0x10000u - upper) % upper;
+
+		while ((m & 0xffffu) < t)
+			m = drg_u16(g) * upper;
+	}
+	return m >> 16;
+}
+
+/* The same over 32-bit words, for upper > 2^16 (blocks of more than 65,536
+ * cells). */
+static uint32_t drg_lemire32(struct drg *g, uint32_t upper)
+{
+	uint64_t m = (uint64_t)drg_u32(g) * upper;
+
+	if ((uint32_t)m < upper) {
+		uint32_t t = (0u - upper) % upper;
+
+		while ((uint32_t)m < t)
+			m = (uint64_t)drg_u32(g) * upper;
+	}
+	return (uint32_t)(m >> 32);
+}
+
 /* Draw the Fisher-Yates swap partners j[i] for i = n-1 .. 1 into scratch[i]. */
-static int perm_draw(size_t n, const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch)
+static int perm_draw(size_t n, unsigned fmt, const uint8_t seed[CRY_SEED_BYTES],
+		     uint32_t *scratch)
 {
 	struct drg g;
 
@@ -238,8 +286,17 @@ static int perm_draw(size_t n, const uint8_t seed[CRY_SEED_BYTES], uint32_t *scr
 	g.seed = seed;
 	g.counter = 0;
 	drg_refill(&g);
-	for (size_t i = n - 1; i >= 1; i--)
-		scratch[i] = drg_uniform(&g, (uint32_t)i + 1);
+	if (fmt == CRY_PERM_V1) {
+		for (size_t i = n - 1; i >= 1; i--)
+			scratch[i] = drg_uniform(&g, (uint32_t)i + 1);
+	} else {
+		size_t i = n - 1;
+
+		for (; i >= 1 && i >= 0x10000u; i--)
+			scratch[i] = drg_lemire32(&g, (uint32_t)i + 1);
+		for (; i >= 1; i--)
+			scratch[i] = drg_lemire16(&g, (uint32_t)i + 1);
+	}
 	sodium_memzero(&g, sizeof(g));
 	return LWC_OK;
 }
@@ -256,10 +313,12 @@ static int perm_draw(size_t n, const uint8_t seed[CRY_SEED_BYTES], uint32_t *scr
 	}                                                                    \
 } while (0)
 
-static int perm_check(const uint8_t *buf, size_t len, unsigned cell,
+static int perm_check(const uint8_t *buf, size_t len, unsigned cell, unsigned fmt,
 		      const uint32_t *scratch)
 {
 	if (buf == NULL || scratch == NULL)
+		return LWC_ERR_ARG;
+	if (fmt != CRY_PERM_V1 && fmt != CRY_PERM_V2)
 		return LWC_ERR_ARG;
 	if (cell != 1 && cell != 2 && cell != 4 && cell != 8)
 		return LWC_ERR_ARG;
@@ -268,18 +327,17 @@ static int perm_check(const uint8_t *buf, size_t len, unsigned cell,
 	return LWC_OK;
 }
 
-
-int cry_permute(uint8_t *buf, size_t len, unsigned cell,
+int cry_permute(uint8_t *buf, size_t len, unsigned cell, unsigned fmt,
 		const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch)
 {
 	size_t n = cell ? len / cell : 0;
 	int rc;
 
-	if ((rc = perm_check(buf, len, cell, scratch)) != LWC_OK)
+	if ((rc = perm_check(buf, len, cell, fmt, scratch)) != LWC_OK)
 		return rc;
 	if (n < 2)
 		return LWC_OK;
-	if ((rc = perm_draw(n, seed, scratch)) != LWC_OK)
+	if ((rc = perm_draw(n, fmt, seed, scratch)) != LWC_OK)
 		return rc;
 	/* forward Fisher-Yates: i from n-1 down to 1 swaps cell i with j[i] */
 	switch (cell) {
@@ -291,17 +349,17 @@ int cry_permute(uint8_t *buf, size_t len, unsigned cell,
 	return LWC_OK;
 }
 
-int cry_unpermute(uint8_t *buf, size_t len, unsigned cell,
+int cry_unpermute(uint8_t *buf, size_t len, unsigned cell, unsigned fmt,
 		  const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch)
 {
 	size_t n = cell ? len / cell : 0;
 	int rc;
 
-	if ((rc = perm_check(buf, len, cell, scratch)) != LWC_OK)
+	if ((rc = perm_check(buf, len, cell, fmt, scratch)) != LWC_OK)
 		return rc;
 	if (n < 2)
 		return LWC_OK;
-	if ((rc = perm_draw(n, seed, scratch)) != LWC_OK)
+	if ((rc = perm_draw(n, fmt, seed, scratch)) != LWC_OK)
 		return rc;
 	/* the same swaps in reverse order undo the permutation */
 	switch (cell) {

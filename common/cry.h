@@ -15,7 +15,11 @@
  *   permutation      Fisher-Yates over cells of c in {1,2,4,8} bytes, driven
  *                    by the ChaCha20 stream of randombytes_buf_deterministic
  *                    keyed by BLAKE2b-256(key = perm key, id BE || version BE),
- *                    unbiased bounded sampling as randombytes_uniform.
+ *                    with unbiased bounded draws in one of two formats:
+ *                    CRY_PERM_V1 32-bit words, randombytes_uniform's method
+ *                    (a division per draw); CRY_PERM_V2 16-bit words (32-bit
+ *                    beyond 65,536 cells), Lemire's multiply-and-shift with
+ *                    rejection (a division only on a near-miss).
  *
  * All functions return LWC_OK or a negative lwc_err code; none logs.
  */
@@ -96,17 +100,25 @@ int cry_block_open(uint8_t *block, const uint8_t seal_key[CRY_KEY_BYTES],
 /* The clear version field of a sealed block. */
 uint64_t cry_block_version(const uint8_t *sealed);
 
+/* Formats of the permutation's draws (a database's blocks all use one,
+ * recorded with its geometry). */
+enum cry_perm_fmt {
+	CRY_PERM_V1 = 1,
+	CRY_PERM_V2 = 2
+};
+
 /* Per-block permutation seed. */
 int cry_perm_seed(uint8_t seed[CRY_SEED_BYTES], const uint8_t perm_key[CRY_KEY_BYTES],
 		  uint64_t block_id, uint64_t version) LWC_WUR;
 /* Number of uint32_t scratch words cry_permute/cry_unpermute need. */
 size_t cry_perm_scratch_words(size_t len, unsigned cell);
-/* Permute buf (len bytes, a multiple of cell; cell in {1,2,4,8}) in place.
+/* Permute buf (len bytes, a multiple of cell; cell in {1,2,4,8}) in place
+ * with draws of format fmt (enum cry_perm_fmt).
  * scratch holds cry_perm_scratch_words(len, cell) words. */
-int cry_permute(uint8_t *buf, size_t len, unsigned cell,
+int cry_permute(uint8_t *buf, size_t len, unsigned cell, unsigned fmt,
 		const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch) LWC_WUR;
 /* Inverse of cry_permute with the same seed. */
-int cry_unpermute(uint8_t *buf, size_t len, unsigned cell,
+int cry_unpermute(uint8_t *buf, size_t len, unsigned cell, unsigned fmt,
 		  const uint8_t seed[CRY_SEED_BYTES], uint32_t *scratch) LWC_WUR;
 
 /* Big-endian helpers used by every layout above. */

@@ -164,7 +164,7 @@ int seal_block(struct px_worker *w, uint64_t id, uint64_t version, uint8_t *plai
 
 	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
 		return rc;
-	rc = cry_permute(plain, st->g.block_bytes, st->g.cell, seed, w->scratch);
+	rc = cry_permute(plain, st->g.block_bytes, st->g.cell, st->g.perm, seed, w->scratch);
 	sodium_memzero(seed, sizeof(seed));
 	if (rc != LWC_OK)
 		return rc;
@@ -188,7 +188,7 @@ int open_block(struct px_worker *w, uint64_t id, uint64_t version,
 		return LWC_ERR_INTEGRITY;
 	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
 		return rc;
-	rc = cry_unpermute(plain, st->g.block_bytes, st->g.cell, seed, w->scratch);
+	rc = cry_unpermute(plain, st->g.block_bytes, st->g.cell, st->g.perm, seed, w->scratch);
 	sodium_memzero(seed, sizeof(seed));
 	return rc;
 }

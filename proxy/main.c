@@ -36,8 +36,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lwc-proxy init --state DIR --cloudstore HOST:PORT --cs-key-file FILE\n"
 		"                      [--record-bytes 128] [--slots 64] [--theta 48]\n"
-		"                      [--cell-bytes 1] [--blocks 1024] [--relocate on|off]\n"
-		"                      [--stash-max 8192] [--relocate-max 1024]\n"
+		"                      [--cell-bytes 8] [--blocks 1024] [--relocate on|off]\n"
+		"                      [--stash-max 8192] [--relocate-max 1024] [--block-format 2]\n"
 		"       lwc-proxy serve --state DIR --listen HOST:PORT [--pad ratio:2|pow2|fixed:G]\n"
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
@@ -100,11 +100,12 @@ static int cmd_init(int argc, char **argv)
 		{ "relocate", required_argument, NULL, 'o' },
 		{ "stash-max", required_argument, NULL, 'X' },
 		{ "relocate-max", required_argument, NULL, 'M' },
+		{ "block-format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *dir = NULL, *cs = NULL, *keyf = NULL;
-	uint32_t R = 128, m = 64, theta = 0, cell = 1, nblocks = 1024;
+	uint32_t R = 128, m = 64, theta = 0, cell = 8, nblocks = 1024, fmt = CRY_PERM_V2;
 	struct px_reloc_cfg rcfg = { 1, PX_STASH_MAX_DEFAULT, PX_RELOCATE_MAX_DEFAULT };
 	struct px_geom g;
 	struct px_state *st = NULL;
@@ -133,6 +134,7 @@ static int cmd_init(int argc, char **argv)
 			break;
 		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &rcfg.stash_max)) return 1; break;
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &rcfg.relocate_max)) return 1; break;
+		case 'F': if (parse_u32(optarg, "--block-format", CRY_PERM_V1, CRY_PERM_V2, &fmt)) return 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -147,6 +149,7 @@ static int cmd_init(int argc, char **argv)
 		fprintf(stderr, "lwc-proxy init: %s\n", err);
 		return 1;
 	}
+	g.perm = fmt;     /* 1: the draws of releases before block formats */
 	if ((cs_key = load_cs_key(keyf)) == NULL)
 		return 1;
 	/* the cloud store must answer, and hold nothing, before anything is
@@ -222,10 +225,10 @@ static int cmd_init(int argc, char **argv)
 		return 1;
 	}
 	printf("initialised %s: %u blocks of %u slots x %u bytes (records of %u bytes, theta %u, "
-	       "cells of %u bytes) in the cloud store at %s; relocation %s (stash of at most %u "
-	       "rows, statements touching over %u rows move none)\n", dir, nblocks, g.m, g.S, g.R,
-	       g.theta, g.cell, cs, rcfg.relocate ? "on" : "off", rcfg.stash_max,
-	       rcfg.relocate_max);
+	       "cells of %u bytes, block format %u) in the cloud store at %s; relocation %s "
+	       "(stash of at most %u rows, statements touching over %u rows move none)\n", dir,
+	       nblocks, g.m, g.S, g.R, g.theta, g.cell, g.perm, cs,
+	       rcfg.relocate ? "on" : "off", rcfg.stash_max, rcfg.relocate_max);
 	px_state_close(st);
 	sodium_free(cs_key);
 	return 0;

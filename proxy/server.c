@@ -595,6 +595,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("block_bytes", "%zu", st->g.sealed_bytes);
 	ST_ADD("geometry", "R=%u S=%u m=%u theta=%u cell=%u", st->g.R, st->g.S, st->g.m,
 	       st->g.theta, st->g.cell);
+	ST_ADD("block_format", "%u", st->g.perm);
 	ST_ADD("slots_used", "%llu", (unsigned long long)used);
 	ST_ADD("slots_capacity", "%llu", (unsigned long long)cap);
 	ST_ADD("occupancy", "%.1f%%", cap ? 100.0 * (double)used / (double)cap : 0.0);

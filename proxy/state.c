@@ -50,6 +50,7 @@ int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint
 	g->m = m;
 	g->theta = theta;
 	g->cell = cell;
+	g->perm = CRY_PERM_V2;
 	g->block_bytes = (size_t)m * g->S;
 	if (g->block_bytes % cell != 0) {
 		lwc_errf(err, errlen, "block size %zu is not a multiple of the cell size %u",
@@ -276,7 +277,7 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 	MDB_env *env = NULL;
 	MDB_txn *txn = NULL;
 	MDB_dbi meta, users, catalog, blocks, pos, stash;
-	uint8_t geo[16];
+	uint8_t geo[20];
 	int rc;
 
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
@@ -339,8 +340,9 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 	    (rc = mdb_dbi_open(txn, "pos", MDB_CREATE, &pos)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "stash", MDB_CREATE, &stash)) != 0)
 		goto lmdb_error;
-	for (int i = 0; i < 4; i++) {
-		uint32_t v = i == 0 ? g->R : i == 1 ? g->m : i == 2 ? g->theta : g->cell;
+	for (int i = 0; i < 5; i++) {
+		uint32_t v = i == 0 ? g->R : i == 1 ? g->m : i == 2 ? g->theta :
+			     i == 3 ? g->cell : g->perm;
 		geo[4 * i] = (uint8_t)(v >> 24);
 		geo[4 * i + 1] = (uint8_t)(v >> 16);
 		geo[4 * i + 2] = (uint8_t)(v >> 8);
@@ -665,20 +667,30 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		goto lmdb_error;
 	if ((rc = meta_get(txn, st->meta, "geometry", &v)) != 0)
 		goto lmdb_error;
-	if (v.mv_size != 16) {
+	/* 16 bytes: a database made before block formats (its permutation
+	 * draws are CRY_PERM_V1); 20: the format follows */
+	if (v.mv_size != 16 && v.mv_size != 20) {
 		rc = MDB_CORRUPTED;
 		goto lmdb_error;
 	}
 	{
 		const uint8_t *p = v.mv_data;
-		uint32_t f[4];
-		for (int i = 0; i < 4; i++)
+		uint32_t f[5] = { 0, 0, 0, 0, CRY_PERM_V1 };
+		for (size_t i = 0; i < v.mv_size / 4; i++)
 			f[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
 			       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
 		if ((rc = px_geom_init(&st->g, f[0], f[1], f[2], f[3], err, errlen)) != LWC_OK) {
 			mdb_txn_abort(txn);
 			goto fail;
 		}
+		if (f[4] != CRY_PERM_V1 && f[4] != CRY_PERM_V2) {
+			lwc_errf(err, errlen, "the state's block format %u is unknown to this "
+				 "lwc-proxy (it knows 1 and 2): a newer release made it", f[4]);
+			mdb_txn_abort(txn);
+			rc = LWC_ERR_STORE;
+			goto fail;
+		}
+		st->g.perm = f[4];
 	}
 	if ((rc = meta_get(txn, st->meta, "cloudstore", &v)) != 0)
 		goto lmdb_error;

@@ -4,7 +4,8 @@
  * occupancy, the catalog, the users).
  *
  * LMDB named databases (DESIGN section 4):
- *   meta      "geometry" -> R, m, theta, cell (4 x u32 BE); "nblocks" -> u64
+ *   meta      "geometry" -> R, m, theta, cell, block format (5 x u32 BE;
+ *                                 4 in databases made before block formats); "nblocks" -> u64
  *             (informational: the blocks database is authoritative);
  *             "next_table" -> u64; "cloudstore" -> HOST:PORT;
  *             "cs_key_file" -> path of K_CS
@@ -64,6 +65,9 @@ struct px_geom {
 	uint32_t m;           /* slots per block                               */
 	uint32_t theta;       /* at most theta full slots per block            */
 	uint32_t cell;        /* permutation cell bytes: 1, 2, 4 or 8          */
+	uint32_t perm;        /* block format: the permutation's draws
+				 (enum cry_perm_fmt); V1 in databases made
+				 before formats, V2 in new ones             */
 	size_t block_bytes;   /* m * S                                         */
 	size_t sealed_bytes;  /* block_bytes + CRY_SEAL_OVERHEAD               */
 	size_t words;         /* uint64 words of an occupancy bitmap           */

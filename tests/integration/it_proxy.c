@@ -3395,6 +3395,113 @@ static void test_cli(void **state)
 				      (const char *)NULL), 0);
 }
 
+/* ---- block formats: old databases open, every format and cell size works ---- */
+
+/* Make the state's geometry what releases before block formats wrote: four
+ * words, no format (their blocks' permutation draws are format 1). */
+static void geometry_drop_format(const char *state_dir)
+{
+	char path[600];
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi meta;
+	MDB_val k = { 8, (void *)"geometry" }, v;
+	uint8_t geo[16];
+
+	snprintf(path, sizeof(path), "%s/state", state_dir);
+	assert_int_equal(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 64);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+	assert_int_equal(mdb_get(txn, meta, &k, &v), 0);
+	assert_int_equal(v.mv_size, 20);
+	{
+		const uint8_t *f = (const uint8_t *)v.mv_data + 16;
+		assert_int_equal((uint32_t)f[0] << 24 | (uint32_t)f[1] << 16 |
+				 (uint32_t)f[2] << 8 | f[3], CRY_PERM_V1);
+	}
+	memcpy(geo, v.mv_data, 16);
+	v.mv_size = 16;
+	v.mv_data = geo;
+	assert_int_equal(mdb_put(txn, meta, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+static void test_block_formats(void **state)
+{
+	struct env *e = *state;
+	static const struct {
+		const char *fmt, *cell;
+	} cases[] = { { "2", "8" }, { "2", "1" }, { "1", "1" } };
+	char out[400], want[64];
+
+	snprintf(out, sizeof(out), "%s/fmt.out", e->px.dir);
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+		/* relocation off: the rows stay in their blocks (with it on,
+		 * check_table would move them all to the stash) */
+		const char *init[] = { "--blocks", "16", "--block-format", cases[ci].fmt,
+				       "--cell-bytes", cases[ci].cell, "--relocate", "off", NULL };
+		struct pxc_table kv;
+		struct model m = { 0 };
+		struct pxc_row rows[100];
+		struct pxc *c;
+		int legacy = strcmp(cases[ci].fmt, "1") == 0;
+
+		if (ci > 0) {
+			/* a fresh deployment per case */
+			teardown(state);
+			assert_int_equal(setup(state), 0);
+			e = *state;
+			snprintf(out, sizeof(out), "%s/fmt.out", e->px.dir);
+		}
+		e->nblocks = 16;
+		h_px_init(&e->px, &e->cs, init);
+		px_start(e, NULL);
+		assert_int_equal(h_px_user_add(&e->px, "alice", e->alice), 0);
+		c = conn(e);
+		assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+		OK(c, pxc_create_table(c, &kv, 0));
+		for (int i = 0; i < 100; i++)
+			rows[i] = kv_row(&kv, i, "formats");
+		do_insert(c, &kv, &m, rows, 100);
+		for (int i = 0; i < 100; i += 7)
+			sel_key(c, &kv, &m, i);
+		{
+			struct set_arg a = { 1, pxc_text("changed"), 0 }, am = a;
+			do_update(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 3), set_fn, &a, &am);
+		}
+		do_delete(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 4), NULL, NULL);
+		check_table(c, &kv, &m);
+		pxc_close(c);
+		assert_int_equal(h_px_cli(&e->px, out, "status", "--state", e->px.state,
+					  (const char *)NULL), 0);
+		snprintf(want, sizeof(want), "cell=%s", cases[ci].cell);
+		assert_true(h_count_lines(out, want) == 1);
+		assert_true(h_count_lines(out, "block_format") == 1);
+		if (legacy) {
+			/* the same blocks under the state of an older release: it
+			 * opens (format 1 read from the missing word) and serves */
+			assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+			geometry_drop_format(e->px.state);
+			px_start(e, NULL);
+			c = conn(e);
+			check_table(c, &kv, &m);
+			do_delete(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 5), NULL, NULL);
+			check_table(c, &kv, &m);
+			pxc_close(c);
+		}
+		assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+		if (h_px_check(&e->px, out) != 0) {
+			h_tail(out, 10);
+			fail_msg("lwc-proxy check failed (block format %s, cells of %s)",
+				 cases[ci].fmt, cases[ci].cell);
+		}
+		model_free(&m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3409,6 +3516,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cloud_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_block_formats, setup, teardown),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (sodium_init() < 0)

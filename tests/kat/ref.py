@@ -31,6 +31,12 @@ The LWC layouts (DESIGN.md section 2, cry.h):
                             min = 2**32 % upper; reject r < min; r % upper
   permutation               Fisher-Yates over n = len/cell cells:
                             for i = n-1 .. 1: j = uniform(i+1); swap(i, j)
+  block format 2 draws      uniform2(upper) for upper <= 2**16: little-endian
+                            u16 words x from the stream; m = x * upper;
+                            t = (2**16 - upper) % upper; reject m % 2**16 < t;
+                            m >> 16 (Lemire).  Above 2**16 the same over u32
+                            words (m = x * upper, t = (2**32 - upper) % upper,
+                            m >> 32).  Format 1 is uniform() above.
 
 Usage:
   python3 tests/kat/ref.py                 print the C header on stdout
@@ -369,6 +375,30 @@ class Drg:
         self.pos += 4
         return v
 
+    def u16(self):
+        if self.pos + 2 > len(self.buf):
+            n = self.CHUNK // 64
+            self.buf = b"".join(chacha20_block(self.seed, self.counter + k,
+                                               DRG_NONCE) for k in range(n))
+            self.counter += n
+            self.pos = 0
+        (v,) = struct.unpack_from("<H", self.buf, self.pos)
+        self.pos += 2
+        return v
+
+    def uniform2(self, upper):
+        """Block format 2: Lemire's multiply-and-shift with rejection."""
+        if upper < 2:
+            return 0
+        bits = 16 if upper <= (1 << 16) else 32
+        word = self.u16 if bits == 16 else self.u32
+        t = ((1 << bits) - upper) % upper
+        while True:
+            m = word() * upper
+            if m % (1 << bits) >= t:
+                return m >> bits
+            self.rejections.append((upper, m % (1 << bits)))
+
     def uniform(self, upper, reject=True):
         if upper < 2:
             return 0
@@ -391,6 +421,18 @@ def permute(buf, cell, seed, reject=True):
     g = Drg(seed)
     for i in range(n - 1, 0, -1):
         j = g.uniform(i + 1, reject)
+        cells[i], cells[j] = cells[j], cells[i]
+    return b"".join(cells), g.rejections
+
+
+def permute2(buf, cell, seed):
+    """Block format 2; returns (permuted bytes, list of rejected draws)."""
+    assert cell in (1, 2, 4, 8) and len(buf) % cell == 0
+    n = len(buf) // cell
+    cells = [buf[i * cell:(i + 1) * cell] for i in range(n)]
+    g = Drg(seed)
+    for i in range(n - 1, 0, -1):
+        j = g.uniform2(i + 1)
         cells[i], cells[j] = cells[j], cells[i]
     return b"".join(cells), g.rejections
 
@@ -626,6 +668,20 @@ def generate():
         out, rej = permute(pattern(10752), c, seed71)
         e.arr("kat_perm10752_c%d_digest" % c, digest(out),
               "cell %d, %d rejected draws" % (c, len(rej)))
+
+    e("/* Block format 2 (Lemire draws), the same blocks and seed */")
+    for c in (1, 2, 4, 8):
+        out, _ = permute2(bytes(range(64)), c, seed71)
+        e.arr("kat_perm2_64_c%d" % c, out, "cell %d" % c)
+    for c in (1, 2, 4, 8):
+        out, rej = permute2(pattern(10752), c, seed71)
+        e.arr("kat_perm2_10752_c%d_digest" % c, digest(out),
+              "cell %d, %d rejected draws" % (c, len(rej)))
+    # above 2**16 cells the draws are 32-bit words first, then 16-bit ones
+    out, rej = permute2(pattern(262144), 2, seed71)
+    e("#define KAT_PERM2_BIG_LEN 262144u")
+    e.arr("kat_perm2_262144_c2_digest", digest(out),
+          "cell 2 (131072 cells: 32-bit and 16-bit draws), %d rejected draws" % len(rej))
 
     # Rejection sampling: a draw is rejected with probability
     # (2**32 mod upper) / 2**32 < upper / 2**32, so small blocks practically

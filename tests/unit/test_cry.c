@@ -67,21 +67,36 @@ static void assert_digest(const uint8_t *p, size_t n, const uint8_t want[32])
 	assert_memory_equal(d, want, 32);
 }
 
-static void permute_ok(uint8_t *buf, size_t len, unsigned cell, const uint8_t seed[32])
+static void permute_fmt(uint8_t *buf, size_t len, unsigned cell, unsigned fmt,
+			const uint8_t seed[32])
 {
 	uint32_t *s = scratch_for(len, cell);
 
-	assert_int_equal(cry_permute(buf, len, cell, seed, s), LWC_OK);
+	assert_int_equal(cry_permute(buf, len, cell, fmt, seed, s), LWC_OK);
 	free(s);
+}
+
+static void unpermute_fmt(uint8_t *buf, size_t len, unsigned cell, unsigned fmt,
+			  const uint8_t seed[32])
+{
+	uint32_t *s = scratch_for(len, cell);
+
+	assert_int_equal(cry_unpermute(buf, len, cell, fmt, seed, s), LWC_OK);
+	free(s);
+}
+
+/* Block format 1: the vectors of databases made before formats. */
+static void permute_ok(uint8_t *buf, size_t len, unsigned cell, const uint8_t seed[32])
+{
+	permute_fmt(buf, len, cell, CRY_PERM_V1, seed);
 }
 
 static void unpermute_ok(uint8_t *buf, size_t len, unsigned cell, const uint8_t seed[32])
 {
-	uint32_t *s = scratch_for(len, cell);
-
-	assert_int_equal(cry_unpermute(buf, len, cell, seed, s), LWC_OK);
-	free(s);
+	unpermute_fmt(buf, len, cell, CRY_PERM_V1, seed);
 }
+
+static const unsigned fmts[] = { CRY_PERM_V1, CRY_PERM_V2 };
 
 /* ------------------------------------------------ platform libsodium check */
 
@@ -552,6 +567,7 @@ static void test_perm_roundtrip(void **state)
 
 	(void)state;
 	randombytes_buf(seed, sizeof(seed));
+	for (size_t f = 0; f < ARRAY_LEN(fmts); f++)
 	for (size_t c = 0; c < ARRAY_LEN(cells); c++) {
 		const unsigned cell = cells[c];
 		const size_t lens[] = { 0, cell, 2 * cell, 3 * cell, 64, 10752, 262144 };
@@ -562,18 +578,18 @@ static void test_perm_roundtrip(void **state)
 
 			randombytes_buf(orig, n);
 			memcpy(buf, orig, n);
-			permute_ok(buf, n, cell, seed);
-			unpermute_ok(buf, n, cell, seed);
+			permute_fmt(buf, n, cell, fmts[f], seed);
+			unpermute_fmt(buf, n, cell, fmts[f], seed);
 			if (n)
 				assert_memory_equal(buf, orig, n);
 			/* and the other way round */
-			unpermute_ok(buf, n, cell, seed);
-			permute_ok(buf, n, cell, seed);
+			unpermute_fmt(buf, n, cell, fmts[f], seed);
+			permute_fmt(buf, n, cell, fmts[f], seed);
 			if (n)
 				assert_memory_equal(buf, orig, n);
 			/* one cell is left alone */
 			if (n == cell) {
-				permute_ok(buf, n, cell, seed);
+				permute_fmt(buf, n, cell, fmts[f], seed);
 				assert_memory_equal(buf, orig, n);
 			}
 			free(orig);
@@ -617,6 +633,7 @@ static void test_perm_bijection(void **state)
 
 	(void)state;
 	randombytes_buf(seed, sizeof(seed));
+	for (size_t f = 0; f < ARRAY_LEN(fmts); f++)
 	for (size_t c = 0; c < ARRAY_LEN(cells); c++) {
 		const unsigned cell = cells[c];
 		/* n distinct indices must fit in one cell */
@@ -631,7 +648,7 @@ static void test_perm_bijection(void **state)
 			for (unsigned k = 0; k < cell; k++)
 				buf[i * cell + k] = (uint8_t)(v >> (8 * k));
 		}
-		permute_ok(buf, len, cell, seed);
+		permute_fmt(buf, len, cell, fmts[f], seed);
 		memset(seen, 0, n);
 		for (size_t i = 0; i < n; i++) {
 			uint64_t v = 0;
@@ -649,6 +666,107 @@ static void test_perm_bijection(void **state)
 	}
 }
 
+/* Block format 2 against ref.py's independent Lemire draws: 64 cells of
+ * bytes 0..63, the 10752-byte pattern (cell 1: hundreds of rejected draws)
+ * and 131072 cells (32-bit draws, then 16-bit ones). */
+static void test_perm2_kat(void **state)
+{
+	static const uint8_t *const want64[] = {
+		kat_perm2_64_c1, kat_perm2_64_c2, kat_perm2_64_c4, kat_perm2_64_c8
+	};
+	static const uint8_t *const want10752[] = {
+		kat_perm2_10752_c1_digest, kat_perm2_10752_c2_digest,
+		kat_perm2_10752_c4_digest, kat_perm2_10752_c8_digest
+	};
+	const size_t n = 10752;
+	uint8_t buf64[64], id[64];
+	uint8_t *orig = pattern_block(KAT_PERM2_BIG_LEN), *buf = xmalloc(KAT_PERM2_BIG_LEN);
+
+	(void)state;
+	for (size_t i = 0; i < 64; i++)
+		id[i] = (uint8_t)i;
+	for (size_t c = 0; c < ARRAY_LEN(cells); c++) {
+		memcpy(buf64, id, 64);
+		permute_fmt(buf64, 64, cells[c], CRY_PERM_V2, kat_drg_seed);
+		assert_memory_equal(buf64, want64[c], 64);
+		unpermute_fmt(buf64, 64, cells[c], CRY_PERM_V2, kat_drg_seed);
+		assert_memory_equal(buf64, id, 64);
+
+		memcpy(buf, orig, n);
+		permute_fmt(buf, n, cells[c], CRY_PERM_V2, kat_drg_seed);
+		assert_digest(buf, n, want10752[c]);
+		unpermute_fmt(buf, n, cells[c], CRY_PERM_V2, kat_drg_seed);
+		assert_memory_equal(buf, orig, n);
+	}
+	memcpy(buf, orig, KAT_PERM2_BIG_LEN);
+	permute_fmt(buf, KAT_PERM2_BIG_LEN, 2, CRY_PERM_V2, kat_drg_seed);
+	assert_digest(buf, KAT_PERM2_BIG_LEN, kat_perm2_262144_c2_digest);
+	/* format 1 is another permutation of the same block */
+	memcpy(buf64, id, 64);
+	permute_fmt(buf64, 64, 1, CRY_PERM_V1, kat_drg_seed);
+	assert_memory_not_equal(buf64, kat_perm2_64_c1, 64);
+	free(orig);
+	free(buf);
+}
+
+/* Both formats are uniform: the 24 orders of 4 cells over 24,000 seeds
+ * (fixed, so the figure is reproducible) each come out about 1,000 times.
+ * Chi-square with 23 degrees of freedom: 80 has probability below 1e-7 for
+ * a uniform shuffle.  The exactness of the rejection is what the
+ * known-answer vectors check. */
+static void test_perm_uniform(void **state)
+{
+	(void)state;
+	for (size_t f = 0; f < ARRAY_LEN(fmts); f++) {
+		unsigned count[256] = { 0 };
+		double chi = 0;
+		size_t orders = 0;
+
+		for (uint32_t k = 0; k < 24000; k++) {
+			uint8_t seed[CRY_SEED_BYTES] = { 0 }, b[4] = { 0, 1, 2, 3 };
+
+			memcpy(seed, &k, sizeof(k));
+			seed[31] = (uint8_t)(0xa0 + f);
+			permute_fmt(b, 4, 1, fmts[f], seed);
+			count[b[0] << 6 | b[1] << 4 | b[2] << 2 | b[3]]++;
+		}
+		for (size_t i = 0; i < 256; i++) {
+			if (count[i] == 0)
+				continue;
+			orders++;
+			chi += (count[i] - 1000.0) * (count[i] - 1000.0) / 1000.0;
+		}
+		assert_int_equal(orders, 24);
+		assert_true(chi < 80.0);
+	}
+	/* The first swap of a 1000-cell block puts j = uniform(1000) in the
+	 * last position for good: over 10,000 seeds each decile of j comes
+	 * out about 1,000 times (chi-square, 9 degrees of freedom: 45 has
+	 * probability below 1e-6). */
+	for (size_t f = 0; f < ARRAY_LEN(fmts); f++) {
+		unsigned decile[10] = { 0 };
+		const size_t n = 1000;
+		uint16_t b[1000];
+		double chi = 0;
+
+		for (uint32_t k = 0; k < 10000; k++) {
+			uint8_t seed[CRY_SEED_BYTES] = { 0 };
+
+			for (size_t i = 0; i < n; i++)
+				b[i] = (uint16_t)i;
+			memcpy(seed, &k, sizeof(k));
+			seed[30] = 0x5c;
+			seed[31] = (uint8_t)f;
+			permute_fmt((uint8_t *)b, sizeof(b), 2, fmts[f], seed);
+			assert_true(b[n - 1] < n);
+			decile[b[n - 1] / 100]++;
+		}
+		for (int t = 0; t < 10; t++)
+			chi += (decile[t] - 1000.0) * (decile[t] - 1000.0) / 1000.0;
+		assert_true(chi < 45.0);
+	}
+}
+
 static void test_perm_args(void **state)
 {
 	uint8_t buf[64], orig[64], seed[CRY_SEED_BYTES] = { 1 };
@@ -660,22 +778,22 @@ static void test_perm_args(void **state)
 		orig[i] = (uint8_t)i;
 	memcpy(buf, orig, sizeof(buf));
 	for (size_t i = 0; i < ARRAY_LEN(bad_cells); i++) {
-		assert_int_equal(cry_permute(buf, 48, bad_cells[i], seed, scratch),
+		assert_int_equal(cry_permute(buf, 48, bad_cells[i], CRY_PERM_V2, seed, scratch),
 				 LWC_ERR_ARG);
-		assert_int_equal(cry_unpermute(buf, 48, bad_cells[i], seed, scratch),
+		assert_int_equal(cry_unpermute(buf, 48, bad_cells[i], CRY_PERM_V2, seed, scratch),
 				 LWC_ERR_ARG);
 	}
 	/* len not a multiple of the cell */
-	assert_int_equal(cry_permute(buf, 63, 2, seed, scratch), LWC_ERR_ARG);
-	assert_int_equal(cry_permute(buf, 62, 4, seed, scratch), LWC_ERR_ARG);
-	assert_int_equal(cry_permute(buf, 60, 8, seed, scratch), LWC_ERR_ARG);
-	assert_int_equal(cry_unpermute(buf, 1, 2, seed, scratch), LWC_ERR_ARG);
-	assert_int_equal(cry_unpermute(buf, 12, 8, seed, scratch), LWC_ERR_ARG);
+	assert_int_equal(cry_permute(buf, 63, 2, CRY_PERM_V1, seed, scratch), LWC_ERR_ARG);
+	assert_int_equal(cry_permute(buf, 62, 4, CRY_PERM_V1, seed, scratch), LWC_ERR_ARG);
+	assert_int_equal(cry_permute(buf, 60, 8, CRY_PERM_V1, seed, scratch), LWC_ERR_ARG);
+	assert_int_equal(cry_unpermute(buf, 1, 2, CRY_PERM_V1, seed, scratch), LWC_ERR_ARG);
+	assert_int_equal(cry_unpermute(buf, 12, 8, CRY_PERM_V1, seed, scratch), LWC_ERR_ARG);
 	/* missing buffers */
-	assert_int_equal(cry_permute(NULL, 64, 1, seed, scratch), LWC_ERR_ARG);
-	assert_int_equal(cry_permute(buf, 64, 1, seed, NULL), LWC_ERR_ARG);
-	assert_int_equal(cry_unpermute(NULL, 64, 1, seed, scratch), LWC_ERR_ARG);
-	assert_int_equal(cry_unpermute(buf, 64, 1, seed, NULL), LWC_ERR_ARG);
+	assert_int_equal(cry_permute(NULL, 64, 1, CRY_PERM_V1, seed, scratch), LWC_ERR_ARG);
+	assert_int_equal(cry_permute(buf, 64, 1, CRY_PERM_V1, seed, NULL), LWC_ERR_ARG);
+	assert_int_equal(cry_unpermute(NULL, 64, 1, CRY_PERM_V1, seed, scratch), LWC_ERR_ARG);
+	assert_int_equal(cry_unpermute(buf, 64, 1, CRY_PERM_V1, seed, NULL), LWC_ERR_ARG);
 	/* nothing was touched */
 	assert_memory_equal(buf, orig, sizeof(buf));
 	/* scratch sizing */
@@ -703,6 +821,8 @@ int main(void)
 		cmocka_unit_test(test_perm_kat_64),
 		cmocka_unit_test(test_perm_kat_10752),
 		cmocka_unit_test(test_perm_kat_rejection),
+		cmocka_unit_test(test_perm2_kat),
+		cmocka_unit_test(test_perm_uniform),
 		cmocka_unit_test(test_perm_roundtrip),
 		cmocka_unit_test(test_perm_determinism),
 		cmocka_unit_test(test_perm_bijection),
