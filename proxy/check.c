@@ -165,7 +165,7 @@ int px_check(struct px_worker *w, int verbose)
 		for (size_t i = 0; i < n; i++) {
 			const Lwc__CsBlock *b = resp->read->blocks[i];
 			rc = b->id != ids[i] ? LWC_ERR_INTEGRITY
-			     : open_block(w, ids[i], vers[i], st->tag + ids[i] * CRY_TAG_BYTES,
+			     : open_block(st, w->scratch, ids[i], vers[i], st->tag + ids[i] * CRY_TAG_BYTES,
 					  b->data.data, b->data.len, plain);
 			if (rc != LWC_OK) {
 				printf("block %llu (version %llu) does not open: %s\n",

@@ -13,6 +13,7 @@
 
 #include "engine_int.h"
 #include "log.h"
+#include "par.h"
 
 /* Idle cloud connections shared by the workers: a statement takes one and
  * gives it back, so connections (and their handshakes) are reused. */
@@ -155,26 +156,24 @@ int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n,
 }
 
 /* Permute with the seed of (id, version) and seal: plain is destroyed. */
-int seal_block(struct px_worker *w, uint64_t id, uint64_t version, uint8_t *plain,
-		      uint8_t *out)
+int seal_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
+	       uint8_t *plain, uint8_t *out)
 {
-	struct px_state *st = w->st;
 	uint8_t seed[CRY_SEED_BYTES];
 	int rc;
 
 	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
 		return rc;
-	rc = cry_permute(plain, st->g.block_bytes, st->g.cell, st->g.perm, seed, w->scratch);
+	rc = cry_permute(plain, st->g.block_bytes, st->g.cell, st->g.perm, seed, scratch);
 	sodium_memzero(seed, sizeof(seed));
 	if (rc != LWC_OK)
 		return rc;
 	return cry_block_seal(out, st->seal_key, id, version, plain, st->g.block_bytes);
 }
 
-int open_block(struct px_worker *w, uint64_t id, uint64_t version,
-		      const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain)
+int open_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
+	       const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain)
 {
-	struct px_state *st = w->st;
 	uint8_t seed[CRY_SEED_BYTES];
 	int rc;
 
@@ -188,8 +187,71 @@ int open_block(struct px_worker *w, uint64_t id, uint64_t version,
 		return LWC_ERR_INTEGRITY;
 	if ((rc = cry_perm_seed(seed, st->perm_key, id, version)) != LWC_OK)
 		return rc;
-	rc = cry_unpermute(plain, st->g.block_bytes, st->g.cell, st->g.perm, seed, w->scratch);
+	rc = cry_unpermute(plain, st->g.block_bytes, st->g.cell, st->g.perm, seed, scratch);
 	sodium_memzero(seed, sizeof(seed));
+	return rc;
+}
+
+/*
+ * Fresh random bytes in every empty slot of a block (bits: its occupancy;
+ * NULL: the whole block): one system call per block for a 32-byte key,
+ * then the ChaCha20 keystream under it, one nonce per run of empty slots.
+ */
+void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits)
+{
+	const struct px_geom *g = &st->g;
+	uint8_t key[crypto_stream_chacha20_ietf_KEYBYTES];
+	uint8_t nonce[crypto_stream_chacha20_ietf_NONCEBYTES] = { 0 };
+	uint32_t run = 0;
+
+	randombytes_buf(key, sizeof(key));
+	if (bits == NULL) {
+		crypto_stream_chacha20_ietf(blk, g->block_bytes, nonce, key);
+		sodium_memzero(key, sizeof(key));
+		return;
+	}
+	for (uint32_t slot = 0; slot < g->m;) {
+		uint32_t end = slot;
+
+		if (px_bit(bits, slot)) {
+			slot++;
+			continue;
+		}
+		while (end < g->m && !px_bit(bits, end))
+			end++;
+		run++;
+		memcpy(nonce, &run, sizeof(run));
+		crypto_stream_chacha20_ietf(blk + (size_t)slot * g->S, (size_t)(end - slot) * g->S,
+					    nonce, key);
+		slot = end;
+	}
+	sodium_memzero(key, sizeof(key));
+}
+
+struct grow_arg {
+	const struct px_state *st;
+	uint64_t first;
+	uint8_t *plain, *sealed, *tags;
+	struct cs_wblock *wb;
+};
+
+static int grow_one(void *p, size_t i, uint32_t *scratch)
+{
+	struct grow_arg *a = p;
+	const struct px_state *st = a->st;
+	uint64_t id = a->first + i;
+	uint8_t *plain = a->plain + i * st->g.block_bytes;
+	uint8_t *out = a->sealed + i * st->g.sealed_bytes;
+	int rc;
+
+	fill_empty(st, plain, NULL);
+	rc = seal_block(st, scratch, id, 1, plain, out);
+	memcpy(a->tags + i * CRY_TAG_BYTES, out + st->g.sealed_bytes - CRY_TAG_BYTES,
+	       CRY_TAG_BYTES);
+	a->wb[i].id = id;
+	a->wb[i].version = 1;
+	a->wb[i].data = out;
+	a->wb[i].len = st->g.sealed_bytes;
 	return rc;
 }
 
@@ -198,7 +260,7 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	struct px_state *st = w->st;
 	uint64_t first = st->nblocks, done = 0;
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
-	uint8_t *plain = malloc(st->g.block_bytes);
+	uint8_t *plain = NULL;
 	uint8_t *sealed = NULL, *tags = malloc(n * CRY_TAG_BYTES);
 	struct cs_wblock *wb = NULL;
 	uint64_t *zero = calloc(st->g.words, sizeof(uint64_t));
@@ -207,6 +269,7 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 
 	if (batch > n)
 		batch = (size_t)n;
+	plain = malloc(batch * st->g.block_bytes);
 	if (plain)
 		sealed = malloc(batch * st->g.sealed_bytes);
 	if (sealed)
@@ -223,20 +286,10 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	pthread_mutex_unlock(&st->mu);
 	while (done < n && rc == LWC_OK) {
 		size_t cnt = n - done < batch ? (size_t)(n - done) : batch;
+		struct grow_arg ga = { st, first + done, plain, sealed, tags + done * CRY_TAG_BYTES,
+				       wb };
 
-		for (size_t i = 0; i < cnt && rc == LWC_OK; i++) {
-			uint64_t id = first + done + i;
-			uint8_t *out = sealed + i * st->g.sealed_bytes;
-
-			randombytes_buf(plain, st->g.block_bytes);
-			rc = seal_block(w, id, 1, plain, out);
-			memcpy(tags + (done + i) * CRY_TAG_BYTES,
-			       out + st->g.sealed_bytes - CRY_TAG_BYTES, CRY_TAG_BYTES);
-			wb[i].id = id;
-			wb[i].version = 1;
-			wb[i].data = out;
-			wb[i].len = st->g.sealed_bytes;
-		}
+		rc = par_for(cnt, grow_one, &ga, w->scratch, NULL);
 		if (rc == LWC_OK)
 			rc = cloud_write(w, wb, cnt, err, errlen);
 		done += cnt;
@@ -273,7 +326,7 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	st->nblocks = first + n;
 out:
 	if (plain)
-		sodium_memzero(plain, st->g.block_bytes);
+		sodium_memzero(plain, batch * st->g.block_bytes);
 	free(plain);
 	free(sealed);
 	free(tags);

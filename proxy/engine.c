@@ -14,6 +14,7 @@
 #include <sodium.h>
 
 #include "engine_int.h"
+#include "par.h"
 #include "log.h"
 #include "stash.h"
 
@@ -851,6 +852,57 @@ void apply_decided(struct px_worker *w, struct stmt *s)
 /* One READ/WRITE pair over idx[0..n) (indexes into s->ids, sorted).
  * Statement errors go to s->err; a lost user connection to *io_err (the
  * blocks are still written back, unchanged). */
+/* Open and un-permute block i of a batch (on the block pool). */
+struct open_arg {
+	const struct px_state *st;
+	const struct stmt *s;
+	const Lwc__CsResponse *resp;
+	const uint64_t *ids, *vers;
+	const size_t *idx;
+	uint8_t *plain;
+};
+
+static int open_one(void *p, size_t i, uint32_t *scratch)
+{
+	const struct open_arg *a = p;
+	const Lwc__CsBlock *b = a->resp->read->blocks[i];
+
+	return open_block(a->st, scratch, a->ids[i], a->vers[i],
+			  a->s->otags + a->idx[i] * CRY_TAG_BYTES, b->data.data, b->data.len,
+			  a->plain + i * a->st->g.block_bytes);
+}
+
+/* Refill the empty slots of block i, permute and seal it as the next
+ * version (on the block pool). */
+struct seal_arg {
+	const struct px_state *st;
+	struct stmt *s;
+	const uint64_t *ids, *vers;
+	const size_t *idx;
+	uint8_t *plain, *sealed;
+	struct cs_wblock *wb;
+};
+
+static int seal_one(void *p, size_t i, uint32_t *scratch)
+{
+	const struct seal_arg *a = p;
+	const struct px_geom *g = &a->st->g;
+	uint8_t *blk = a->plain + i * g->block_bytes;
+	uint8_t *out = a->sealed + i * g->sealed_bytes;
+	int rc;
+
+	fill_empty(a->st, blk, a->s->bits + a->idx[i] * g->words);
+	if ((rc = seal_block(a->st, scratch, a->ids[i], a->vers[i] + 1, blk, out)) != LWC_OK)
+		return rc;
+	memcpy(a->s->ntags + a->idx[i] * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES,
+	       CRY_TAG_BYTES);
+	a->wb[i].id = a->ids[i];
+	a->wb[i].version = a->vers[i] + 1;
+	a->wb[i].data = out;
+	a->wb[i].len = g->sealed_bytes;
+	return LWC_OK;
+}
+
 static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			const size_t *idx, size_t n, int *io_err)
 {
@@ -864,6 +916,7 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	uint64_t *rrows = NULL;
 	uint64_t **rbits = NULL;
 	uint32_t *rslots = NULL;
+	int *rcs = NULL;
 	size_t nrec = 0, caprec = 0, ev = 0;
 	Lwc__CsResponse *resp = NULL;
 	int modifies = s->kind == ST_INSERT || s->kind == ST_UPDATE || s->kind == ST_DELETE ||
@@ -896,9 +949,18 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 				       "instead", (unsigned long long)ids[i], (unsigned long long)b->id);
 			goto out;
 		}
-		rc = open_block(w, ids[i], vers[i], s->otags + idx[i] * CRY_TAG_BYTES,
-				b->data.data, b->data.len, plain + i * g->block_bytes);
-		if (rc != LWC_OK) {
+	}
+	if ((rcs = malloc(n * sizeof(int))) == NULL) {
+		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	{
+		struct open_arg oa = { st, s, resp, ids, vers, idx, plain };
+
+		(void)par_for(n, open_one, &oa, w->scratch, rcs);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = rcs[i]) != LWC_OK) {
 			log_error("block %llu version %llu does not open: %s - the cloud store "
 				  "tampered with, swapped or rolled back it", (unsigned long long)ids[i],
 				  (unsigned long long)vers[i], lwc_strerror(rc));
@@ -1048,34 +1110,16 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	{
+		struct seal_arg sa = { st, s, ids, vers, idx, plain, sealed, wb };
+
+		(void)par_for(n, seal_one, &sa, w->scratch, rcs);
+	}
 	for (size_t i = 0; i < n; i++) {
-		const uint64_t *bits = s->bits + idx[i] * g->words;
-		uint8_t *blk = plain + i * g->block_bytes;
-		uint8_t *out = sealed + i * g->sealed_bytes;
-
-		/* one random fill per run of empty slots, not one per slot */
-		for (uint32_t slot = 0; slot < g->m;) {
-			uint32_t end = slot;
-
-			if (px_bit(bits, slot)) {
-				slot++;
-				continue;
-			}
-			while (end < g->m && !px_bit(bits, end))
-				end++;
-			randombytes_buf(blk + (size_t)slot * g->S, (size_t)(end - slot) * g->S);
-			slot = end;
-		}
-		if ((rc = seal_block(w, ids[i], vers[i] + 1, blk, out)) != LWC_OK) {
+		if ((rc = rcs[i]) != LWC_OK) {
 			stmt_fail(s, rc, "sealing block %llu failed", (unsigned long long)ids[i]);
 			goto out;
 		}
-		memcpy(s->ntags + idx[i] * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES,
-		       CRY_TAG_BYTES);
-		wb[i].id = ids[i];
-		wb[i].version = vers[i] + 1;
-		wb[i].data = out;
-		wb[i].len = g->sealed_bytes;
 	}
 	if ((rc = cloud_write(w, wb, n, err, sizeof(err))) != LWC_OK) {
 		stmt_fail(s, rc, "cloud store WRITE failed: %s", err[0] ? err : lwc_strerror(rc));
@@ -1105,6 +1149,7 @@ out:
 	free(rrows);
 	free(rbits);
 	free(rslots);
+	free(rcs);
 	return rc;
 }
 

@@ -121,10 +121,14 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 /* A WRITE may be repeated: the same version again replaces the newer copy. */
 int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n, char *err,
 		size_t errlen);
-/* Permute with the seed of (id, version) and seal: plain is destroyed. */
-int seal_block(struct px_worker *w, uint64_t id, uint64_t version, uint8_t *plain, uint8_t *out);
-int open_block(struct px_worker *w, uint64_t id, uint64_t version, const uint8_t *tag,
-	       const uint8_t *sealed, size_t len, uint8_t *plain);
+/* Permute with the seed of (id, version) and seal: plain is destroyed.
+ * scratch: cry_perm_scratch_words of the geometry (the thread's own). */
+int seal_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
+	       uint8_t *plain, uint8_t *out);
+int open_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
+	       const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain);
+/* Random bytes in the empty slots of blk (bits NULL: all of it). */
+void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits);
 
 /* pending.c (st->mu held) */
 int is_null_tok(const struct px_table *t, uint32_t c, const uint8_t *tok);

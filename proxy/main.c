@@ -27,6 +27,7 @@
 #include "log.h"
 #include "lwc.pb-c.h"
 #include "server.h"
+#include "par.h"
 #include "state.h"
 #include "userkey.h"
 #include "wire.h"
@@ -42,6 +43,7 @@ static void usage(FILE *f)
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
+		"                      [--block-threads N]\n"
 		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
 		"       lwc-proxy user add --state DIR --enroll FILE [--replace]\n"
 		"       lwc-proxy user revoke --state DIR NAME\n"
@@ -275,10 +277,11 @@ static int cmd_serve(int argc, char **argv)
 		{ "stash-max", required_argument, NULL, 'X' },
 		{ "relocate-max", required_argument, NULL, 'M' },
 		{ "relocate", required_argument, NULL, 'o' },
+		{ "block-threads", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX;
+	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX, block_threads = UINT32_MAX;
 	int relocate = -1;
 	const char *dir = NULL, *listen = NULL, *pad = "ratio:2", *cs = NULL, *keyf = NULL;
 	struct px_server_config cfg;
@@ -311,6 +314,7 @@ static int cmd_serve(int argc, char **argv)
 		case 'f': if (parse_u32(optarg, "--max-frame", 4096, WIRE_FRAME_MAX, &cfg.max_frame)) return 1; break;
 		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &stash_max)) return 1; break;
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &relocate_max)) return 1; break;
+		case 'T': if (parse_u32(optarg, "--block-threads", 0, 256, &block_threads)) return 1; break;
 		case 'o':
 			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
 				fprintf(stderr, "lwc-proxy serve: --relocate must be on or off\n");
@@ -378,7 +382,23 @@ static int cmd_serve(int argc, char **argv)
 	cfg.pad_text = pad;
 	cfg.engine.cs_key = cs_key;
 	cfg.engine.cs_addr = cs ? cs : st->cs_addr;
+	/* the block pool: with the statement's own thread, one per core */
+	if (block_threads == UINT32_MAX) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		block_threads = ncpu > 1 ? (uint32_t)(ncpu - 1) : 0;
+	}
+	if (par_start(block_threads, cry_perm_scratch_words(st->g.block_bytes, st->g.cell)) !=
+	    LWC_OK) {
+		log_error("block pool: out of memory");
+		px_state_close(st);
+		sodium_free(cs_key);
+		return 1;
+	}
+	log_info("block pool: %u thread%s besides each statement's own", par_threads(),
+		 par_threads() == 1 ? "" : "s");
 	rc = px_server_run(st, &cfg);
+	par_stop();
 	px_state_close(st);
 	sodium_free(cs_key);
 	return rc == LWC_OK ? 0 : 1;
