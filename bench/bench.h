@@ -53,6 +53,7 @@ struct opts {
 	int modify_pk;                 /* table m with id BIGINT PRIMARY KEY      */
 	uint64_t rtt_max_rows;         /* largest result size of the rtt rounds  */
 	int relocate;                  /* RELOC_*: `serve --relocate` for all but reloc */
+	const char *init_args;         /* more `lwc-proxy init` arguments (geometry) */
 };
 
 enum {
@@ -160,6 +161,8 @@ struct pxstat {
 	uint64_t statements, cloud_reads, cloud_writes;
 	uint64_t blocks_moved;         /* blocks read plus blocks written       */
 	uint64_t blocks, slots_used;
+	char geometry[128];            /* "R=128 S=168 m=64 theta=48 cell=8"    */
+	unsigned block_format;
 };
 
 /* Fills *s from `lwc-proxy status --state DIR` of the running proxy. */

@@ -60,7 +60,7 @@ void lwc_down(void)
 
 void lwc_up(int rtt, int relocate)
 {
-	static char envbin[PATH_MAX + 16], envargs[96], envinit[64];
+	static char envbin[PATH_MAX + 16], envargs[96], envinit[512];
 	char *env[4] = { envbin, envargs, envinit, NULL };
 	int n;
 
@@ -75,11 +75,10 @@ void lwc_up(int rtt, int relocate)
 	if (relocate != RELOC_DEFAULT)
 		snprintf(envargs + n, sizeof(envargs) - (size_t)n, "--relocate %s",
 			 relocate ? "on" : "off");
+	n = snprintf(envinit, sizeof(envinit), "LWC_INIT_ARGS=%s", O.init_args ? O.init_args : "");
 	if (init_blocks)
-		snprintf(envinit, sizeof(envinit), "LWC_INIT_ARGS=--blocks %llu",
+		snprintf(envinit + n, sizeof(envinit) - (size_t)n, " --blocks %llu",
 			 (unsigned long long)init_blocks);
-	else
-		snprintf(envinit, sizeof(envinit), "LWC_INIT_ARGS=");
 	lwc_running = 1;
 	if (run_cmd(lwc_local_argv("up"), env, NULL, 0) != 0)
 		die("scripts/lwc-local up failed (logs in %s)", lwc_dir);
@@ -255,4 +254,16 @@ void pxstat_read(struct pxstat *s)
 	s->blocks_moved = pxstat_u64(text, "blocks_moved");
 	s->blocks = pxstat_u64(text, "blocks");
 	s->slots_used = pxstat_u64(text, "slots_used");
+	s->block_format = (unsigned)pxstat_u64(text, "block_format");
+	if ((rel = strstr(text, "\ngeometry ")) != NULL) {
+		size_t k = 0;
+
+		rel += strlen("\ngeometry ");
+		while (*rel == ' ')
+			rel++;
+		while (rel[k] && rel[k] != '\n' && k + 1 < sizeof(s->geometry))
+			k++;
+		memcpy(s->geometry, rel, k);
+		s->geometry[k] = '\0';
+	}
 }

@@ -181,8 +181,11 @@ void write_json(const char *path, const char *la0, const char *la1)
 		sampler_secs > 0 ? other_cores_sum / sampler_secs : 0, other_cores_max,
 		sampler_secs > 0 ? ours_cores_sum / sampler_secs : 0);
 	fprintf(f, "},\n  \"lwc\": {\"deployment\": \"scripts/lwc-local, LMDB cloud store\", "
-		"\"geometry\": \"R=128, m=64 slots, theta=48, cells of 1 byte\", "
-		"\"pad\": \"ratio:2 (pad-min 4)\", \"sealing\": true, \"permutation\": true, "
+		"\"geometry\": ");
+	json_str(f, deploy_status.geometry);
+	fprintf(f, ", \"block_format\": %u, \"init_args\": ", deploy_status.block_format);
+	json_str(f, O.init_args ? O.init_args : "");
+	fprintf(f, ", \"pad\": \"ratio:2 (pad-min 4)\", \"sealing\": true, \"permutation\": true, "
 		"\"insert_rows_per_statement\": %u", O.batch);
 	if (deploy_status.stash_max)
 		fprintf(f, ", \"relocation\": \"%s\", \"stash_max\": %llu, \"relocate_max\": %llu",

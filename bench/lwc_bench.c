@@ -71,7 +71,7 @@ static void usage(FILE *f)
 		"                 [--rtt 25,50,100] [--clients 1,4,16,64] [--clients-rtt 25]\n"
 		"                 [--client-seconds 6] [--batch 5000] [--reps-scale 1]\n"
 		"                 [--rtt-max-rows 10000] [--no-presize] [--modify-pk]\n"
-		"                 [--relocate on|off]\n"
+		"                 [--relocate on|off] [--init-args \"--slots 16 ...\"]\n"
 		"                 [--tag T] [--out bench/results] [--img docs/img]\n"
 		"                 [--root DIR] [--bin DIR] [--seed S] [--keep]\n"
 		"\n"
@@ -100,6 +100,27 @@ static int parse_list(const char *s, int *v, int max)
 	return n;
 }
 
+/* Rows a bulk load puts in a block under the geometry of init_args
+ * (--slots, --theta; lwc-proxy init's defaults otherwise): the fill limit
+ * theta - theta/6 of proxy/state.c. */
+static uint64_t fill_limit_of(const char *init_args)
+{
+	unsigned long m = 64, theta = 0;
+	const char *p;
+
+	if (init_args && (p = strstr(init_args, "--slots")) != NULL)
+		m = strtoul(p + strlen("--slots"), NULL, 10);
+	if (init_args && (p = strstr(init_args, "--theta")) != NULL)
+		theta = strtoul(p + strlen("--theta"), NULL, 10);
+	if (theta == 0)
+		theta = m * 3 / 4 ? m * 3 / 4 : 1;
+	{
+		unsigned long keep = theta / 6 ? theta / 6 : 1;
+
+		return theta > keep ? theta - keep : 1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -122,6 +143,7 @@ int main(int argc, char **argv)
 		{ "modify-pk", no_argument, NULL, 'K' },
 		{ "rtt-max-rows", required_argument, NULL, 'M' },
 		{ "relocate", required_argument, NULL, 'L' },
+		{ "init-args", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -210,6 +232,7 @@ int main(int argc, char **argv)
 				die("--relocate: on or off");
 			O.relocate = strcmp(optarg, "on") == 0 ? RELOC_ON : RELOC_OFF;
 			break;
+		case 'G': O.init_args = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -298,9 +321,10 @@ int main(int argc, char **argv)
 		lwc_port = free_ports(&rng);
 		if (O.presize) {
 			/* room for every row the run inserts, so no statement pays for
-			 * growing the store: theta = 48 slots of 64 are ever full, and
-			 * with relocation on (the default) a bulk INSERT fills blocks
-			 * up to theta - theta/6 = 40, the rest kept for evictions */
+			 * growing the store: theta slots of m are ever full (48 of 64
+			 * by default), and with relocation on (the default) a bulk
+			 * INSERT fills blocks up to theta - theta/6 (40), the rest
+			 * kept for evictions */
 			uint64_t rows = 2 * O.records;
 			if (O.only & EXP_MODIFY)
 				for (int i = 1; i < NSIZES; i++)
@@ -308,7 +332,8 @@ int main(int argc, char **argv)
 						rows += SIZES[i];
 			if (O.only & EXP_RELOC)
 				rows += reloc_rows_inserted();
-			init_blocks = rows / 40 + rows / 40 / 8 + 1024;
+			uint64_t per = fill_limit_of(O.init_args);
+			init_blocks = rows / per + rows / per / 8 + 1024;
 		}
 		say("starting LWC (scripts/lwc-local, ports %d-%d) and PostgreSQL (tests/pg-tmp.sh)",
 		    lwc_port, lwc_port + 1);

@@ -264,6 +264,123 @@ static void stmt_release_table(struct px_state *st, struct stmt *s)
 	pthread_cond_broadcast(&st->cv);
 }
 
+/* Room for an access of gamma blocks. */
+static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamma)
+{
+	free(s->ids);
+	free(s->vers);
+	free(s->bits);
+	free(s->obits);
+	free(s->otags);
+	free(s->ntags);
+	free(s->written);
+	s->ids = malloc(gamma * sizeof(uint64_t) + 1);
+	s->vers = malloc(gamma * sizeof(uint64_t) + 1);
+	s->bits = malloc(gamma * st->g.words * sizeof(uint64_t) + 1);
+	s->obits = malloc(gamma * st->g.words * sizeof(uint64_t) + 1);
+	s->otags = malloc(gamma * CRY_TAG_BYTES + 1);
+	s->ntags = malloc(gamma * CRY_TAG_BYTES + 1);
+	s->written = calloc(gamma + 1, 1);
+	if (!s->ids || !s->vers || !s->bits || !s->obits || !s->otags || !s->ntags || !s->written)
+		return LWC_ERR_NOMEM;
+	return LWC_OK;
+}
+
+/* DELETE with an exact predicate: it needs no record, so it reads none.
+ * Its k blocks are locked (their flags change at commit) and its access is
+ * that of a statement matching nothing: γ(0) blocks uniformly among those
+ * no other statement holds, the DELETE's own included (one picked is read
+ * and rewritten with its rows' slots emptied, as before). */
+static int exact_delete(const struct stmt *s)
+{
+	return s->kind == ST_DELETE && !s->interactive;
+}
+
+static int lock_finish(struct px_state *st, struct stmt *s);
+
+static int lock_blocks_delete(struct px_worker *w, struct stmt *s, size_t k)
+{
+	struct px_state *st = w->st;
+	uint64_t n = st->nblocks, gamma, avail = n - st->nlocked, prev = UINT64_MAX;
+	size_t nt = 0;
+
+	gamma = px_gamma(w->cfg, 0);
+	if (gamma > n)
+		gamma = n;
+	if (gamma > avail) {
+		if (st->nlocked > 0)
+			return PLAN_WAIT;
+		gamma = avail;
+	}
+	free(s->tids);
+	free(s->tbits);
+	s->tids = malloc(k * sizeof(uint64_t) + 1);
+	s->tbits = malloc(k * st->g.words * sizeof(uint64_t) + 1);
+	if (s->tids == NULL || s->tbits == NULL || access_alloc(st, s, gamma) != LWC_OK)
+		return LWC_ERR_NOMEM;
+	/* 2: this statement's, not yet picked for the access */
+	for (size_t i = 0; i < s->locs.n; i++) {
+		uint64_t b = PX_LOC_BLOCK(s->locs.v[i]);
+		if (b != prev)
+			st->locked[b] = 2;
+		prev = b;
+	}
+	s->gamma = 0;
+	if (gamma * 4 <= avail) {
+		while (s->gamma < gamma) {
+			uint64_t b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
+				     : (((uint64_t)randombytes_random() << 32) |
+					randombytes_random()) % n;
+			if (st->locked[b] == 1)
+				continue;
+			st->locked[b] = 1;
+			s->ids[s->gamma++] = b;
+		}
+	} else if (gamma > 0) {
+		uint64_t *cand = malloc(avail * sizeof(uint64_t)), nc = 0;
+
+		if (cand == NULL) {
+			prev = UINT64_MAX;
+			for (size_t i = 0; i < s->locs.n; i++)
+				st->locked[PX_LOC_BLOCK(s->locs.v[i])] = 0;
+			return LWC_ERR_NOMEM;
+		}
+		for (uint64_t b = 0; b < n; b++)
+			if (st->locked[b] != 1)
+				cand[nc++] = b;
+		for (uint64_t i = 0; i < gamma; i++) {
+			uint64_t j = i + (nc - i <= UINT32_MAX
+					  ? randombytes_uniform((uint32_t)(nc - i))
+					  : randombytes_random() % (nc - i));
+			uint64_t tmp = cand[i];
+			cand[i] = cand[j];
+			cand[j] = tmp;
+			st->locked[cand[i]] = 1;
+			s->ids[s->gamma++] = cand[i];
+		}
+		free(cand);
+	}
+	/* the DELETE's blocks the access did not pick: locked, not read */
+	prev = UINT64_MAX;
+	for (size_t i = 0; i < s->locs.n; i++) {
+		uint64_t b = PX_LOC_BLOCK(s->locs.v[i]);
+		if (b == prev)
+			continue;
+		prev = b;
+		if (st->locked[b] != 2)
+			continue;
+		st->locked[b] = 1;
+		memcpy(s->tbits + nt * st->g.words, st->bits + b * st->g.words,
+		       st->g.words * sizeof(uint64_t));
+		s->tids[nt++] = b;
+	}
+	s->ntids = nt;
+	s->nreal = k;
+	st->nlocked += s->gamma + s->ntids;
+	s->locked = 1;
+	return lock_finish(st, s);
+}
+
 /* Choose the padding and lock everything; PLAN_WAIT if blocks are busy. */
 static int lock_blocks(struct px_worker *w, struct stmt *s)
 {
@@ -285,6 +402,8 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 		prev = b;
 		k++;
 	}
+	if (exact_delete(s))
+		return lock_blocks_delete(w, s, k);
 	gamma = px_gamma(w->cfg, k);
 	if (gamma > n)
 		gamma = n;
@@ -298,21 +417,7 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 		want = avail;
 		gamma = k + want;
 	}
-	free(s->ids);
-	free(s->vers);
-	free(s->bits);
-	free(s->obits);
-	free(s->otags);
-	free(s->ntags);
-	free(s->written);
-	s->ids = malloc(gamma * sizeof(uint64_t));
-	s->vers = malloc(gamma * sizeof(uint64_t));
-	s->bits = malloc(gamma * st->g.words * sizeof(uint64_t));
-	s->obits = malloc(gamma * st->g.words * sizeof(uint64_t));
-	s->otags = malloc(gamma * CRY_TAG_BYTES + 1);
-	s->ntags = malloc(gamma * CRY_TAG_BYTES + 1);
-	s->written = calloc(gamma + 1, 1);
-	if (!s->ids || !s->vers || !s->bits || !s->obits || !s->otags || !s->ntags || !s->written)
+	if (access_alloc(st, s, gamma) != LWC_OK)
 		return LWC_ERR_NOMEM;
 	s->gamma = 0;
 	prev = UINT64_MAX;
@@ -362,6 +467,12 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 	}
 	st->nlocked += s->gamma;
 	s->locked = 1;
+	return lock_finish(st, s);
+}
+
+/* The γ blocks locked: sort them and take their committed state. */
+static int lock_finish(struct px_state *st, struct stmt *s)
+{
 	/* sorted: the order says nothing about which blocks are real */
 	{
 		struct locset tmp = { s->ids, s->gamma, s->gamma };
@@ -385,7 +496,10 @@ static void unlock_blocks(struct px_state *st, struct stmt *s)
 		return;
 	for (size_t i = 0; i < s->gamma; i++)
 		st->locked[s->ids[i]] = 0;
-	st->nlocked -= s->gamma;
+	for (size_t i = 0; i < s->ntids; i++)
+		st->locked[s->tids[i]] = 0;
+	st->nlocked -= s->gamma + s->ntids;
+	s->ntids = 0;
 	s->locked = 0;
 	pthread_cond_broadcast(&st->cv);
 }
@@ -1229,6 +1343,31 @@ static int idx_del(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
 	return mdb_del(txn, dbi, &k, &d);
 }
 
+/* An exact DELETE's rows in the blocks it did not read: their slots are
+ * freed in the flags committed for those blocks (st->mu held). */
+static int delete_unread(struct stmt *s, const struct px_state *st)
+{
+	size_t t = 0;
+
+	for (size_t i = 0; i < s->locs.n; i++) {
+		uint64_t b = PX_LOC_BLOCK(s->locs.v[i]);
+		uint32_t slot = PX_LOC_SLOT(s->locs.v[i]);
+
+		while (t < s->ntids && s->tids[t] < b)
+			t++;
+		if (t == s->ntids || s->tids[t] != b)
+			continue;           /* read by the access: done there */
+		if (slot >= st->g.m || !px_bit(s->tbits + t * st->g.words, slot))
+			return stmt_fail(s, LWC_ERR_STORE, "index points to the empty slot %u of "
+					 "block %llu", slot, (unsigned long long)b);
+		px_bit_set(s->tbits + t * st->g.words, slot, 0);
+		if (locset_push(&s->dels, s->lrow[i]) != LWC_OK)
+			return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		s->count++;
+	}
+	return LWC_OK;
+}
+
 static int commit(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -1236,11 +1375,17 @@ static int commit(struct px_worker *w, struct stmt *s)
 	MDB_txn *txn;
 	int rc;
 
+	if (s->ntids > 0 && (rc = delete_unread(s, st)) != LWC_OK)
+		return rc;
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	for (size_t i = 0; i < s->gamma && rc == 0; i++)
 		rc = px_block_put(st, txn, s->ids[i], s->vers[i] + 1, s->ntags + i * CRY_TAG_BYTES,
 				  s->bits + i * st->g.words);
+	/* blocks of an exact DELETE it did not read: same version and seal */
+	for (size_t i = 0; i < s->ntids && rc == 0; i++)
+		rc = px_block_put(st, txn, s->tids[i], st->version[s->tids[i]],
+				  st->tag + s->tids[i] * CRY_TAG_BYTES, s->tbits + i * st->g.words);
 	if (rc != 0)
 		goto fail;
 	/* rows written back by this statement, rows it moved to the stash */
@@ -1394,13 +1539,18 @@ static int commit(struct px_worker *w, struct stmt *s)
 		goto fail;
 	}
 	/* the new state is durable: mirror it in memory */
-	for (size_t i = 0; i < s->gamma; i++) {
-		uint64_t id = s->ids[i];
-		const uint64_t *nb = s->bits + i * st->g.words;
+	for (size_t i = 0; i < s->gamma + s->ntids; i++) {
+		int read = i < s->gamma;
+		uint64_t id = read ? s->ids[i] : s->tids[i - s->gamma];
+		const uint64_t *nb = read ? s->bits + i * st->g.words
+				     : s->tbits + (i - s->gamma) * st->g.words;
 		uint16_t occ = 0;
 
-		st->version[id] = s->vers[i] + 1;
-		memcpy(st->tag + id * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES, CRY_TAG_BYTES);
+		if (read) {
+			st->version[id] = s->vers[i] + 1;
+			memcpy(st->tag + id * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES,
+			       CRY_TAG_BYTES);
+		}
 		memcpy(st->bits + id * st->g.words, nb, st->g.words * sizeof(uint64_t));
 		for (size_t x = 0; x < st->g.words; x++)
 			occ = (uint16_t)(occ + __builtin_popcountll(nb[x]));
@@ -1554,6 +1704,8 @@ static void stmt_free(struct stmt *s)
 	for (size_t i = 0; i < s->nupds; i++)
 		free(s->upds[i].tokens);
 	free(s->upds);
+	free(s->tids);
+	free(s->tbits);
 	free(s->ids);
 	free(s->vers);
 	free(s->bits);

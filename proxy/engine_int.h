@@ -79,6 +79,13 @@ struct stmt {
 	struct upd *upds;
 	size_t nupds, capupds;
 
+	/* DELETE with an exact predicate: the blocks of the rows it deletes
+	 * that its access does not read (their flags are cleared at commit;
+	 * the records stay sealed in them until the block's next write) */
+	uint64_t *tids;                /* sorted, locked                    */
+	uint64_t *tbits;               /* their occupancy after the statement */
+	size_t ntids;
+
 	uint64_t *ids;                 /* the γ blocks, sorted              */
 	uint64_t *vers;                /* their committed versions          */
 	uint64_t *bits;                /* their occupancy after the statement */
