@@ -158,7 +158,10 @@ int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, stru
 	for (size_t i = 0; i < n; i++) {
 		const struct au_stmt *x = &s[i];
 
-		if (x->id < 0 || x->kind == AU_INSERT)
+		/* an INSERT's row has no block yet; an exact DELETE reads none
+		 * (the access of a statement matching nothing: its row's block
+		 * only by chance) */
+		if (x->id < 0 || x->kind == AU_INSERT || x->kind == AU_DELETE)
 			continue;
 		if (x->truth == AU_NO_BLOCK) {
 			R->stash_served[x->phase]++;

@@ -153,6 +153,11 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 		st->stash_reserved += nrows;
 		goto claim;
 	}
+	/* a bulk load: fresh blocks, no READ (bulk.c) */
+	if (nrows >= (size_t)limit * PX_BULK_BLOCKS) {
+		s->bulk = 1;
+		goto claim;
+	}
 	/* free slots: lowest blocks first, up to the fill limit per block (a
 	 * bulk load larger than the stash may take): theta without relocation.
 	 * With relocation, rows leaving their blocks leave a slot or two free
@@ -641,6 +646,8 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 		return s->err;
 	if (rc != LWC_OK)
 		return stmt_fail(s, rc, "%s", lwc_strerror(rc));
+	if (s->bulk)
+		return LWC_OK;          /* no access: it writes new blocks */
 	return lock_blocks(w, s);
 }
 
@@ -1847,6 +1854,8 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		return px_send_error(io, req->seq, LWC_ERR_UNKNOWN_OP, "unknown request");
 	}
 	rc = plan(w, &s);
+	if (rc == LWC_OK && s.bulk)
+		rc = bulk_insert(w, &s);
 	if (s.gamma > 0) {
 		int ioe = LWC_OK;
 		int arc = run_access(w, &s, io, &ioe);
@@ -1861,7 +1870,8 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		rc = commit(w, &s);
+		if (!s.bulk)
+			rc = commit(w, &s);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		atomic_fetch_add(&st->commit_us, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000 +
 							    (t1.tv_nsec - t0.tv_nsec) / 1000));

@@ -74,6 +74,7 @@ struct stmt {
 					  later (the user's decisions) still
 					  commits the moves, unchanged rows */
 	int via_stash;                 /* INSERT: the new rows go to the stash */
+	int bulk;                      /* INSERT: into fresh blocks (bulk.c)  */
 	size_t reserved;               /* stash rows reserved for this statement */
 	uint64_t seq;
 	struct upd *upds;
@@ -136,6 +137,10 @@ int open_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64
 	       const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain);
 /* Random bytes in the empty slots of blk (bits NULL: all of it). */
 void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits);
+
+/* bulk.c: a large INSERT into new blocks, committed (takes st->mu). */
+#define PX_BULK_BLOCKS 8               /* at least this many blocks' worth */
+int bulk_insert(struct px_worker *w, struct stmt *s);
 
 /* pending.c (st->mu held) */
 int is_null_tok(const struct px_table *t, uint32_t c, const uint8_t *tok);

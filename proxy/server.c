@@ -618,6 +618,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("rows_evicted", "%llu", (unsigned long long)atomic_load(&st->rows_evicted));
 	ST_ADD("inserts_via_stash", "%llu", (unsigned long long)atomic_load(&st->inserts_stashed));
 	ST_ADD("inserts_placed", "%llu", (unsigned long long)atomic_load(&st->inserts_placed));
+	ST_ADD("inserts_bulk", "%llu", (unsigned long long)atomic_load(&st->inserts_bulk));
 	ST_ADD("stmts_over_relocate_max", "%llu",
 	       (unsigned long long)atomic_load(&st->over_relocate_max));
 	ST_ADD("stmts_stash_full", "%llu", (unsigned long long)atomic_load(&st->stash_full));

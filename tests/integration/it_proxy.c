@@ -3428,6 +3428,122 @@ static void test_cli(void **state)
 				      (const char *)NULL), 0);
 }
 
+/* ---- bulk INSERT: fresh blocks, no READ ---------------------------------------- */
+
+/* A counter of `lwc-proxy status` (lines of "key<spaces>value"). */
+static uint64_t px_status_u64(struct env *e, const char *key)
+{
+	char out[400], line[512];
+	size_t kl = strlen(key);
+	uint64_t v = UINT64_MAX;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/status.out", e->px.dir);
+	assert_int_equal(h_px_cli(&e->px, out, "status", "--state", e->px.state,
+				  (const char *)NULL), 0);
+	assert_non_null(f = fopen(out, "r"));
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0 && (line[kl] == ' ' || line[kl] == '\t'))
+			v = strtoull(line + kl, NULL, 10);
+	fclose(f);
+	if (v == UINT64_MAX)
+		fail_msg("lwc-proxy status has no %s", key);
+	return v;
+}
+
+/* One bulk INSERT of n rows from key k0: no READ, one WRITE of the
+ * ceil(n / per) blocks after the nb0 there were, each at version 1. */
+static void bulk_ok(struct env *e, struct pxc *c, struct pxc_table *kv, struct model *m,
+		    struct pxc_row *rows, int k0, int n, unsigned per, uint64_t nb0)
+{
+	long mark = trace_mark(e);
+	struct access a;
+	size_t want = ((size_t)n + per - 1) / per;
+
+	for (int i = 0; i < n; i++)
+		rows[i] = kv_row(kv, k0 + i, "bulk");
+	do_insert(c, kv, m, rows, (size_t)n);
+	trace_since(e, mark, &a);
+	if (a.nread != 0 || a.nwrite != 1 || a.other != 0)
+		fail_msg("bulk INSERT of %d rows: %d READ, %d WRITE, %d other (expected one WRITE "
+			 "and no READ)", n, a.nread, a.nwrite, a.other);
+	if (a.nw != want)
+		fail_msg("bulk INSERT of %d rows: %zu blocks written, expected %zu", n, a.nw, want);
+	qsort(a.w, a.nw, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < a.nw; i++)
+		if (a.w[i] != nb0 + i)
+			fail_msg("bulk INSERT: block %" PRIu64 " written, expected the new block %"
+				 PRIu64, a.w[i], nb0 + i);
+}
+
+static void test_bulk_insert(void **state)
+{
+	struct env *e = *state;
+	const char *off[] = { "--relocate", "off", NULL };
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_row *rows = calloc(2000, sizeof(*rows));
+	struct pxc *c;
+	char out[400];
+
+	deploy(e, 64, NULL);
+	snprintf(out, sizeof(out), "%s/check.out", e->px.dir);
+	c = conn(e);
+	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+	OK(c, pxc_create_table(c, &kv, 0));
+
+	/* relocation on: 40 rows per new block (the fill limit) */
+	bulk_ok(e, c, &kv, &m, rows, 0, 2000, 40, 64);
+	assert_int_equal(px_status_u64(e, "inserts_bulk"), 2000);
+	assert_int_equal(px_status_u64(e, "blocks"), 64 + 50);
+	assert_int_equal(px_status_u64(e, "slots_used"), 2000);
+	for (int k = 0; k < 2000; k += 199)
+		sel_key(c, &kv, &m, k);
+	{
+		struct set_arg a = { 1, pxc_text("changed"), 0 }, am = a;
+		do_update(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 77), set_fn, &a, &am);
+	}
+	{
+		struct pxc_val keys[100];
+
+		for (int i = 0; i < 100; i++)
+			keys[i] = pxc_int(500 + 3 * i);
+		do_delete(c, &kv, &m, pxc_in(pxc_keys(c), &kv, "k", keys, 100), NULL, NULL);
+	}
+	/* a duplicate key, inside the load or against a row there: refused,
+	 * nothing written, nothing changed */
+	for (int i = 0; i < 1000; i++)
+		rows[i] = kv_row(&kv, 5000 + i, "dup");
+	rows[999] = kv_row(&kv, 5000, "dup");
+	ERR(c, LWC_ERR_UNIQUE, pxc_insert(c, &kv, rows, 1000, NULL));
+	rows[999] = kv_row(&kv, 1999, "dup");
+	ERR(c, LWC_ERR_UNIQUE, pxc_insert(c, &kv, rows, 1000, NULL));
+	assert_int_equal(px_status_u64(e, "blocks"), 64 + 50);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+
+	/* relocation off: theta = 48 rows per block */
+	set_serve(e, off);
+	px_restart(e);
+	c = conn(e);
+	bulk_ok(e, c, &kv, &m, rows, 10000, 500, 48, 64 + 50);
+	assert_int_equal(px_status_u64(e, "inserts_bulk"), 500);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	/* durable, and consistent for lwc-proxy check */
+	px_restart(e);
+	c = conn(e);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+	if (h_px_check(&e->px, out) != 0) {
+		h_tail(out, 10);
+		fail_msg("lwc-proxy check failed after bulk INSERTs");
+	}
+	model_free(&m);
+	free(rows);
+}
+
 /* ---- block formats: old databases open, every format and cell size works ---- */
 
 /* Make the state's geometry what releases before block formats wrote: four
@@ -3550,6 +3666,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cloud_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk_insert, setup, teardown),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (sodium_init() < 0)

@@ -1,0 +1,272 @@
+/*
+ * bulk.c - large INSERTs into fresh blocks.
+ *
+ * An INSERT of many rows (a bulk load, \copy) that does not go through the
+ * stash fills blocks appended to the database: the rows are placed in
+ * random slots of new blocks, up to the fill limit each, the rest of every
+ * block random bytes, each block sealed as version 1 and written to the
+ * cloud store with no READ.  The cloud sees the database grow, which it
+ * sees for any INSERT that needs room; what it learns beyond that is that
+ * the new blocks hold this statement's rows (until they move: relocation
+ * moves each row out of its block the first time a statement touches it).
+ *
+ * The proxy's commit is one LMDB transaction: blocks, nblocks, rows, the
+ * index entries (each column's sorted, appended when its index is empty),
+ * positions and next_rowid.  Until it commits, the new blocks are beyond
+ * nblocks: no statement reads them, and a failed load leaves them to the
+ * next growth, which writes version 1 over them.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "engine_int.h"
+#include "log.h"
+#include "par.h"
+
+struct bulk_arg {
+	const struct px_state *st;
+	const Lwc__Insert *ins;
+	uint64_t first;                /* id of block 0                      */
+	uint32_t per;                  /* rows per block                     */
+	uint8_t *plain, *sealed, *tags;
+	uint64_t *bits;                /* occupancy per block                */
+	uint64_t *locs;                /* location per row                   */
+	struct cs_wblock *wb;
+	size_t b0;                     /* first block of this batch          */
+};
+
+/* Block b0 + i: random bytes, its rows in random slots, sealed. */
+static int bulk_block(void *p, size_t i, uint32_t *scratch)
+{
+	struct bulk_arg *a = p;
+	const struct px_geom *g = &a->st->g;
+	size_t b = a->b0 + i, r0 = b * a->per, nr = a->ins->n_rows - r0;
+	uint8_t *plain = a->plain + i * g->block_bytes;
+	uint8_t *out = a->sealed + i * g->sealed_bytes;
+	uint64_t *bits = a->bits + b * g->words;
+	uint32_t slots[PX_MAX_SLOTS];
+	int rc;
+
+	if (nr > a->per)
+		nr = a->per;
+	fill_empty(a->st, plain, NULL);
+	for (uint32_t s = 0; s < g->m; s++)
+		slots[s] = s;
+	for (size_t k = 0; k < nr; k++) {
+		uint32_t j = (uint32_t)k + randombytes_uniform(g->m - (uint32_t)k);
+		uint32_t t = slots[k];
+
+		slots[k] = slots[j];
+		slots[j] = t;
+		memcpy(plain + (size_t)slots[k] * g->S, a->ins->rows[r0 + k]->record.data, g->S);
+		px_bit_set(bits, slots[k], 1);
+		a->locs[r0 + k] = PX_LOC(a->first + b, slots[k]);
+	}
+	rc = seal_block(a->st, scratch, a->first + b, 1, plain, out);
+	memcpy(a->tags + b * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES, CRY_TAG_BYTES);
+	a->wb[i].id = a->first + b;
+	a->wb[i].version = 1;
+	a->wb[i].data = out;
+	a->wb[i].len = g->sealed_bytes;
+	return rc;
+}
+
+struct tokrow {
+	const uint8_t *tok;
+	uint64_t row;
+};
+
+static int cmp_tokrow(const void *x, const void *y)
+{
+	const struct tokrow *a = x, *b = y;
+	int c = memcmp(a->tok, b->tok, CRY_TOKEN_BYTES);
+
+	if (c)
+		return c;
+	return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* The index entries of column c, sorted; appended when the index is empty
+ * (so LMDB fills pages in order instead of splitting them at random). */
+static int bulk_index(MDB_txn *txn, MDB_dbi dbi, const Lwc__Insert *ins, uint32_t c,
+		      uint64_t row0, struct tokrow *tr)
+{
+	MDB_stat ms;
+	int append, rc = 0;
+
+	for (size_t i = 0; i < ins->n_rows; i++) {
+		tr[i].tok = ins->rows[i]->tokens[c].data;
+		tr[i].row = row0 + i;
+	}
+	qsort(tr, ins->n_rows, sizeof(*tr), cmp_tokrow);
+	if ((rc = mdb_stat(txn, dbi, &ms)) != 0)
+		return rc;
+	append = ms.ms_entries == 0;
+	for (size_t i = 0; i < ins->n_rows && rc == 0; i++) {
+		uint8_t v[8];
+		MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
+		unsigned flags = 0;
+
+		cry_put_be64(v, tr[i].row);
+		if (append)
+			flags = i > 0 && memcmp(tr[i].tok, tr[i - 1].tok, CRY_TOKEN_BYTES) == 0
+				? MDB_APPENDDUP : MDB_APPEND;
+		rc = mdb_put(txn, dbi, &k, &d, flags);
+	}
+	return rc;
+}
+
+/* The proxy's commit of a bulk INSERT (st->mu held). */
+static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_arg *a,
+		       uint64_t nb)
+{
+	struct px_state *st = w->st;
+	struct px_table *t = s->t;
+	const Lwc__Insert *ins = a->ins;
+	uint64_t row0 = st->next_rowid;
+	struct tokrow *tr = malloc(ins->n_rows * sizeof(*tr));
+	MDB_txn *txn = NULL;
+	int rc;
+
+	if (tr == NULL)
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		goto fail;
+	for (uint64_t b = 0; b < nb && rc == 0; b++)
+		rc = px_block_put(st, txn, a->first + b, 1, a->tags + b * CRY_TAG_BYTES,
+				  a->bits + b * st->g.words);
+	if (rc == 0)
+		rc = px_meta_put_u64(st, txn, "nblocks", a->first + nb);
+	/* row ids are above every one committed: the rows and positions append */
+	for (size_t i = 0; i < ins->n_rows && rc == 0; i++) {
+		uint8_t key[8], buf[PX_MAX_COLS * CRY_TOKEN_BYTES], val[8];
+		MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, buf };
+
+		cry_put_be64(key, row0 + i);
+		for (uint32_t c = 0; c < t->ncols; c++)
+			memcpy(buf + c * CRY_TOKEN_BYTES, ins->rows[i]->tokens[c].data,
+			       CRY_TOKEN_BYTES);
+		if ((rc = mdb_put(txn, t->rows, &k, &d, MDB_APPEND)) != 0)
+			break;
+		d.mv_size = 8;
+		d.mv_data = val;
+		cry_put_be64(val, a->locs[i]);
+		rc = mdb_put(txn, st->pos_db, &k, &d, MDB_APPEND);
+	}
+	for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
+		rc = bulk_index(txn, t->cols[c], ins, c, row0, tr);
+	if (rc == 0)
+		rc = px_meta_put_u64(st, txn, "next_rowid", row0 + ins->n_rows);
+	if (rc == 0) {
+		rc = mdb_txn_commit(txn);
+		txn = NULL;
+	}
+	if (rc != 0)
+		goto fail;
+	free(tr);
+	/* durable: mirror it in memory */
+	for (uint64_t b = 0; b < nb; b++) {
+		uint64_t id = a->first + b;
+		const uint64_t *bits = a->bits + b * st->g.words;
+		uint16_t occ = 0;
+
+		st->version[id] = 1;
+		memcpy(st->tag + id * CRY_TAG_BYTES, a->tags + b * CRY_TAG_BYTES, CRY_TAG_BYTES);
+		memcpy(st->bits + id * st->g.words, bits, st->g.words * sizeof(uint64_t));
+		for (size_t x = 0; x < st->g.words; x++)
+			occ = (uint16_t)(occ + __builtin_popcountll(bits[x]));
+		st->occ[id] = occ;
+		st->locked[id] = 0;
+		st->used_slots += occ;
+	}
+	st->nblocks = a->first + nb;
+	st->next_rowid = row0 + ins->n_rows;
+	t->nrows += ins->n_rows;
+	s->count = ins->n_rows;
+	atomic_fetch_add(&st->inserts_placed, ins->n_rows);
+	atomic_fetch_add(&st->inserts_bulk, ins->n_rows);
+	return LWC_OK;
+fail:
+	if (txn)
+		mdb_txn_abort(txn);
+	free(tr);
+	return stmt_fail(s, LWC_ERR_STORE, "proxy state: %s", mdb_strerror(rc));
+}
+
+int bulk_insert(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	const struct px_geom *g = &st->g;
+	struct bulk_arg a;
+	uint64_t nb;
+	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	char err[512] = "";
+	int rc = LWC_OK;
+
+	memset(&a, 0, sizeof(a));
+	a.st = st;
+	a.ins = s->req->insert;
+	a.per = px_fill_limit(st);
+	nb = (a.ins->n_rows + a.per - 1) / a.per;
+	if (batch > nb)
+		batch = (size_t)nb;
+	a.plain = malloc(batch * g->block_bytes);
+	a.sealed = malloc(batch * g->sealed_bytes);
+	a.wb = calloc(batch, sizeof(*a.wb));
+	a.tags = malloc(nb * CRY_TAG_BYTES);
+	a.bits = calloc(nb * g->words, sizeof(uint64_t));
+	a.locs = malloc(a.ins->n_rows * sizeof(uint64_t));
+	if (!a.plain || !a.sealed || !a.wb || !a.tags || !a.bits || !a.locs) {
+		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	/* the new ids, beyond nblocks, are this statement's until it commits:
+	 * growth is one at a time (st->growing), as for px_grow */
+	pthread_mutex_lock(&st->mu);
+	while (st->growing)
+		pthread_cond_wait(&st->cv, &st->mu);
+	a.first = st->nblocks;
+	if ((rc = px_blocks_reserve(st, a.first + nb)) != LWC_OK) {
+		pthread_mutex_unlock(&st->mu);
+		stmt_fail(s, rc, "out of memory");
+		goto out;
+	}
+	st->growing = 1;
+	pthread_mutex_unlock(&st->mu);
+
+	for (uint64_t done = 0; done < nb && rc == LWC_OK; done += batch) {
+		size_t cnt = nb - done < batch ? (size_t)(nb - done) : batch;
+
+		a.b0 = (size_t)done;
+		if ((rc = par_for(cnt, bulk_block, &a, w->scratch, NULL)) != LWC_OK) {
+			stmt_fail(s, rc, "sealing a new block failed");
+			break;
+		}
+		if ((rc = cloud_write(w, a.wb, cnt, err, sizeof(err))) != LWC_OK)
+			stmt_fail(s, rc, "cloud store WRITE failed: %s",
+				  err[0] ? err : lwc_strerror(rc));
+	}
+
+	pthread_mutex_lock(&st->mu);
+	st->growing = 0;
+	if (rc == LWC_OK)
+		rc = bulk_commit(w, s, &a, nb);
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	if (rc == LWC_OK)
+		log_debug("bulk INSERT of %zu rows into %llu new blocks from %llu", a.ins->n_rows,
+			  (unsigned long long)nb, (unsigned long long)a.first);
+out:
+	if (a.plain)
+		sodium_memzero(a.plain, batch * g->block_bytes);
+	free(a.plain);
+	free(a.sealed);
+	free(a.wb);
+	free(a.tags);
+	free(a.bits);
+	free(a.locs);
+	return rc;
+}
