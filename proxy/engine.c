@@ -1024,8 +1024,81 @@ static int seal_one(void *p, size_t i, uint32_t *scratch)
 	return LWC_OK;
 }
 
+/*
+ * READ ahead: while a statement works on batch b, a thread reads batch b+1
+ * on a connection of its own (from the pool), so the cloud store's READ
+ * and the transfer overlap the proxy's opening, acting and sealing.
+ */
+struct prefetch {
+	struct px_worker w;            /* a copy: its own cloud connection  */
+	const size_t *idx;
+	size_t n;
+	uint64_t *ids, *vers;
+	Lwc__CsResponse *resp;
+	int rc;
+	char err[512];
+	pthread_t th;
+	int running;
+};
+
+static void *prefetch_main(void *p)
+{
+	struct prefetch *f = p;
+
+	f->rc = cloud_read(&f->w, f->ids, f->vers, f->n, &f->resp, f->err, sizeof(f->err));
+	return NULL;
+}
+
+static void prefetch_start(struct prefetch *f, struct px_worker *w, const struct stmt *s,
+			   const size_t *idx, size_t n)
+{
+	memset(f, 0, sizeof(*f));
+	f->w = *w;
+	f->w.cloud = NULL;
+	f->idx = idx;
+	f->n = n;
+	f->ids = malloc(n * sizeof(uint64_t));
+	f->vers = malloc(n * sizeof(uint64_t));
+	if (f->ids == NULL || f->vers == NULL) {
+		free(f->ids);
+		free(f->vers);
+		f->ids = f->vers = NULL;
+		f->rc = LWC_ERR_NOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		f->ids[i] = s->ids[idx[i]];
+		f->vers[i] = s->vers[idx[i]];
+	}
+	if (pthread_create(&f->th, NULL, prefetch_main, f) != 0)
+		prefetch_main(f);              /* no thread: read now */
+	else
+		f->running = 1;
+}
+
+/* Wait for the READ; the response (or NULL) is the caller's to free. */
+static Lwc__CsResponse *prefetch_join(struct prefetch *f, int *rc, char *err, size_t errlen)
+{
+	Lwc__CsResponse *r;
+
+	if (f->running)
+		pthread_join(f->th, NULL);
+	f->running = 0;
+	cloud_release(&f->w);
+	cs_client_close(f->w.cloud);       /* not taken back by a full pool */
+	f->w.cloud = NULL;
+	free(f->ids);
+	free(f->vers);
+	f->ids = f->vers = NULL;
+	*rc = f->rc;
+	snprintf(err, errlen, "%s", f->err);
+	r = f->resp;
+	f->resp = NULL;
+	return r;
+}
+
 static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
-			const size_t *idx, size_t n, int *io_err)
+			const size_t *idx, size_t n, struct prefetch *pre, int *io_err)
 {
 	struct px_state *st = w->st;
 	const struct px_geom *g = &st->g;
@@ -1053,7 +1126,11 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		ids[i] = s->ids[idx[i]];
 		vers[i] = s->vers[idx[i]];
 	}
-	if ((rc = cloud_read(w, ids, vers, n, &resp, err, sizeof(err))) != LWC_OK) {
+	if (pre != NULL)
+		resp = prefetch_join(pre, &rc, err, sizeof(err));
+	else
+		rc = cloud_read(w, ids, vers, n, &resp, err, sizeof(err));
+	if (rc != LWC_OK) {
 		stmt_fail(s, rc, "cloud store READ failed: %s", err[0] ? err : lwc_strerror(rc));
 		goto out;
 	}
@@ -1257,6 +1334,14 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	}
 	rc = s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
 out:
+	if (pre && (pre->running || pre->ids)) {
+		/* failed before taking the READ ahead: wait for it all the same */
+		int prc;
+		Lwc__CsResponse *r = prefetch_join(pre, &prc, err, sizeof(err));
+
+		if (r)
+			cs_client_free_resp(r);
+	}
 	if (resp)
 		cs_client_free_resp(resp);
 	if (plain)
@@ -1278,7 +1363,8 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 {
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
 	size_t nb, *order;
-	int rc = LWC_OK;
+	struct prefetch pre[2];
+	int rc = LWC_OK, have_pre = 0, cur = 0, nxt = 0;
 
 	*io_err = LWC_OK;
 	if (s->gamma == 0)
@@ -1299,13 +1385,38 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 	}
 	/* a statement that failed before its first batch still makes its access
 	 * (every block written back unchanged): the cloud sees the usual shape */
+	/* ids[] is sorted, so sorting indexes sorts the ids */
+	for (size_t b = 0; b < nb; b++) {
+		size_t lo = s->gamma * b / nb, hi = s->gamma * (b + 1) / nb;
+		qsort(order + lo, hi - lo, sizeof(size_t), cmp_u64p);
+	}
 	for (size_t b = 0; b < nb && rc == LWC_OK && (b == 0 || !s->aborted); b++) {
 		size_t lo = s->gamma * b / nb, hi = s->gamma * (b + 1) / nb;
-		/* ids[] is sorted, so sorting indexes sorts the ids */
-		qsort(order + lo, hi - lo, sizeof(size_t), cmp_u64p);
-		rc = access_batch(w, s, io, order + lo, hi - lo, io_err);
+		int ahead = have_pre;
+
+		/* batch b was read ahead (b > 0); read b + 1 ahead now */
+		if (ahead)
+			cur = nxt, nxt ^= 1;
+		if (b + 1 < nb) {
+			size_t lo2 = s->gamma * (b + 1) / nb, hi2 = s->gamma * (b + 2) / nb;
+
+			prefetch_start(&pre[nxt], w, s, order + lo2, hi2 - lo2);
+			have_pre = 1;
+		} else {
+			have_pre = 0;
+		}
+		rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL, io_err);
 		if (*io_err != LWC_OK)
 			break;
+	}
+	if (have_pre) {
+		/* the statement stopped early: the READ ahead is not used */
+		int prc;
+		char perr[512];
+		Lwc__CsResponse *r = prefetch_join(&pre[nxt], &prc, perr, sizeof(perr));
+
+		if (r)
+			cs_client_free_resp(r);
 	}
 	free(order);
 	if (rc == LWC_OK && !s->aborted && *io_err == LWC_OK) {

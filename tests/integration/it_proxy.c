@@ -3428,6 +3428,62 @@ static void test_cli(void **state)
 				      (const char *)NULL), 0);
 }
 
+/* ---- statements of many batches: the next batch is read ahead -------------------- */
+
+static void test_batches(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--pad", "ratio:2", "--pad-min", "4", "--batch-blocks", "4", NULL };
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_row *rows = calloc(600, sizeof(*rows));
+	struct pxc *c;
+	struct access a;
+	long mark;
+
+	/* relocation off: the 600 rows stay in their 13 blocks */
+	deploy_mode(e, 64, serve, "off");
+	c = conn(e);
+	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+	OK(c, pxc_create_table(c, &kv, 0));
+	for (int i = 0; i < 600; i++)
+		rows[i] = kv_row(&kv, i, "batch");
+	do_insert(c, &kv, &m, rows, 600);
+
+	/* every row: gamma = 2 x 13 = 26 blocks in 7 batches of 3 or 4 */
+	mark = trace_mark(e);
+	check_table(c, &kv, &m);
+	trace_since(e, mark, &a);
+	if (a.nread != 7 || a.nwrite != 7 || a.other != 0 || a.bad[0])
+		fail_msg("SELECT of 26 blocks in batches of 4: %d READ, %d WRITE, %d other (%s)",
+			 a.nread, a.nwrite, a.other, a.bad);
+	{
+		struct set_arg sa = { 1, pxc_text("all"), 0 }, am = sa;
+		do_update(c, &kv, &m, pxc_all(), set_fn, &sa, &am);
+	}
+	check_table(c, &kv, &m);
+	/* the user aborts in the first batch: the READ ahead of the second is
+	 * waited for and dropped; nothing changes */
+	mark = trace_mark(e);
+	ERR(c, LWC_ERR_ABORTED, pxc_update(c, &kv, pxc_all(), abort_fn, NULL, NULL));
+	trace_since(e, mark, &a);
+	if (a.bad[0])
+		fail_msg("aborted UPDATE: a cloud request failed: %s", a.bad);
+	check_table(c, &kv, &m);
+	{
+		int col = 0;
+		do_delete(c, &kv, &m, pxc_all(), odd_fn, &col);
+	}
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	px_restart(e);
+	c = conn(e);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	model_free(&m);
+	free(rows);
+}
+
 /* ---- bulk INSERT: fresh blocks, no READ ---------------------------------------- */
 
 /* A counter of `lwc-proxy status` (lines of "key<spaces>value"). */
@@ -3667,6 +3723,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_insert, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (sodium_init() < 0)
