@@ -402,8 +402,10 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 		if (b >= n)
 			return stmt_fail(s, LWC_ERR_STORE, "index names block %llu beyond the database",
 					 (unsigned long long)b);
-		if (st->locked[b])
+		if (st->locked[b]) {
+			s->wait_block = b;
 			return PLAN_WAIT;
+		}
 		prev = b;
 		k++;
 	}
@@ -684,8 +686,15 @@ static int plan(struct px_worker *w, struct stmt *s)
 				 (unsigned long long)st->nblocks);
 			continue;
 		}
+		/* a real block held by another statement: plan again when that
+		 * block is free, not at every unlock (64 statements replanning at
+		 * every commit kept the state mutex busy); anything else: at the
+		 * next change */
 		atomic_fetch_add(&st->plan_waits, 1);
-		pthread_cond_wait(&st->cv, &st->mu);
+		do
+			pthread_cond_wait(&st->cv, &st->mu);
+		while (s->wait_block < st->nblocks && st->locked[s->wait_block]);
+		s->wait_block = UINT64_MAX;
 	}
 	if (rc != LWC_OK) {
 		int keep = s->err;
@@ -1964,6 +1973,7 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	default:
 		return px_send_error(io, req->seq, LWC_ERR_UNKNOWN_OP, "unknown request");
 	}
+	s.wait_block = UINT64_MAX;
 	rc = plan(w, &s);
 	if (rc == LWC_OK && s.bulk)
 		rc = bulk_insert(w, &s);

@@ -104,6 +104,8 @@ struct stmt {
 	int locked;
 
 	uint64_t grow;                 /* blocks to add before planning again */
+	uint64_t wait_block;           /* PLAN_WAIT for this block (UINT64_MAX:
+					  for anything) */
 	uint64_t count;
 	int aborted;
 	int err;                       /* statement error (sent to the user) */
