@@ -10,12 +10,17 @@
  * the new blocks hold this statement's rows (until they move: relocation
  * moves each row out of its block the first time a statement touches it).
  *
+ * delete_rows() is the other bulk job of a commit: the index entries,
+ * rows and positions of many deleted rows, column by column in token
+ * order, a whole duplicate list at once where every row of a value goes.
+ *
  * The proxy's commit is one LMDB transaction: blocks, nblocks, rows, the
  * index entries (each column's sorted, appended when its index is empty),
  * positions and next_rowid.  Until it commits, the new blocks are beyond
  * nblocks: no statement reads them, and a failed load leaves them to the
  * next growth, which writes version 1 over them.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,7 @@
 #include "engine_int.h"
 #include "log.h"
 #include "par.h"
+#include "stash.h"
 
 struct bulk_arg {
 	const struct px_state *st;
@@ -268,5 +274,99 @@ out:
 	free(a.tags);
 	free(a.bits);
 	free(a.locs);
+	return rc;
+}
+
+static int cmp_u64v(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The rows dels[0..n) of t (row ids, sorted here) leave the indexes, the
+ * rows and positions databases, and the stash database (st->mu held). */
+int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t *dels,
+		size_t n)
+{
+	size_t nc = t->ncols;
+	uint8_t *toks = NULL;
+	struct tokrow *tr = NULL;
+	MDB_cursor *cur = NULL;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(dels, n, sizeof(*dels), cmp_u64v);
+	toks = malloc(n * nc * CRY_TOKEN_BYTES);
+	tr = malloc(n * sizeof(*tr));
+	if (toks == NULL || tr == NULL) {
+		rc = ENOMEM;
+		goto out;
+	}
+	/* the old tokens, then the rows, positions and stash entries (in key
+	 * order: row ids) */
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint8_t key[8];
+		MDB_val k = { 8, key }, d;
+
+		cry_put_be64(key, dels[i]);
+		if ((rc = mdb_get(txn, t->rows, &k, &d)) != 0)
+			break;
+		if (d.mv_size != nc * CRY_TOKEN_BYTES) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		memcpy(toks + i * nc * CRY_TOKEN_BYTES, d.mv_data, nc * CRY_TOKEN_BYTES);
+		if ((rc = mdb_del(txn, t->rows, &k, NULL)) != 0)
+			break;
+		if ((rc = mdb_del(txn, st->pos_db, &k, NULL)) != 0)
+			break;
+		if (stash_find(st, dels[i]) != NULL)
+			rc = stash_db_del(st, txn, dels[i]);
+	}
+	/* each column's entries in token order; a value all of whose rows go
+	 * loses its whole duplicate list in one delete */
+	for (size_t c = 0; c < nc && rc == 0; c++) {
+		if ((rc = mdb_cursor_open(txn, t->cols[c], &cur)) != 0)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			tr[i].tok = toks + (i * nc + c) * CRY_TOKEN_BYTES;
+			tr[i].row = dels[i];
+		}
+		qsort(tr, n, sizeof(*tr), cmp_tokrow);
+		for (size_t i = 0; i < n && rc == 0;) {
+			size_t j = i + 1;
+			size_t dups = 0;
+			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d;
+
+			while (j < n && memcmp(tr[j].tok, tr[i].tok, CRY_TOKEN_BYTES) == 0)
+				j++;
+			if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0 ||
+			    (rc = mdb_cursor_count(cur, &dups)) != 0)
+				break;
+			if (dups == j - i) {
+				rc = mdb_cursor_del(cur, MDB_NODUPDATA);
+			} else {
+				for (size_t x = i; x < j && rc == 0; x++) {
+					uint8_t v[8];
+
+					cry_put_be64(v, tr[x].row);
+					k.mv_size = CRY_TOKEN_BYTES;
+					k.mv_data = (void *)(uintptr_t)tr[x].tok;
+					d.mv_size = 8;
+					d.mv_data = v;
+					if ((rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH)) == 0)
+						rc = mdb_cursor_del(cur, 0);
+				}
+			}
+			i = j;
+		}
+		mdb_cursor_close(cur);
+		cur = NULL;
+	}
+out:
+	free(toks);
+	free(tr);
 	return rc;
 }

@@ -1551,24 +1551,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 					     st->next_rowid + s->req->insert->n_rows);
 		break;
 	case ST_DELETE:
-		for (size_t i = 0; i < s->dels.n && rc == 0; i++) {
-			const uint8_t *tok;
-			uint8_t key[8], copy[PX_MAX_COLS * CRY_TOKEN_BYTES];
-			MDB_val k = { 8, key };
-
-			if ((rc = get_tokens(txn, t, s->dels.v[i], &tok)) != 0)
-				break;
-			memcpy(copy, tok, t->ncols * CRY_TOKEN_BYTES);
-			for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
-				rc = idx_del(txn, t->cols[c], copy + c * CRY_TOKEN_BYTES, s->dels.v[i]);
-			cry_put_be64(key, s->dels.v[i]);
-			if (rc == 0)
-				rc = mdb_del(txn, t->rows, &k, NULL);
-			if (rc == 0)
-				rc = mdb_del(txn, st->pos_db, &k, NULL);
-			if (rc == 0 && stash_find(st, s->dels.v[i]) != NULL)
-				rc = stash_db_del(st, txn, s->dels.v[i]);
-		}
+		rc = delete_rows(st, txn, t, s->dels.v, s->dels.n);
 		break;
 	case ST_UPDATE:
 		for (size_t i = 0; i < s->nupds && rc == 0; i++) {

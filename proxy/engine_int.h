@@ -143,6 +143,10 @@ void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits);
 /* bulk.c: a large INSERT into new blocks, committed (takes st->mu). */
 #define PX_BULK_BLOCKS 8               /* at least this many blocks' worth */
 int bulk_insert(struct px_worker *w, struct stmt *s);
+/* Index entries, rows, positions and stash entries of deleted rows, in key
+ * order (st->mu held; dels is sorted in place).  0 or an LMDB error. */
+int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t *dels,
+		size_t n);
 
 /* pending.c (st->mu held) */
 int is_null_tok(const struct px_table *t, uint32_t c, const uint8_t *tok);
