@@ -1406,7 +1406,7 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 		/* batch b was read ahead (b > 0); read b + 1 ahead now */
 		if (ahead)
 			cur = nxt, nxt ^= 1;
-		if (b + 1 < nb) {
+		if (b + 1 < nb && w->cfg->read_ahead) {
 			size_t lo2 = s->gamma * (b + 1) / nb, hi2 = s->gamma * (b + 2) / nb;
 
 			prefetch_start(&pre[nxt], w, s, order + lo2, hi2 - lo2);

@@ -35,6 +35,7 @@ struct px_engine_cfg {
 	uint32_t batch_blocks;      /* largest READ/WRITE                   */
 	int rtt_ms;                 /* simulated proxy-cloud round trip     */
 	int cloud_timeout_ms;
+	int read_ahead;             /* READ the next batch during this one  */
 	const uint8_t *cs_key;      /* K_CS                                 */
 	const char *cs_addr;
 };

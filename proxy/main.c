@@ -43,7 +43,7 @@ static void usage(FILE *f)
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
-		"                      [--block-threads N]\n"
+		"                      [--block-threads N] [--read-ahead on|off]\n"
 		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
 		"       lwc-proxy user add --state DIR --enroll FILE [--replace]\n"
 		"       lwc-proxy user revoke --state DIR NAME\n"
@@ -278,6 +278,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "relocate-max", required_argument, NULL, 'M' },
 		{ "relocate", required_argument, NULL, 'o' },
 		{ "block-threads", required_argument, NULL, 'T' },
+		{ "read-ahead", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -297,6 +298,7 @@ static int cmd_serve(int argc, char **argv)
 	cfg.engine.pad_min = 4;
 	cfg.engine.batch_blocks = 1024;
 	cfg.engine.cloud_timeout_ms = 60000;
+	cfg.engine.read_ahead = 1;
 	cfg.workers = 64;
 	cfg.max_frame = 64u << 20;
 	cfg.io_timeout_ms = 60000;
@@ -315,6 +317,13 @@ static int cmd_serve(int argc, char **argv)
 		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &stash_max)) return 1; break;
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &relocate_max)) return 1; break;
 		case 'T': if (parse_u32(optarg, "--block-threads", 0, 256, &block_threads)) return 1; break;
+		case 'A':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "lwc-proxy serve: --read-ahead must be on or off\n");
+				return 1;
+			}
+			cfg.engine.read_ahead = strcmp(optarg, "on") == 0;
+			break;
 		case 'o':
 			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
 				fprintf(stderr, "lwc-proxy serve: --relocate must be on or off\n");
