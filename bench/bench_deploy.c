@@ -254,7 +254,9 @@ void pxstat_read(struct pxstat *s)
 	s->blocks_moved = pxstat_u64(text, "blocks_moved");
 	s->blocks = pxstat_u64(text, "blocks");
 	s->slots_used = pxstat_u64(text, "slots_used");
-	s->block_format = (unsigned)pxstat_u64(text, "block_format");
+	/* proxies before block formats have none: format 1 */
+	s->block_format = strstr(text, "\nblock_format ") ? (unsigned)pxstat_u64(text, "block_format")
+							    : 1;
 	if ((rel = strstr(text, "\ngeometry ")) != NULL) {
 		size_t k = 0;
 
