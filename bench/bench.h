@@ -54,6 +54,7 @@ struct opts {
 	uint64_t rtt_max_rows;         /* largest result size of the rtt rounds  */
 	int relocate;                  /* RELOC_*: `serve --relocate` for all but reloc */
 	const char *init_args;         /* more `lwc-proxy init` arguments (geometry) */
+	const char *serve_args;        /* more `lwc-proxy serve` arguments          */
 };
 
 enum {

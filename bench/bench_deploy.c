@@ -60,7 +60,7 @@ void lwc_down(void)
 
 void lwc_up(int rtt, int relocate)
 {
-	static char envbin[PATH_MAX + 16], envargs[96], envinit[512];
+	static char envbin[PATH_MAX + 16], envargs[512], envinit[512];
 	char *env[4] = { envbin, envargs, envinit, NULL };
 	int n;
 
@@ -69,7 +69,7 @@ void lwc_up(int rtt, int relocate)
 	lwc_down();
 	snprintf(envbin, sizeof(envbin), "LWC_BIN=%s", bin_abs);
 	/* the proxy's own defaults unless asked: what a deployment runs with */
-	n = snprintf(envargs, sizeof(envargs), "LWC_PROXY_ARGS=");
+	n = snprintf(envargs, sizeof(envargs), "LWC_PROXY_ARGS=%s ", O.serve_args ? O.serve_args : "");
 	if (rtt)
 		n += snprintf(envargs + n, sizeof(envargs) - (size_t)n, "--rtt-ms %d ", rtt);
 	if (relocate != RELOC_DEFAULT)

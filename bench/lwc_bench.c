@@ -72,6 +72,7 @@ static void usage(FILE *f)
 		"                 [--client-seconds 6] [--batch 5000] [--reps-scale 1]\n"
 		"                 [--rtt-max-rows 10000] [--no-presize] [--modify-pk]\n"
 		"                 [--relocate on|off] [--init-args \"--slots 16 ...\"]\n"
+		"                 [--serve-args \"--read-ahead off ...\"]\n"
 		"                 [--tag T] [--out bench/results] [--img docs/img]\n"
 		"                 [--root DIR] [--bin DIR] [--seed S] [--keep]\n"
 		"\n"
@@ -144,6 +145,7 @@ int main(int argc, char **argv)
 		{ "rtt-max-rows", required_argument, NULL, 'M' },
 		{ "relocate", required_argument, NULL, 'L' },
 		{ "init-args", required_argument, NULL, 'G' },
+		{ "serve-args", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -233,6 +235,7 @@ int main(int argc, char **argv)
 			O.relocate = strcmp(optarg, "on") == 0 ? RELOC_ON : RELOC_OFF;
 			break;
 		case 'G': O.init_args = optarg; break;
+		case 'E': O.serve_args = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

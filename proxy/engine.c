@@ -1106,8 +1106,67 @@ static Lwc__CsResponse *prefetch_join(struct prefetch *f, int *rc, char *err, si
 	return r;
 }
 
+/*
+ * WRITE behind: a batch's WRITE goes out in a thread of its own, on its own
+ * connection, while the statement opens and works on the next batch; at
+ * most one is outstanding, and all are waited for before the statement
+ * commits.  The batch's `written` marks are decided when it is sealed and
+ * applied once its WRITE succeeded.
+ */
+struct writebehind {
+	struct px_worker w;
+	uint8_t *sealed;
+	struct cs_wblock *wb;
+	size_t n;
+	const size_t *idx;
+	uint8_t *marks;                /* s->written values of the batch    */
+	int rc;
+	char err[512];
+	pthread_t th;
+	int running, pending;
+};
+
+static void *writebehind_main(void *p)
+{
+	struct writebehind *b = p;
+
+	b->rc = cloud_write(&b->w, b->wb, b->n, b->err, sizeof(b->err));
+	return NULL;
+}
+
+/* Wait for the outstanding WRITE, if any; LWC_OK or the statement's error. */
+static int writebehind_join(struct stmt *s, struct writebehind *b)
+{
+	int rc;
+
+	if (!b->pending)
+		return LWC_OK;
+	if (b->running)
+		pthread_join(b->th, NULL);
+	b->running = 0;
+	b->pending = 0;
+	cloud_release(&b->w);
+	cs_client_close(b->w.cloud);
+	b->w.cloud = NULL;
+	rc = b->rc;
+	if (rc == LWC_OK)
+		for (size_t i = 0; i < b->n; i++)
+			s->written[b->idx[i]] = b->marks[i];
+	else
+		stmt_fail(s, rc, "cloud store WRITE failed: %s",
+			  b->err[0] ? b->err : lwc_strerror(rc));
+	free(b->sealed);
+	free(b->wb);
+	free(b->marks);
+	b->sealed = NULL;
+	b->wb = NULL;
+	b->marks = NULL;
+	return rc;
+}
+
 static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
-			const size_t *idx, size_t n, struct prefetch *pre, int *io_err)
+			const size_t *idx, size_t n, struct prefetch *pre,
+			struct writebehind *wbh, int *io_err)
 {
 	struct px_state *st = w->st;
 	const struct px_geom *g = &st->g;
@@ -1120,6 +1179,7 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	uint64_t **rbits = NULL;
 	uint32_t *rslots = NULL;
 	int *rcs = NULL;
+	uint8_t *marks = NULL;
 	size_t nrec = 0, caprec = 0, ev = 0;
 	Lwc__CsResponse *resp = NULL;
 	int modifies = s->kind == ST_INSERT || s->kind == ST_UPDATE || s->kind == ST_DELETE ||
@@ -1328,18 +1388,49 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			goto out;
 		}
 	}
-	if ((rc = cloud_write(w, wb, n, err, sizeof(err))) != LWC_OK) {
-		stmt_fail(s, rc, "cloud store WRITE failed: %s", err[0] ? err : lwc_strerror(rc));
+	/* 1: written with the statement's changes (rows in or out, records
+	 * replaced), 2: with the committed content; decided now, applied once
+	 * the WRITE succeeded */
+	if ((marks = malloc(n + 1)) == NULL) {
+		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	/* 1: written with the statement's changes (rows in or out, records
-	 * replaced), 2: with the committed content */
 	for (size_t i = 0; i < n; i++) {
 		size_t lo, hi;
 		int moved = memcmp(s->bits + idx[i] * g->words, s->obits + idx[i] * g->words,
 				   g->words * sizeof(uint64_t)) != 0;
 		block_range(&s->locs, ids[i], &lo, &hi);
-		s->written[idx[i]] = !s->aborted && (moved || (modifies && hi > lo)) ? 1 : 2;
+		marks[i] = !s->aborted && (moved || (modifies && hi > lo)) ? 1 : 2;
+	}
+	if (wbh != NULL) {
+		/* the previous batch's WRITE first: at most one outstanding */
+		if ((rc = writebehind_join(s, wbh)) != LWC_OK)
+			goto out;
+		wbh->w = *w;
+		wbh->w.cloud = NULL;
+		wbh->sealed = sealed;
+		wbh->wb = wb;
+		wbh->n = n;
+		wbh->idx = idx;
+		wbh->marks = marks;
+		wbh->rc = LWC_OK;
+		wbh->err[0] = '\0';
+		wbh->pending = 1;
+		sealed = NULL;
+		wb = NULL;
+		marks = NULL;
+		if (pthread_create(&wbh->th, NULL, writebehind_main, wbh) != 0)
+			writebehind_main(wbh);      /* no thread: write now */
+		else
+			wbh->running = 1;
+	} else {
+		if ((rc = cloud_write(w, wb, n, err, sizeof(err))) != LWC_OK) {
+			stmt_fail(s, rc, "cloud store WRITE failed: %s",
+				  err[0] ? err : lwc_strerror(rc));
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++)
+			s->written[idx[i]] = marks[i];
 	}
 	rc = s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
 out:
@@ -1365,6 +1456,7 @@ out:
 	free(rbits);
 	free(rslots);
 	free(rcs);
+	free(marks);
 	return rc;
 }
 
@@ -1373,7 +1465,10 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
 	size_t nb, *order;
 	struct prefetch pre[2];
+	struct writebehind wbh;
 	int rc = LWC_OK, have_pre = 0, cur = 0, nxt = 0;
+
+	memset(&wbh, 0, sizeof(wbh));
 
 	*io_err = LWC_OK;
 	if (s->gamma == 0)
@@ -1414,9 +1509,17 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 		} else {
 			have_pre = 0;
 		}
-		rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL, io_err);
+		rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL,
+				  nb > 1 && w->cfg->read_ahead ? &wbh : NULL, io_err);
 		if (*io_err != LWC_OK)
 			break;
+	}
+	/* every WRITE behind is done before the statement commits */
+	{
+		int wrc = writebehind_join(s, &wbh);
+
+		if (rc == LWC_OK)
+			rc = wrc;
 	}
 	if (have_pre) {
 		/* the statement stopped early: the READ ahead is not used */
