@@ -1040,21 +1040,50 @@ static int seal_one(void *p, size_t i, uint32_t *scratch)
  */
 struct prefetch {
 	struct px_worker w;            /* a copy: its own cloud connection  */
+	const struct stmt *s;
 	const size_t *idx;
 	size_t n;
 	uint64_t *ids, *vers;
 	Lwc__CsResponse *resp;
+	uint8_t *plain;                /* opened ahead (NULL: not opened)   */
+	int *rcs;                      /* ... and how each block opened     */
 	int rc;
 	char err[512];
 	pthread_t th;
 	int running;
 };
 
+/* READ, and when the answer is the batch asked for, open its blocks too:
+ * an UPDATE waiting for its user's decisions on batch b then finds b + 1
+ * opened. */
 static void *prefetch_main(void *p)
 {
 	struct prefetch *f = p;
+	const struct px_state *st = f->w.st;
+	uint32_t *scratch;
 
 	f->rc = cloud_read(&f->w, f->ids, f->vers, f->n, &f->resp, f->err, sizeof(f->err));
+	if (f->rc != LWC_OK || f->resp->result_case != LWC__CS_RESPONSE__RESULT_READ ||
+	    f->resp->read->n_blocks != f->n)
+		return NULL;
+	for (size_t i = 0; i < f->n; i++)
+		if (f->resp->read->blocks[i]->id != f->ids[i])
+			return NULL;
+	f->plain = malloc(f->n * st->g.block_bytes);
+	f->rcs = malloc(f->n * sizeof(int));
+	scratch = malloc(cry_perm_scratch_words(st->g.block_bytes, st->g.cell) *
+			 sizeof(uint32_t) + sizeof(uint32_t));
+	if (f->plain && f->rcs && scratch) {
+		struct open_arg oa = { st, f->s, f->resp, f->ids, f->vers, f->idx, f->plain };
+
+		(void)par_for(f->n, open_one, &oa, scratch, f->rcs);
+	} else {
+		free(f->plain);
+		free(f->rcs);
+		f->plain = NULL;
+		f->rcs = NULL;
+	}
+	free(scratch);
 	return NULL;
 }
 
@@ -1064,6 +1093,7 @@ static void prefetch_start(struct prefetch *f, struct px_worker *w, const struct
 	memset(f, 0, sizeof(*f));
 	f->w = *w;
 	f->w.cloud = NULL;
+	f->s = s;
 	f->idx = idx;
 	f->n = n;
 	f->ids = malloc(n * sizeof(uint64_t));
@@ -1085,8 +1115,11 @@ static void prefetch_start(struct prefetch *f, struct px_worker *w, const struct
 		f->running = 1;
 }
 
-/* Wait for the READ; the response (or NULL) is the caller's to free. */
-static Lwc__CsResponse *prefetch_join(struct prefetch *f, int *rc, char *err, size_t errlen)
+/* Wait for the READ; the response (or NULL) is the caller's to free, and
+ * so are *plain and *rcs when the blocks were opened ahead (NULL if not;
+ * plain may be NULL: then they are dropped). */
+static Lwc__CsResponse *prefetch_join(struct prefetch *f, int *rc, char *err, size_t errlen,
+				      uint8_t **plain, int **rcs)
 {
 	Lwc__CsResponse *r;
 
@@ -1103,6 +1136,17 @@ static Lwc__CsResponse *prefetch_join(struct prefetch *f, int *rc, char *err, si
 	snprintf(err, errlen, "%s", f->err);
 	r = f->resp;
 	f->resp = NULL;
+	if (plain != NULL) {
+		*plain = f->plain;
+		*rcs = f->rcs;
+	} else {
+		if (f->plain)
+			sodium_memzero(f->plain, f->n * f->w.st->g.block_bytes);
+		free(f->plain);
+		free(f->rcs);
+	}
+	f->plain = NULL;
+	f->rcs = NULL;
 	return r;
 }
 
@@ -1195,9 +1239,18 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		ids[i] = s->ids[idx[i]];
 		vers[i] = s->vers[idx[i]];
 	}
-	if (pre != NULL)
-		resp = prefetch_join(pre, &rc, err, sizeof(err));
-	else
+	if (pre != NULL) {
+		uint8_t *pplain = NULL;
+		int *prcs = NULL;
+
+		resp = prefetch_join(pre, &rc, err, sizeof(err), &pplain, &prcs);
+		if (pplain != NULL) {
+			/* opened ahead */
+			free(plain);
+			plain = pplain;
+			rcs = prcs;
+		}
+	} else
 		rc = cloud_read(w, ids, vers, n, &resp, err, sizeof(err));
 	if (rc != LWC_OK) {
 		stmt_fail(s, rc, "cloud store READ failed: %s", err[0] ? err : lwc_strerror(rc));
@@ -1217,13 +1270,13 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			goto out;
 		}
 	}
-	if ((rcs = malloc(n * sizeof(int))) == NULL) {
-		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	{
+	if (rcs == NULL) {
 		struct open_arg oa = { st, s, resp, ids, vers, idx, plain };
 
+		if ((rcs = malloc(n * sizeof(int))) == NULL) {
+			rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+			goto out;
+		}
 		(void)par_for(n, open_one, &oa, w->scratch, rcs);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1437,7 +1490,7 @@ out:
 	if (pre && (pre->running || pre->ids)) {
 		/* failed before taking the READ ahead: wait for it all the same */
 		int prc;
-		Lwc__CsResponse *r = prefetch_join(pre, &prc, err, sizeof(err));
+		Lwc__CsResponse *r = prefetch_join(pre, &prc, err, sizeof(err), NULL, NULL);
 
 		if (r)
 			cs_client_free_resp(r);
@@ -1525,7 +1578,7 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 		/* the statement stopped early: the READ ahead is not used */
 		int prc;
 		char perr[512];
-		Lwc__CsResponse *r = prefetch_join(&pre[nxt], &prc, perr, sizeof(perr));
+		Lwc__CsResponse *r = prefetch_join(&pre[nxt], &prc, perr, sizeof(perr), NULL, NULL);
 
 		if (r)
 			cs_client_free_resp(r);
