@@ -33,7 +33,7 @@ CFLAGS  := -std=c11 -Wall -Wextra -Werror $(OPTF) $(SAN) -pthread \
            -Icommon -Iclient -I$(OUT)/gen -I$(PG_INC) $(XCFLAGS)
 LDFLAGS := $(SAN) -pthread
 LIBS_COMMON := -lprotobuf-c -lsodium -lm
-LIBS_CS     := -levent -levent_pthreads -llmdb -lpq $(LIBS_COMMON)
+LIBS_CS     := -levent -levent_pthreads -llmdb -lpq -lhiredis $(LIBS_COMMON)
 
 COMMON_SRC := $(wildcard common/*.c)
 CS_SRC     := $(wildcard cloudstore/*.c)
@@ -151,9 +151,10 @@ $(OUT)/tests/pxc.o: tests/integration/pxc.c $(OUT)/gen/lwc.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# (libcloudstore for the Redis Cluster router: raw access to the store)
 $(OUT)/tests/it_%: $(OUT)/tests/integration/it_%.o $(ITEST_LIB) $(OUT)/libclient.a \
-		   $(OUT)/libproxy.a $(OUT)/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpq -llmdb $(LIBS_COMMON) -lm
+		   $(OUT)/libproxy.a $(OUT)/libcloudstore.a $(OUT)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpq -llmdb -lhiredis $(LIBS_COMMON) -lm
 
 test: all
 	@$(MAKE) --no-print-directory run-tests

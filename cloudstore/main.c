@@ -1,7 +1,7 @@
 /*
  * main.c - lwc-cloudstore: the untrusted block store.
  *
- *   lwc-cloudstore --listen HOST:PORT --store lmdb:DIR|postgres:CONNINFO
+ *   lwc-cloudstore --listen HOST:PORT --store lmdb:DIR|postgres:CONNINFO|redis-cluster:SEEDS
  *                  --key-file FILE [--trace FILE] [options]
  *   lwc-cloudstore keygen FILE
  */
@@ -24,7 +24,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lwc-cloudstore --listen HOST:PORT --store lmdb:DIR|postgres:CONNINFO\n"
+		"usage: lwc-cloudstore --listen HOST:PORT\n"
+		"                      --store lmdb:DIR|postgres:CONNINFO|redis-cluster:SEEDS\n"
 		"                      --key-file FILE [options]\n"
 		"       lwc-cloudstore keygen FILE\n"
 		"\n"
@@ -33,7 +34,9 @@ static void usage(FILE *f)
 		"\n"
 		"options:\n"
 		"  --listen HOST:PORT     address to listen on (use a loopback or private address)\n"
-		"  --store SPEC           lmdb:DIR (embedded) or postgres:CONNINFO (libpq string or URI)\n"
+		"  --store SPEC           lmdb:DIR (embedded), postgres:CONNINFO (libpq string or URI)\n"
+		"                         or redis-cluster:HOST:PORT[,HOST:PORT...][,wait=N]\n"
+		"                         [,timeout=MS][,prefix=P] (docs/operations.md)\n"
 		"  --key-file FILE        K_CS, created by 'lwc-cloudstore keygen FILE' (mode 0600)\n"
 		"  --trace FILE           append one line per request: the cloud's view\n"
 		"  --workers N            worker threads / backend connections (default 4)\n"

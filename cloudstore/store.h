@@ -11,7 +11,10 @@
  *                          before committing writes the same version again)
  *   anything else          LWC_ERR_VERSION (stale, or skipping ahead)
  *
- * A WRITE is all-or-nothing and durable before write() returns.  The block
+ * A WRITE is durable before write() returns and all-or-nothing (LMDB,
+ * PostgreSQL) or atomic per block (Redis Cluster: a WRITE that fails a
+ * check changes nothing, one cut short may leave some blocks at the new
+ * version, which DESIGN section 7 makes harmless; store_redis.c).  The block
  * size is a property of the store, fixed by the first WRITE into an empty
  * store (or by --block-size) and enforced afterwards.
  *
@@ -54,7 +57,7 @@ struct cs_stat {
 };
 
 struct cs_store_ops {
-	const char *name;               /* "lmdb" or "postgres" */
+	const char *name;               /* "lmdb", "postgres" or "redis-cluster" */
 	/* spec is what follows "name:" in --store.  block_size 0 = not pinned. */
 	int (*open)(struct cs_store **out, const char *spec, uint32_t block_size,
 		    char *err, size_t errlen);
@@ -78,8 +81,10 @@ struct cs_store_ops {
 
 extern const struct cs_store_ops cs_store_lmdb;
 extern const struct cs_store_ops cs_store_pg;
+extern const struct cs_store_ops cs_store_redis;   /* store_redis.c */
 
-/* Pick the backend for a --store argument ("lmdb:DIR" or "postgres:CONNINFO")
+/* Pick the backend for a --store argument ("lmdb:DIR", "postgres:CONNINFO" or
+ * "redis-cluster:HOST:PORT,...")
  * and return the part after the colon in *spec. */
 int cs_store_lookup(const char *arg, const struct cs_store_ops **ops,
 		    const char **spec, char *err, size_t errlen) LWC_WUR;

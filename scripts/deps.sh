@@ -5,7 +5,8 @@ set -eu
 
 PKGS="build-essential pkg-config libsodium-dev libevent-dev liblmdb-dev lmdb-utils
 libpq-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libedit-dev
-postgresql postgresql-contrib gnuplot-nox python3 clang libclang-rt-14-dev procps"
+postgresql postgresql-contrib gnuplot-nox python3 clang libclang-rt-14-dev procps
+redis-server redis-tools libhiredis-dev"
 
 missing=""
 for p in $PKGS; do

@@ -16,9 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 #include <sodium.h>
 
+#include "../../cloudstore/rc_parse.h"
 #include "harness.h"
 #include "keyfile.h"
 #include "userkey.h"
@@ -133,6 +135,14 @@ void h_cs_setup(struct h_cs *cs)
 		pg_exec(sql);
 		snprintf(cs->store, sizeof(cs->store), "postgres:%s dbname=%s",
 			 getenv("LWC_TEST_PG"), cs->db);
+	} else if (strcmp(h_backend(), "redis") == 0) {
+		const char *seeds = getenv("LWC_TEST_REDIS");
+		if (seeds == NULL || seeds[0] == '\0')
+			die("LWC_TEST_REDIS is not set (run through tests/run.sh)");
+		snprintf(cs->prefix, sizeof(cs->prefix), "lwc_t%d_%d", (int)getpid(),
+			 ++db_counter);
+		snprintf(cs->store, sizeof(cs->store), "redis-cluster:%s,prefix=%s", seeds,
+			 cs->prefix);
 	} else {
 		snprintf(cs->store, sizeof(cs->store), "lmdb:%s/store", cs->dir);
 	}
@@ -220,11 +230,106 @@ void h_cs_teardown(struct h_cs *cs)
 		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", cs->db);
 		pg_exec(sql);
 	}
+	if (cs->prefix[0] && getenv("LWC_TEST_KEEP") == NULL && h_redis_drop(cs->prefix) < 0)
+		fprintf(stderr, "harness: could not delete the keys of %s\n", cs->prefix);
 	if (getenv("LWC_TEST_KEEP") == NULL && strncmp(cs->dir, "/tmp/lwc-test-", 14) == 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cs->dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "harness: could not remove %s\n", cs->dir);
 	}
+}
+
+/* Deletes the keys of prefix on one master; -1 on failure. */
+static long redis_drop_node(const char *host, int port, const char *prefix)
+{
+	struct timeval tv = { 10, 0 };
+	redisContext *c = redisConnectWithTimeout(host, port, tv);
+	char cursor[32] = "0", match[96];
+	long n = 0;
+
+	if (c == NULL || c->err) {
+		redisFree(c);
+		return -1;
+	}
+	snprintf(match, sizeof(match), "%s:*", prefix);
+	do {
+		redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, match);
+		if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		    r->element[0]->type != REDIS_REPLY_STRING ||
+		    r->element[1]->type != REDIS_REPLY_ARRAY) {
+			if (r)
+				freeReplyObject(r);
+			redisFree(c);
+			return -1;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			const redisReply *k = r->element[1]->element[i];
+			redisAppendCommand(c, "UNLINK %b", k->str, k->len);
+		}
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			void *d;
+			if (redisGetReply(c, &d) != REDIS_OK) {
+				freeReplyObject(r);
+				redisFree(c);
+				return -1;
+			}
+			freeReplyObject(d);
+			n++;
+		}
+		freeReplyObject(r);
+	} while (strcmp(cursor, "0") != 0);
+	redisFree(c);
+	return n;
+}
+
+long h_redis_drop(const char *prefix)
+{
+	const char *seeds = getenv("LWC_TEST_REDIS");
+	struct rc_spec spec;
+	struct rc_range *rg = malloc(RC_SLOTS * sizeof(*rg));
+	size_t n = 0;
+	long total = 0;
+	char err[256];
+
+	if (seeds == NULL || rg == NULL || rc_spec_parse(seeds, &spec, err, sizeof(err)) != 0) {
+		free(rg);
+		return -1;
+	}
+	/* the masters, from the first seed that answers CLUSTER SLOTS */
+	for (size_t i = 0; i < spec.nseeds && n == 0; i++) {
+		struct timeval tv = { 10, 0 };
+		redisContext *c = redisConnectWithTimeout(spec.seed[i].host, spec.seed[i].port, tv);
+		redisReply *r;
+		if (c == NULL || c->err) {
+			redisFree(c);
+			continue;
+		}
+		r = redisCommand(c, "CLUSTER SLOTS");
+		if (r == NULL || rc_parse_slots(r, rg, RC_SLOTS, &n) != 0)
+			n = 0;
+		for (size_t k = 0; k < n; k++)
+			if (rg[k].host[0] == '\0')
+				snprintf(rg[k].host, sizeof(rg[k].host), "%s", spec.seed[i].host);
+		if (r)
+			freeReplyObject(r);
+		redisFree(c);
+	}
+	for (size_t k = 0; k < n; k++) {
+		int seen = 0;
+		long d;
+		for (size_t j = 0; j < k; j++)
+			seen |= rg[j].port == rg[k].port && strcmp(rg[j].host, rg[k].host) == 0;
+		if (seen)
+			continue;
+		if ((d = redis_drop_node(rg[k].host, rg[k].port, prefix)) < 0) {
+			total = -1;
+			break;
+		}
+		total += d;
+	}
+	free(rg);
+	return n == 0 ? -1 : total;
 }
 
 int h_count_lines(const char *path, const char *needle)

@@ -3,8 +3,10 @@
  *
  * Environment (set by tests/run.sh):
  *   LWC_BIN           directory of the binaries under test (bin/ or build/asan/bin)
- *   LWC_TEST_BACKEND  lmdb (default) or pg
+ *   LWC_TEST_BACKEND  lmdb (default), pg or redis
  *   LWC_TEST_PG       libpq conninfo of the private PostgreSQL cluster (pg only)
+ *   LWC_TEST_REDIS    seed list HOST:PORT,... of the private Redis Cluster
+ *                     (redis only; tests/redis-cluster-tmp.sh prints it)
  */
 #ifndef LWC_TEST_HARNESS_H
 #define LWC_TEST_HARNESS_H
@@ -21,6 +23,7 @@ struct h_cs {
 	char trace[300];
 	char log[300];
 	char db[64];              /* PostgreSQL database of this test       */
+	char prefix[64];          /* Redis Cluster key prefix of this test  */
 	uint8_t key[32];          /* K_CS                                   */
 };
 
@@ -33,8 +36,12 @@ void h_cs_setup(struct h_cs *cs);
 void h_cs_start(struct h_cs *cs, const char *const *extra);
 /* Send sig and wait; returns the exit status as from waitpid. */
 int h_cs_stop(struct h_cs *cs, int sig);
-/* Stop if running, drop the database, remove the directory. */
+/* Stop if running, drop the database (Redis: the keys of its prefix),
+ * remove the directory. */
 void h_cs_teardown(struct h_cs *cs);
+/* Deletes every key of the Redis Cluster of LWC_TEST_REDIS that starts with
+ * prefix followed by ':'; returns the number deleted (-1 on failure). */
+long h_redis_drop(const char *prefix);
 
 /* ---- lwc-proxy ------------------------------------------------------------ */
 

@@ -1,0 +1,233 @@
+#!/bin/sh
+# redis-cluster-tmp.sh - a private, throwaway Redis Cluster for tests and
+# benchmarks (the redis-cluster: backend of lwc-cloudstore).
+#
+#   tests/redis-cluster-tmp.sh start DIR [MASTERS [REPLICAS]]
+#        MASTERS (default 3) masters with REPLICAS (default 1) replicas each,
+#        on free loopback ports (cluster bus on PORT+10000), data, logs and
+#        pid files in DIR/PORT/; waits until every node sees the cluster OK
+#        and prints the seed list HOST:PORT,HOST:PORT,... (the masters)
+#   tests/redis-cluster-tmp.sh add-master DIR
+#        starts one more empty node, joins it as a master (no slots yet) and
+#        prints HOST:PORT NODE-ID
+#   tests/redis-cluster-tmp.sh reshard DIR TO-NODE-ID SLOTS
+#        moves SLOTS slots from all masters to TO-NODE-ID (redis-cli --cluster
+#        reshard, key by key with MIGRATE: clients see ASK/MOVED meanwhile)
+#   tests/redis-cluster-tmp.sh pid DIR HOST:PORT
+#        prints the pid of that node
+#   tests/redis-cluster-tmp.sh stop DIR
+#        stops every node (SIGKILL: the data is thrown away) and removes DIR
+#
+# Settings: appendonly yes, appendfsync $LWC_REDIS_FSYNC (default everysec;
+# docs/operations.md says what always costs), cluster-node-timeout
+# $LWC_REDIS_NODE_TIMEOUT ms (default 2000: a failover takes a few seconds),
+# loopback only, no persistence other than the AOF.
+set -eu
+
+prog=$(basename "$0")
+: "${LWC_REDIS_FSYNC:=everysec}"
+: "${LWC_REDIS_NODE_TIMEOUT:=2000}"
+
+die() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+usage() {
+	echo "usage: $prog start DIR [MASTERS [REPLICAS]] | add-master DIR |" \
+		"reshard DIR NODE-ID SLOTS | pid DIR HOST:PORT | stop DIR" >&2
+	exit 2
+}
+
+command -v redis-server >/dev/null 2>&1 || die "redis-server not found (scripts/deps.sh installs it)"
+command -v redis-cli >/dev/null 2>&1 || die "redis-cli not found (scripts/deps.sh installs redis-tools)"
+
+# n free loopback ports p whose cluster bus port p+10000 is free as well
+free_ports() {
+	python3 - "$1" <<'EOF'
+import socket, sys
+n = int(sys.argv[1]); out = []; held = []
+while len(out) < n:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    held.append(s)
+    if p + 10000 > 65535 or p in out:
+        continue
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p + 10000))
+    except OSError:
+        continue
+    finally:
+        b.close()
+    out.append(p)
+print(" ".join(str(p) for p in out))
+EOF
+}
+
+start_node() {
+	dir=$1
+	port=$2
+	mkdir -p "$dir/$port"
+	cat >"$dir/$port/redis.conf" <<EOF
+bind 127.0.0.1
+port $port
+protected-mode no
+daemonize yes
+dir $dir/$port
+pidfile $dir/$port/redis.pid
+logfile $dir/$port/redis.log
+cluster-enabled yes
+cluster-config-file $dir/$port/nodes.conf
+cluster-node-timeout $LWC_REDIS_NODE_TIMEOUT
+appendonly yes
+appendfsync $LWC_REDIS_FSYNC
+save ""
+EOF
+	redis-server "$dir/$port/redis.conf" >/dev/null ||
+		die "redis-server on 127.0.0.1:$port did not start (see $dir/$port/redis.log)"
+	i=0
+	until redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || die "redis-server on 127.0.0.1:$port does not answer"
+		sleep 0.1
+	done
+}
+
+# every node of DIR reports cluster_state:ok and the same number of known nodes
+wait_ok() {
+	dir=$1
+	i=0
+	while :; do
+		ok=1
+		for p in $(cat "$dir/ports"); do
+			redis-cli -h 127.0.0.1 -p "$p" cluster info 2>/dev/null |
+				grep -q '^cluster_state:ok' || ok=0
+		done
+		if [ $ok = 1 ] && redis-cli --cluster check "127.0.0.1:$(head -n1 "$dir/ports")" \
+			>/dev/null 2>&1; then
+			return 0
+		fi
+		i=$((i + 1))
+		[ $i -lt 300 ] || die "the cluster in $dir did not become ready"
+		sleep 0.2
+	done
+}
+
+cmd_start() {
+	dir=$1
+	masters=$2
+	replicas=$3
+	case $dir in
+	/*) ;;
+	*) dir=$(pwd)/$dir ;;
+	esac
+	mkdir -p "$dir"
+	[ -e "$dir/ports" ] && die "$dir already holds a cluster"
+	n=$((masters * (replicas + 1)))
+	ports=$(free_ports "$n")
+	: >"$dir/ports"
+	addrs=""
+	for p in $ports; do
+		echo "$p" >>"$dir/ports"
+		start_node "$dir" "$p"
+		addrs="$addrs 127.0.0.1:$p"
+	done
+	# shellcheck disable=SC2086
+	if ! redis-cli --cluster create $addrs --cluster-replicas "$replicas" --cluster-yes \
+		>"$dir/create.log" 2>&1; then
+		cat "$dir/create.log" >&2
+		die "redis-cli --cluster create failed"
+	fi
+	wait_ok "$dir"
+	# the seeds: the masters (the first MASTERS ports, as --cluster create assigns them)
+	seeds=""
+	for p in $(head -n "$masters" "$dir/ports"); do
+		seeds="${seeds:+$seeds,}127.0.0.1:$p"
+	done
+	echo "$seeds"
+}
+
+cmd_add_master() {
+	dir=$1
+	[ -e "$dir/ports" ] || die "no cluster in $dir"
+	p=$(free_ports 1)
+	start_node "$dir" "$p"
+	first=$(head -n1 "$dir/ports")
+	echo "$p" >>"$dir/ports"
+	if ! redis-cli --cluster add-node "127.0.0.1:$p" "127.0.0.1:$first" \
+		>"$dir/add-$p.log" 2>&1; then
+		cat "$dir/add-$p.log" >&2
+		die "redis-cli --cluster add-node failed"
+	fi
+	wait_ok "$dir"
+	echo "127.0.0.1:$p $(redis-cli -h 127.0.0.1 -p "$p" cluster myid)"
+}
+
+cmd_reshard() {
+	dir=$1
+	to=$2
+	slots=$3
+	# a live master to talk to
+	for p in $(cat "$dir/ports"); do
+		if redis-cli -h 127.0.0.1 -p "$p" role 2>/dev/null | head -n1 | grep -q master; then
+			break
+		fi
+	done
+	if ! redis-cli --cluster reshard "127.0.0.1:$p" --cluster-from all --cluster-to "$to" \
+		--cluster-slots "$slots" --cluster-yes --cluster-pipeline 10 \
+		>"$dir/reshard.log" 2>&1; then
+		tail -n 20 "$dir/reshard.log" >&2
+		die "redis-cli --cluster reshard failed"
+	fi
+	wait_ok "$dir"
+}
+
+cmd_pid() {
+	dir=$1
+	port=${2##*:}
+	cat "$dir/$port/redis.pid"
+}
+
+cmd_stop() {
+	dir=$1
+	[ -d "$dir" ] || return 0
+	if [ -e "$dir/ports" ]; then
+		for p in $(cat "$dir/ports"); do
+			[ -e "$dir/$p/redis.pid" ] || continue
+			pid=$(cat "$dir/$p/redis.pid")
+			# only a redis-server of this directory
+			if [ -r "/proc/$pid/cmdline" ] &&
+				tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "redis-server 127.0.0.1:$p"; then
+				kill -9 "$pid" 2>/dev/null || true
+			fi
+		done
+	fi
+	rm -rf "$dir"
+}
+
+[ $# -ge 2 ] || usage
+case $1 in
+start)
+	[ $# -le 4 ] || usage
+	cmd_start "$2" "${3:-3}" "${4:-1}"
+	;;
+add-master)
+	[ $# -eq 2 ] || usage
+	cmd_add_master "$2"
+	;;
+reshard)
+	[ $# -eq 4 ] || usage
+	cmd_reshard "$2" "$3" "$4"
+	;;
+pid)
+	[ $# -eq 3 ] || usage
+	cmd_pid "$2" "$3"
+	;;
+stop)
+	[ $# -eq 2 ] || usage
+	cmd_stop "$2"
+	;;
+*)
+	usage
+	;;
+esac
