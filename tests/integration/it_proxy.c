@@ -55,6 +55,7 @@
 #include "lwc.pb-c.h"
 #include "net.h"
 #include "pxc.h"
+#include "../../cloudstore/rc_cluster.h"
 #include "../../proxy/locate.h"
 #include "../../proxy/stash.h"
 #include "wire.h"
@@ -572,13 +573,48 @@ struct raw {
 	MDB_txn *txn;
 	MDB_dbi dbi;
 	PGconn *conn;
+	struct rc_cluster *rc;        /* Redis Cluster (the cloud store's router) */
 };
+
+/* One Redis command on the key of block id (argv[1] is replaced by it);
+ * the answer, to be freed with freeReplyObject. */
+static redisReply *rc_one(struct raw *r, uint64_t id, int argc, const char **argv,
+			  size_t *argvlen)
+{
+	struct rc_cmd c;
+	char key[128], err[256];
+	redisReply *rep;
+
+	snprintf(key, sizeof(key), "%s:b{%" PRIu64 "}", r->e->cs.prefix, id);
+	argv[1] = key;
+	argvlen[1] = strlen(key);
+	memset(&c, 0, sizeof(c));
+	c.slot = rc_key_slot(key, argvlen[1]);
+	c.argc = argc;
+	c.argv = argv;
+	c.argvlen = argvlen;
+	if (rc_cluster_exec(r->rc, &c, 1, 0, err, sizeof(err)) != LWC_OK)
+		fail_msg("redis: %s", err);
+	if (c.reply->type == REDIS_REPLY_ERROR)
+		fail_msg("redis %s: %s", argv[0], c.reply->str);
+	rep = c.reply;
+	c.reply = NULL;
+	return rep;
+}
 
 static void raw_open(struct raw *r, struct env *e)
 {
 	memset(r, 0, sizeof(*r));
 	r->e = e;
 	r->pg = e->cs.db[0] != '\0';
+	if (e->cs.prefix[0]) {
+		struct rc_spec spec;
+		char err[256];
+		if (rc_spec_parse(getenv("LWC_TEST_REDIS"), &spec, err, sizeof(err)) != LWC_OK ||
+		    rc_cluster_open(&r->rc, &spec, err, sizeof(err)) != LWC_OK)
+			fail_msg("redis: %s", err);
+		return;
+	}
 	if (r->pg) {
 		char ci[1200];
 		snprintf(ci, sizeof(ci), "%s dbname=%s", getenv("LWC_TEST_PG"), e->cs.db);
@@ -608,6 +644,10 @@ static void raw_open(struct raw *r, struct env *e)
 
 static void raw_close(struct raw *r)
 {
+	if (r->rc) {
+		rc_cluster_close(r->rc);
+		return;
+	}
 	if (r->pg) {
 		PQfinish(r->conn);
 		return;
@@ -638,6 +678,21 @@ static size_t raw_get(struct raw *r, uint64_t id, uint64_t ver, uint8_t *buf, si
 
 	cry_put_be64(k, id);
 	cry_put_be64(k + 8, ver);
+	if (r->rc) {
+		char vs[24];
+		const char *argv[3] = { "HGET", NULL, vs };
+		size_t argvlen[3] = { 4, 0, 0 }, n = 0;
+		redisReply *rep;
+		argvlen[2] = (size_t)snprintf(vs, sizeof(vs), "%" PRIu64, ver);
+		rep = rc_one(r, id, 3, argv, argvlen);
+		if (rep->type == REDIS_REPLY_STRING) {
+			n = rep->len;
+			assert_true(n <= cap);
+			memcpy(buf, rep->str, n);
+		}
+		freeReplyObject(rep);
+		return n;
+	}
 	if (r->pg) {
 		const char *v[2] = { (const char *)k, (const char *)k + 8 };
 		int l[2] = { 8, 8 };
@@ -670,6 +725,18 @@ static uint64_t raw_newest(struct raw *r, uint64_t id)
 	uint64_t best = 0;
 
 	cry_put_be64(k, id);
+	if (r->rc) {
+		const char *argv[2] = { "HKEYS", NULL };
+		size_t argvlen[2] = { 5, 0 };
+		redisReply *rep = rc_one(r, id, 2, argv, argvlen);
+		for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+			uint64_t v = strtoull(rep->element[i]->str, NULL, 10);
+			if (v > best)
+				best = v;
+		}
+		freeReplyObject(rep);
+		return best;
+	}
 	if (r->pg) {
 		const char *v[1] = { (const char *)k };
 		int l[1] = { 8 };
@@ -703,6 +770,17 @@ static void raw_put(struct raw *r, uint64_t id, uint64_t ver, const uint8_t *buf
 
 	cry_put_be64(k, id);
 	cry_put_be64(k + 8, ver);
+	if (r->rc) {
+		char vs[24];
+		const char *argv[4] = { "HSET", NULL, vs, (const char *)buf };
+		size_t argvlen[4] = { 4, 0, 0, len };
+		redisReply *rep;
+		argvlen[2] = (size_t)snprintf(vs, sizeof(vs), "%" PRIu64, ver);
+		rep = rc_one(r, id, 4, argv, argvlen);
+		assert_int_equal(rep->type, REDIS_REPLY_INTEGER);
+		freeReplyObject(rep);
+		return;
+	}
 	if (r->pg) {
 		const char *v[3] = { (const char *)k, (const char *)k + 8, (const char *)buf };
 		int l[3] = { 8, 8, (int)len };
@@ -724,6 +802,14 @@ static void raw_del(struct raw *r, uint64_t id, uint64_t ver)
 
 	cry_put_be64(k, id);
 	cry_put_be64(k + 8, ver);
+	if (r->rc) {
+		char vs[24];
+		const char *argv[3] = { "HDEL", NULL, vs };
+		size_t argvlen[3] = { 4, 0, 0 };
+		argvlen[2] = (size_t)snprintf(vs, sizeof(vs), "%" PRIu64, ver);
+		freeReplyObject(rc_one(r, id, 3, argv, argvlen));
+		return;
+	}
 	if (r->pg) {
 		const char *v[2] = { (const char *)k, (const char *)k + 8 };
 		int l[2] = { 8, 8 };
@@ -1939,7 +2025,43 @@ static void test_no_plaintext(void **state)
 		free(vers);
 	}
 
-	if (e->cs.db[0]) {
+	if (e->cs.prefix[0]) {
+		struct raw r;
+		size_t cap = 0;
+		uint64_t nb;
+		{
+			/* every block the store holds (the database may have grown) */
+			struct cs_client *cl = cs_conn(e);
+			Lwc__CsResponse *st = NULL;
+			char err[256];
+			assert_int_equal(cs_client_stat(cl, NULL, 0, &st, err, sizeof(err)), LWC_OK);
+			nb = st->stat->block_count;
+			cs_client_free_resp(st);
+			cs_client_close(cl);
+		}
+		assert_true(nb >= e->nblocks);
+		raw_open(&r, e);
+		for (uint64_t id = 0; id < nb; id++) {
+			const char *argv[2] = { "HVALS", NULL };
+			size_t argvlen[2] = { 5, 0 };
+			redisReply *rep = rc_one(&r, id, 2, argv, argvlen);
+			for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+				const redisReply *v = rep->element[i];
+				if (hay_len + v->len > cap) {
+					cap = (hay_len + v->len) * 2;
+					hay = realloc(hay, cap);
+					assert_non_null(hay);
+				}
+				memcpy(hay + hay_len, v->str, v->len);
+				hay_len += v->len;
+			}
+			freeReplyObject(rep);
+		}
+		raw_close(&r);
+		assert_true(hay_len >= e->nblocks * BLOCK_BYTES);
+		assert_non_null(find_bytes(hay, hay_len, probe, sizeof(probe)));
+		scan("the Redis Cluster hashes of the blocks", hay, hay_len, &nd);
+	} else if (e->cs.db[0]) {
 		struct raw r;
 		PGresult *res;
 		raw_open(&r, e);
