@@ -3,6 +3,7 @@
 #   make            install missing Debian packages, build everything into bin/
 #   make test       build, then run unit and integration tests (LMDB + a private PostgreSQL)
 #   make asan       build with AddressSanitizer + UBSan and run the same tests
+#   make test-failover  the Redis Cluster failover test 20 times in a row (~5 min)
 #   make bench      lwc-bench: the paper's experiments against PostgreSQL, N = 1,000,000
 #   make bench-full the same with N = 10,000,000 (BENCH_ARGS= adds lwc-bench options)
 #   make bench-cs   block-store benchmark of lwc-cloudstore (see docs/benchmarks.md)
@@ -65,7 +66,7 @@ CONFORMANCE_DIR ?= ../shared/conformance
 CONF_STATE      ?=
 CONF_PORT       ?=
 
-.PHONY: all build deps test run-tests asan bench bench-full bench-cs audit fuzz clean demo \
+.PHONY: all build deps test run-tests test-failover asan bench bench-full bench-cs audit fuzz clean demo \
         conformance
 .SUFFIXES:
 
@@ -161,6 +162,10 @@ test: all
 
 run-tests: build
 	@LWC_BIN=$(BIN) LWC_TESTS=$(OUT)/tests LWC_SAN=$(if $(SAN),1,) sh tests/run.sh
+
+# kill -9 of a Redis Cluster master under a workload, 20 fresh runs in a row
+test-failover: all
+	@LWC_BIN=$(BIN) LWC_TESTS=$(OUT)/tests sh tests/failover.sh
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=asan run-tests

@@ -8,13 +8,21 @@
 #        pid files in DIR/PORT/; waits until every node sees the cluster OK
 #        and prints the seed list HOST:PORT,HOST:PORT,... (the masters)
 #   tests/redis-cluster-tmp.sh add-master DIR
-#        starts one more empty node, joins it as a master (no slots yet) and
-#        prints HOST:PORT NODE-ID
+#        starts two more empty nodes, joins one as a master (no slots yet) and
+#        the other as its replica, prints HOST:PORT NODE-ID of the master
 #   tests/redis-cluster-tmp.sh reshard DIR TO-NODE-ID SLOTS
 #        moves SLOTS slots from all masters to TO-NODE-ID (redis-cli --cluster
 #        reshard, key by key with MIGRATE: clients see ASK/MOVED meanwhile)
 #   tests/redis-cluster-tmp.sh pid DIR HOST:PORT
 #        prints the pid of that node
+#   tests/redis-cluster-tmp.sh masters DIR
+#        prints HOST:PORT of every live master that serves slots, one a line
+#   tests/redis-cluster-tmp.sh wait-failover DIR HOST:PORT
+#        waits until the (killed) master HOST:PORT serves no slot any more and
+#        the other nodes see the cluster OK (a replica took over)
+#   tests/redis-cluster-tmp.sh restart DIR HOST:PORT
+#        starts that node again from its configuration; waits until it is a
+#        replica in sync with its master (what a failed master becomes)
 #   tests/redis-cluster-tmp.sh stop DIR
 #        stops every node (SIGKILL: the data is thrown away) and removes DIR
 #
@@ -35,7 +43,8 @@ die() {
 
 usage() {
 	echo "usage: $prog start DIR [MASTERS [REPLICAS]] | add-master DIR |" \
-		"reshard DIR NODE-ID SLOTS | pid DIR HOST:PORT | stop DIR" >&2
+		"reshard DIR NODE-ID SLOTS | pid DIR HOST:PORT | masters DIR |" \
+		"wait-failover DIR HOST:PORT | restart DIR HOST:PORT | stop DIR" >&2
 	exit 2
 }
 
@@ -150,17 +159,36 @@ cmd_start() {
 cmd_add_master() {
 	dir=$1
 	[ -e "$dir/ports" ] || die "no cluster in $dir"
-	p=$(free_ports 1)
-	start_node "$dir" "$p"
+	# (wait_ok and start_node use p, port, dir: the new nodes are np, nr)
+	set -- $(free_ports 2)
+	np=$1
+	nr=$2
 	first=$(head -n1 "$dir/ports")
-	echo "$p" >>"$dir/ports"
-	if ! redis-cli --cluster add-node "127.0.0.1:$p" "127.0.0.1:$first" \
-		>"$dir/add-$p.log" 2>&1; then
-		cat "$dir/add-$p.log" >&2
+	start_node "$dir" "$np"
+	echo "$np" >>"$dir/ports"
+	if ! redis-cli --cluster add-node "127.0.0.1:$np" "127.0.0.1:$first" \
+		>"$dir/add-$np.log" 2>&1; then
+		cat "$dir/add-$np.log" >&2
 		die "redis-cli --cluster add-node failed"
 	fi
+	id=$(redis-cli -h 127.0.0.1 -p "$np" cluster myid)
 	wait_ok "$dir"
-	echo "127.0.0.1:$p $(redis-cli -h 127.0.0.1 -p "$p" cluster myid)"
+	start_node "$dir" "$nr"
+	echo "$nr" >>"$dir/ports"
+	if ! redis-cli --cluster add-node "127.0.0.1:$nr" "127.0.0.1:$first" --cluster-slave \
+		--cluster-master-id "$id" >"$dir/add-$nr.log" 2>&1; then
+		cat "$dir/add-$nr.log" >&2
+		die "redis-cli --cluster add-node (replica) failed"
+	fi
+	i=0
+	until redis-cli -h 127.0.0.1 -p "$nr" info replication 2>/dev/null |
+		grep -q '^master_link_status:up'; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || die "the new replica 127.0.0.1:$nr did not sync in 60 s"
+		sleep 0.1
+	done
+	wait_ok "$dir"
+	echo "127.0.0.1:$np $id"
 }
 
 cmd_reshard() {
@@ -186,6 +214,49 @@ cmd_pid() {
 	dir=$1
 	port=${2##*:}
 	cat "$dir/$port/redis.pid"
+}
+
+cmd_masters() {
+	dir=$1
+	for p in $(cat "$dir/ports"); do
+		redis-cli -h 127.0.0.1 -p "$p" cluster nodes 2>/dev/null |
+			awk -v a="127.0.0.1:$p" '/myself/ && /master/ && NF > 8 { print a }'
+	done
+}
+
+cmd_wait_failover() {
+	dir=$1
+	port=${2##*:}
+	i=0
+	while :; do
+		for p in $(cat "$dir/ports"); do
+			[ "$p" = "$port" ] && continue
+			if redis-cli -h 127.0.0.1 -p "$p" cluster info 2>/dev/null |
+				grep -q '^cluster_state:ok' &&
+				redis-cli -h 127.0.0.1 -p "$p" cluster nodes 2>/dev/null |
+				awk -v a=":$port@" 'index($2, a) && /fail/ && NF == 8 { f = 1 }
+					END { exit !f }'; then
+				return 0
+			fi
+		done
+		i=$((i + 1))
+		[ $i -lt 600 ] || die "no replica took over from 127.0.0.1:$port in 60 s"
+		sleep 0.1
+	done
+}
+
+cmd_restart() {
+	dir=$1
+	port=${2##*:}
+	redis-server "$dir/$port/redis.conf" >/dev/null ||
+		die "redis-server on 127.0.0.1:$port did not start again"
+	i=0
+	until redis-cli -h 127.0.0.1 -p "$port" info replication 2>/dev/null |
+		grep -q '^master_link_status:up'; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || die "127.0.0.1:$port did not come back as a replica in 60 s"
+		sleep 0.1
+	done
 }
 
 cmd_stop() {
@@ -222,6 +293,18 @@ reshard)
 pid)
 	[ $# -eq 3 ] || usage
 	cmd_pid "$2" "$3"
+	;;
+masters)
+	[ $# -eq 2 ] || usage
+	cmd_masters "$2"
+	;;
+wait-failover)
+	[ $# -eq 3 ] || usage
+	cmd_wait_failover "$2" "$3"
+	;;
+restart)
+	[ $# -eq 3 ] || usage
+	cmd_restart "$2" "$3"
 	;;
 stop)
 	[ $# -eq 2 ] || usage

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh - the test suite: cmocka unit tests, then the integration suites
-# against the real servers on LMDB (and the shell's end-to-end tests) and on
-# a private PostgreSQL cluster.
+# against the real servers on LMDB (and the shell's end-to-end tests), on a
+# private PostgreSQL cluster and (block store and proxy) on a private Redis
+# Cluster.
 #
 # Environment: LWC_BIN (binaries under test), LWC_TESTS (test binaries).
 # Called by `make test` and `make asan`.
@@ -70,6 +71,26 @@ for t in "$LWC_TESTS"/it_*; do
 	[ -x "$t" ] || continue
 	run "integration $(basename "$t") [postgres]" env LWC_TEST_BACKEND=pg "$t"
 done
+
+# Integration on a private Redis Cluster (3 masters + 3 replicas, AOF on):
+# the block-store suite and the proxy suite, the latter with one kill -9 of
+# a master under a workload and a master added with slots moved to it
+# under a workload (`make test-failover` runs the failover 20 times).
+rcdir=$(mktemp -d /tmp/lwc-rc-XXXXXX)
+cleanup() {
+	sh tests/pg-tmp.sh stop "$pgdir" >/dev/null 2>&1 || true
+	sh tests/redis-cluster-tmp.sh stop "$rcdir/c" >/dev/null 2>&1 || true
+	rm -rf "$rcdir"
+}
+echo "== starting a private Redis Cluster, 3 masters + 3 replicas ($rcdir/c)"
+LWC_TEST_REDIS=$(sh tests/redis-cluster-tmp.sh start "$rcdir/c" 3 1)
+LWC_TEST_REDIS_DIR=$rcdir/c
+export LWC_TEST_REDIS LWC_TEST_REDIS_DIR
+for t in "$LWC_TESTS"/it_cloudstore "$LWC_TESTS"/it_proxy; do
+	[ -x "$t" ] || continue
+	run "integration $(basename "$t") [redis-cluster]" env LWC_TEST_BACKEND=redis "$t"
+done
+sh tests/redis-cluster-tmp.sh stop "$rcdir/c" >/dev/null 2>&1 || true
 
 # Bounded runs of every fuzz target (libFuzzer, its own ASan/UBSan build).
 if [ -z "${LWC_SKIP_FUZZ:-}" ]; then

@@ -239,8 +239,8 @@ void h_cs_teardown(struct h_cs *cs)
 	}
 }
 
-/* Deletes the keys of prefix on one master; -1 on failure. */
-static long redis_drop_node(const char *host, int port, const char *prefix)
+/* Counts (del: deletes) the keys of prefix on one node; -1 on failure. */
+static long redis_keys_node(const char *host, int port, const char *prefix, int del)
 {
 	struct timeval tv = { 10, 0 };
 	redisContext *c = redisConnectWithTimeout(host, port, tv);
@@ -263,6 +263,11 @@ static long redis_drop_node(const char *host, int port, const char *prefix)
 			return -1;
 		}
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		if (!del) {
+			n += (long)r->element[1]->elements;
+			freeReplyObject(r);
+			continue;
+		}
 		for (size_t i = 0; i < r->element[1]->elements; i++) {
 			const redisReply *k = r->element[1]->element[i];
 			redisAppendCommand(c, "UNLINK %b", k->str, k->len);
@@ -281,6 +286,11 @@ static long redis_drop_node(const char *host, int port, const char *prefix)
 	} while (strcmp(cursor, "0") != 0);
 	redisFree(c);
 	return n;
+}
+
+long h_redis_count(const char *host, int port, const char *prefix)
+{
+	return redis_keys_node(host, port, prefix, 0);
 }
 
 long h_redis_drop(const char *prefix)
@@ -322,7 +332,7 @@ long h_redis_drop(const char *prefix)
 			seen |= rg[j].port == rg[k].port && strcmp(rg[j].host, rg[k].host) == 0;
 		if (seen)
 			continue;
-		if ((d = redis_drop_node(rg[k].host, rg[k].port, prefix)) < 0) {
+		if ((d = redis_keys_node(rg[k].host, rg[k].port, prefix, 1)) < 0) {
 			total = -1;
 			break;
 		}

@@ -42,6 +42,8 @@ void h_cs_teardown(struct h_cs *cs);
 /* Deletes every key of the Redis Cluster of LWC_TEST_REDIS that starts with
  * prefix followed by ':'; returns the number deleted (-1 on failure). */
 long h_redis_drop(const char *prefix);
+/* The number of keys starting with prefix ':' on one node (-1 on failure). */
+long h_redis_count(const char *host, int port, const char *prefix);
 
 /* ---- lwc-proxy ------------------------------------------------------------ */
 

@@ -22,6 +22,10 @@
  *   test_bad_input       malformed frames and statements
  *   test_cloud_restart   the proxy survives a cloud store restart
  *   test_cli             init / user / status / check command lines
+ *   test_cluster_failover  Redis Cluster only: kill -9 of a master under a
+ *                        workload, LWC_FAILOVER_ROUNDS times (default 1)
+ *   test_cluster_reshard Redis Cluster only: a master added and slots moved
+ *                        to it under a workload
  *
  * LWC_PX_CRASH_ROUNDS overrides the number of kill -9 rounds (default 50);
  * LWC_TEST_FILTER runs only the tests matching a pattern (cmocka's filter).
@@ -36,6 +40,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3947,6 +3952,270 @@ static void test_block_formats(void **state)
 	}
 }
 
+/* ---- 8. on a Redis Cluster: failover and resharding under a workload -------------- */
+
+/* A client issuing acknowledged statements (the kill -9 suite's operations)
+ * against a model until told to stop; any statement that fails is an error
+ * the client saw (the cloud store's retries are invisible to it). */
+struct cl_load {
+	struct env *e;
+	const struct pxc_table *t;
+	struct model m;
+	atomic_int stop;
+	atomic_int acked;
+	int failed;
+	char err[600];
+	uint32_t seed;
+};
+
+static void *cl_load_run(void *p)
+{
+	struct cl_load *L = p;
+	int64_t next_key = 1;
+	struct pxc *c = NULL;
+	char err[512];
+
+	if (pxc_connect(&c, L->e->px.addr, "alice", L->e->alice, L->e->px.ku, err,
+			sizeof(err)) != LWC_OK) {
+		snprintf(L->err, sizeof(L->err), "connect: %s", err);
+		L->failed = 1;
+		return NULL;
+	}
+	pxc_set_timeout(c, 180000);
+	while (!atomic_load(&L->stop)) {
+		struct crash_op op = { 0 };
+		uint64_t cnt = 0;
+		size_t want;
+		int rc, dice = (int)(rand_r(&L->seed) % 100);
+
+		if (L->m.n < 4 || dice < (L->m.n > 80 ? 25 : 45)) {
+			op.kind = OP_INSERT;
+			op.n = 1 + (int)(rand_r(&L->seed) % 4);
+			for (int i = 0; i < op.n; i++)
+				op.keys[i] = next_key++;
+		} else {
+			op.kind = dice < 75 ? OP_UPDATE : dice < 90 ? OP_DELETE : OP_IDELETE;
+			op.n = 1 + (int)(rand_r(&L->seed) % 3);
+			for (int i = 0; i < op.n; i++)
+				op.keys[i] = L->m.rows[rand_r(&L->seed) % L->m.n].v[0].i;
+			for (int i = 1; i < op.n; i++)
+				for (int j = 0; j < i; j++)
+					if (op.keys[j] == op.keys[i]) {
+						op.keys[i--] = op.keys[--op.n];
+						break;
+					}
+			snprintf(op.s, sizeof(op.s), "u%d", atomic_load(&L->acked));
+		}
+		rc = crash_run(c, L->t, &op, &cnt);
+		if (rc != LWC_OK) {
+			snprintf(L->err, sizeof(L->err), "statement %d failed: %s (%s)",
+				 atomic_load(&L->acked), lwc_errname(rc), pxc_errmsg(c));
+			L->failed = 1;
+			break;
+		}
+		want = crash_apply(&L->m, L->t, &op);
+		if (cnt != want) {
+			snprintf(L->err, sizeof(L->err), "Done.count %" PRIu64 ", expected %zu", cnt,
+				 want);
+			L->failed = 1;
+			break;
+		}
+		atomic_fetch_add(&L->acked, 1);
+	}
+	pxc_close(c);
+	return NULL;
+}
+
+/* Runs tests/redis-cluster-tmp.sh CMD DIR [ARG...] (NULL-terminated);
+ * its output into out (may be NULL).  Fails the test when it fails. */
+static void rc_script(struct env *e, char *out, size_t outlen, const char *cmd, ...)
+{
+	const char *argv[12] = { "/bin/sh", "tests/redis-cluster-tmp.sh", cmd,
+				 getenv("LWC_TEST_REDIS_DIR") };
+	char path[400];
+	va_list ap;
+	int n = 4, st;
+
+	va_start(ap, cmd);
+	while (n < 11 && (argv[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	snprintf(path, sizeof(path), "%s/rc-script.out", e->px.dir);
+	st = h_run(argv, path);
+	if (out) {
+		size_t len = 0;
+		uint8_t *b = read_file(path, &len);
+		snprintf(out, outlen, "%.*s", (int)len, b ? (const char *)b : "");
+		free(b);
+		while (len > 0 && out[strlen(out) - 1] == '\n')
+			out[strlen(out) - 1] = '\0', len--;
+	}
+	if (st != 0) {
+		h_tail(path, 10);
+		fail_msg("tests/redis-cluster-tmp.sh %s exited %d", cmd, st);
+	}
+}
+
+/* Skips unless on the Redis Cluster of tests/run.sh; else a deployment whose
+ * cloud store waits for one replica per WRITE (wait=1), table kv, and a
+ * workload running. */
+static int cl_begin(struct env *e, struct pxc_table *t, struct cl_load *L, pthread_t *th,
+		    unsigned blocks)
+{
+	const char *serve[] = { "--pad", "ratio:2", "--pad-min", "4", NULL };
+	struct pxc *c;
+
+	if (strcmp(h_backend(), "redis") != 0 || getenv("LWC_TEST_REDIS_DIR") == NULL) {
+		fprintf(stderr, "    (only on the Redis Cluster of tests/run.sh)\n");
+		return 0;
+	}
+	h_cs_stop(&e->cs, SIGTERM);
+	strncat(e->cs.store, ",wait=1", sizeof(e->cs.store) - strlen(e->cs.store) - 1);
+	h_cs_start(&e->cs, NULL);
+	deploy(e, blocks, serve);
+	assert_int_equal(pxc_table_def(t, "kv", "k:int:pk,v:int,s:text"), 0);
+	c = conn(e);
+	OK(c, pxc_create_table(c, t, 0));
+	pxc_close(c);
+	memset(L, 0, sizeof(*L));
+	L->e = e;
+	L->t = t;
+	L->seed = (uint32_t)time(NULL) ^ (uint32_t)getpid();
+	fprintf(stderr, "    seed %u\n", L->seed);
+	assert_int_equal(pthread_create(th, NULL, cl_load_run, L), 0);
+	return 1;
+}
+
+/* Waits until the workload has n more statements acknowledged (bounded). */
+static void cl_progress(struct cl_load *L, int n, const char *what)
+{
+	int from = atomic_load(&L->acked);
+
+	for (int i = 0; i < 1800 && !L->failed; i++) {
+		if (atomic_load(&L->acked) >= from + n)
+			return;
+		usleep(100000);
+	}
+	if (L->failed)
+		fail_msg("%s: %s", what, L->err);
+	fail_msg("%s: no %d statements acknowledged in 180 s", what, n);
+}
+
+/* Stops the workload; every acknowledged statement is there, nothing else. */
+static void cl_end(struct env *e, struct pxc_table *t, struct cl_load *L, pthread_t th)
+{
+	struct seen_vals seen[3] = { { 0 } };
+	struct pxc_result res;
+	struct pxc *c;
+	char out[400];
+	int st;
+
+	atomic_store(&L->stop, 1);
+	pthread_join(th, NULL);
+	if (L->failed)
+		fail_msg("the client saw an error: %s", L->err);
+	c = conn(e);
+	OK(c, pxc_select(c, t, NULL, 0, &res));
+	if (!rows_equal(res.rows, res.n, L->m.rows, L->m.n)) {
+		print_rows("acknowledged", L->m.rows, L->m.n);
+		print_rows("found", res.rows, res.n);
+		fail_msg("lost or half-applied statements");
+	}
+	pxc_result_free(&res);
+	check_indexes(c, t, &L->m, seen, 1);
+	pxc_close(c);
+	for (int i = 0; i < 3; i++)
+		free(seen[i].v);
+	st = h_px_stop(&e->px, SIGTERM);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(out, sizeof(out), "%s/check.out", e->px.dir);
+	if ((st = h_px_check(&e->px, out)) != 0) {
+		h_tail(out, 20);
+		fail_msg("lwc-proxy check exited %d", st);
+	}
+	fprintf(stderr, "    %d statements acknowledged, %zu rows, all present\n",
+		atomic_load(&L->acked), L->m.n);
+	model_free(&L->m);
+}
+
+/* kill -9 of a master in the middle of the workload, LWC_FAILOVER_ROUNDS
+ * times (default 1; `make test-failover` runs 20): its replica takes over,
+ * the cloud store retries (its WRITEs wait for a replica, so what it
+ * acknowledged was on the replica), the killed node comes back as a
+ * replica, and the client never sees an error. */
+static void test_cluster_failover(void **state)
+{
+	struct env *e = *state;
+	const char *env_rounds = getenv("LWC_FAILOVER_ROUNDS");
+	int rounds = env_rounds ? atoi(env_rounds) : 1;
+	struct pxc_table t;
+	struct cl_load L;
+	pthread_t th;
+
+	if (!cl_begin(e, &t, &L, &th, 256))
+		skip();
+	for (int round = 0; round < rounds; round++) {
+		char masters[1024], victim[64], pid[32];
+		int nm = 0, pick, at_kill;
+		char *line, *save = NULL;
+
+		cl_progress(&L, 5 + (int)(rand_r(&L.seed) % 30), "before the kill");
+		rc_script(e, masters, sizeof(masters), "masters", NULL);
+		for (char *p = masters; *p; p++)
+			nm += *p == '\n';
+		nm++;
+		pick = (int)(rand_r(&L.seed) % (unsigned)nm);
+		line = strtok_r(masters, "\n", &save);
+		for (int i = 0; i < pick && line; i++)
+			line = strtok_r(NULL, "\n", &save);
+		assert_non_null(line);
+		snprintf(victim, sizeof(victim), "%s", line);
+		rc_script(e, pid, sizeof(pid), "pid", victim, NULL);
+		at_kill = atomic_load(&L.acked);
+		assert_int_equal(kill((pid_t)atoi(pid), SIGKILL), 0);
+		rc_script(e, NULL, 0, "wait-failover", victim, NULL);
+		rc_script(e, NULL, 0, "restart", victim, NULL);
+		cl_progress(&L, 10, "after the failover");
+		fprintf(stderr, "    round %d: master %s killed after %d statements; %d "
+			"acknowledged since\n", round, victim, at_kill,
+			atomic_load(&L.acked) - at_kill);
+	}
+	cl_end(e, &t, &L, th);
+}
+
+/* A master added and 4096 slots moved to it (keys migrated one by one,
+ * clients redirected with ASK and MOVED) while the workload runs. */
+static void test_cluster_reshard(void **state)
+{
+	struct env *e = *state;
+	struct pxc_table t;
+	struct cl_load L;
+	pthread_t th;
+	char added[256], *id;
+	long moved;
+
+	if (!cl_begin(e, &t, &L, &th, 256))
+		skip();
+	cl_progress(&L, 10, "before adding a master");
+	rc_script(e, added, sizeof(added), "add-master", NULL);
+	id = strchr(added, ' ');
+	assert_non_null(id);
+	*id++ = '\0';
+	rc_script(e, NULL, 0, "reshard", id, "4096", NULL);
+	cl_progress(&L, 10, "after the resharding");
+	{
+		char host[64];
+		int port;
+		snprintf(host, sizeof(host), "%.*s", (int)(strrchr(added, ':') - added), added);
+		port = atoi(strrchr(added, ':') + 1);
+		moved = h_redis_count(host, port, e->cs.prefix);
+	}
+	fprintf(stderr, "    new master %s holds %ld keys of this deployment\n", added, moved);
+	assert_true(moved > 0);
+	cl_end(e, &t, &L, th);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3965,6 +4234,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bulk_insert, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cluster_failover, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cluster_reshard, setup, teardown),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (sodium_init() < 0)
