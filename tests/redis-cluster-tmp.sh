@@ -141,11 +141,46 @@ cmd_start() {
 		start_node "$dir" "$p"
 		addrs="$addrs 127.0.0.1:$p"
 	done
-	# shellcheck disable=SC2086
-	if ! redis-cli --cluster create $addrs --cluster-replicas "$replicas" --cluster-yes \
-		>"$dir/create.log" 2>&1; then
-		cat "$dir/create.log" >&2
-		die "redis-cli --cluster create failed"
+	if [ "$masters" -ge 3 ]; then
+		# shellcheck disable=SC2086
+		if ! redis-cli --cluster create $addrs --cluster-replicas "$replicas" \
+			--cluster-yes >"$dir/create.log" 2>&1; then
+			cat "$dir/create.log" >&2
+			die "redis-cli --cluster create failed"
+		fi
+	else
+		# --cluster create wants 3 masters: a smaller cluster by hand
+		# (masters split the slots, replicas follow the masters in turn)
+		set -- $ports
+		all="$*"
+		i=0
+		per=$((16384 / masters))
+		while [ $i -lt "$masters" ]; do
+			mp=$(echo "$all" | cut -d' ' -f$((i + 1)))
+			lo=$((i * per))
+			hi=$(((i + 1) * per - 1))
+			[ $i -eq $((masters - 1)) ] && hi=16383
+			redis-cli -h 127.0.0.1 -p "$mp" cluster addslotsrange "$lo" "$hi" >/dev/null
+			i=$((i + 1))
+		done
+		first=$(echo "$all" | cut -d' ' -f1)
+		for p in $all; do
+			[ "$p" = "$first" ] || redis-cli -h 127.0.0.1 -p "$p" cluster meet 127.0.0.1 "$first" >/dev/null
+		done
+		sleep 1
+		i=0
+		for p in $(echo "$all" | cut -d' ' -f$((masters + 1))-); do
+			[ "$masters" -lt "$n" ] || break
+			mp=$(echo "$all" | cut -d' ' -f$((i % masters + 1)))
+			id=$(redis-cli -h 127.0.0.1 -p "$mp" cluster myid)
+			j=0
+			until redis-cli -h 127.0.0.1 -p "$p" cluster replicate "$id" 2>/dev/null | grep -q OK; do
+				j=$((j + 1))
+				[ $j -lt 100 ] || die "127.0.0.1:$p cannot replicate $mp"
+				sleep 0.1
+			done
+			i=$((i + 1))
+		done
 	fi
 	wait_ok "$dir"
 	# the seeds: the masters (the first MASTERS ports, as --cluster create assigns them)

@@ -4026,6 +4026,14 @@ static void *cl_load_run(void *p)
 	return NULL;
 }
 
+/* Before failing a cluster test: kill -9 the proxy, so a statement of the
+ * workload stuck behind a broken cluster ends and teardown does not wait. */
+static void cl_abort(struct env *e)
+{
+	if (e->px.pid > 0)
+		h_px_stop(&e->px, SIGKILL);
+}
+
 /* Runs tests/redis-cluster-tmp.sh CMD DIR [ARG...] (NULL-terminated);
  * its output into out (may be NULL).  Fails the test when it fails. */
 static void rc_script(struct env *e, char *out, size_t outlen, const char *cmd, ...)
@@ -4053,6 +4061,7 @@ static void rc_script(struct env *e, char *out, size_t outlen, const char *cmd, 
 	}
 	if (st != 0) {
 		h_tail(path, 10);
+		cl_abort(e);
 		fail_msg("tests/redis-cluster-tmp.sh %s exited %d", cmd, st);
 	}
 }
@@ -4090,6 +4099,8 @@ static int cl_begin(struct env *e, struct pxc_table *t, struct cl_load *L, pthre
 /* Waits until the workload has n more statements acknowledged (bounded). */
 static void cl_progress(struct cl_load *L, int n, const char *what)
 {
+	struct env *e = L->e;
+
 	int from = atomic_load(&L->acked);
 
 	for (int i = 0; i < 1800 && !L->failed; i++) {
@@ -4097,6 +4108,7 @@ static void cl_progress(struct cl_load *L, int n, const char *what)
 			return;
 		usleep(100000);
 	}
+	cl_abort(e);
 	if (L->failed)
 		fail_msg("%s: %s", what, L->err);
 	fail_msg("%s: no %d statements acknowledged in 180 s", what, n);
