@@ -2,8 +2,10 @@
 # run.sh - the block-store benchmark (`make bench-cs`, after `make all`).
 #
 #   sh bench/run.sh          run lwc-cs-bench against lwc-cloudstore on LMDB, then on
-#                            a private PostgreSQL cluster; write the JSON results to
-#                            bench/results/ and the plot to docs/img/cs-bench.png
+#                            a private PostgreSQL cluster, then on private Redis
+#                            Clusters (1 master; 3 masters + 3 replicas with WAIT 1,
+#                            appendfsync everysec and always); write the JSON results
+#                            to bench/results/ and the plot to docs/img/cs-bench.png
 #   sh bench/run.sh plot     only redraw the plot from bench/results/*.json
 #
 # Everything runs in throw-away temp directories on loopback ports; the servers
@@ -16,6 +18,7 @@
 #   BENCH_REPS      minimum statements per k (default 5)
 #   BENCH_OUT       results directory (default bench/results)
 #   BENCH_IMG       plot file (default docs/img/cs-bench.png)
+#   BENCH_BACKENDS  which runs (default: lmdb postgres redis-1m redis-3m redis-3m-always)
 #   LWC_BIN         directory of the binaries (default bin)
 set -eu
 
@@ -28,6 +31,7 @@ SECS=${BENCH_SECONDS:-5}
 REPS=${BENCH_REPS:-5}
 OUT=${BENCH_OUT:-bench/results}
 IMG=${BENCH_IMG:-docs/img/cs-bench.png}
+BACKENDS=${BENCH_BACKENDS:-lmdb postgres redis-1m redis-3m redis-3m-always}
 
 say() { echo "bench: $*" >&2; }
 die() {
@@ -54,12 +58,15 @@ plot() {
 	command -v python3 >/dev/null 2>&1 || die "python3 not found"
 	pdir=$(mktemp -d /tmp/lwc-bench-plot-XXXXXX)
 	lat="" thr="" sep=""
-	for b in lmdb postgres; do
+	for b in lmdb postgres redis-1m redis-3m redis-3m-always; do
 		[ -f "$OUT/cs-$b.json" ] || continue
 		json_to_dat "$OUT/cs-$b.json" >"$pdir/$b.dat"
 		case $b in
 		lmdb) color="#1f77b4" name="LMDB" ;;
-		*) color="#d62728" name="PostgreSQL" ;;
+		postgres) color="#d62728" name="PostgreSQL" ;;
+		redis-1m) color="#2ca02c" name="Redis Cluster, 1 master" ;;
+		redis-3m) color="#ff7f0e" name="Redis Cluster, 3+3, WAIT 1" ;;
+		*) color="#9467bd" name="Redis Cluster, 3+3, WAIT 1, fsync always" ;;
 		esac
 		lat="$lat$sep'$pdir/$b.dat' using 1:3 with linespoints lw 2 pt 7 lc rgb '$color' title '$name median', '$pdir/$b.dat' using 1:4 with lines dt 2 lc rgb '$color' title '$name p95'"
 		thr="$thr$sep'$pdir/$b.dat' using 1:7 with linespoints lw 2 pt 7 lc rgb '$color' title '$name'"
@@ -112,6 +119,7 @@ command -v python3 >/dev/null 2>&1 || die "python3 not found"
 
 tmp=$(mktemp -d /tmp/lwc-bench-XXXXXX)
 pgdir=""
+rcdir=""
 cs_pid=""
 
 stop_cs() {
@@ -126,6 +134,9 @@ cleanup() {
 	stop_cs
 	if [ -n "$pgdir" ]; then
 		sh tests/pg-tmp.sh stop "$pgdir" >/dev/null 2>&1 || true
+	fi
+	if [ -n "$rcdir" ]; then
+		sh tests/redis-cluster-tmp.sh stop "$rcdir" >/dev/null 2>&1 || true
 	fi
 	rm -rf "$tmp"
 }
@@ -200,11 +211,16 @@ t0=$(date +%s)
 machine >"$tmp/machine.txt"
 sed 's/^/bench: /' "$tmp/machine.txt" >&2
 
+want() { case " $BACKENDS " in *" $1 "*) return 0 ;; esac; return 1; }
+
 # 1. LMDB, the embedded default.
-run_backend lmdb "lmdb:$tmp/store"
-rm -rf "$tmp/store"
+if want lmdb; then
+	run_backend lmdb "lmdb:$tmp/store"
+	rm -rf "$tmp/store"
+fi
 
 # 2. A private PostgreSQL cluster (stock settings but fsync and synchronous_commit on).
+if want postgres; then
 pgdir=$(mktemp -d /tmp/lwc-bench-pg-XXXXXX)
 conninfo=""
 tries=0
@@ -229,6 +245,27 @@ fi
 run_backend postgres "postgres:$conninfo"
 sh tests/pg-tmp.sh stop "$pgdir" >/dev/null 2>&1 || true
 pgdir=""
+fi
+
+# 3. Private Redis Clusters (tests/redis-cluster-tmp.sh: AOF on, loopback):
+#    NAME MASTERS REPLICAS WAIT APPENDFSYNC
+run_redis() {
+	rcdir="$tmp/rc-$1"
+	seeds=$(LWC_REDIS_FSYNC=$5 sh tests/redis-cluster-tmp.sh start "$rcdir" "$2" "$3") ||
+		die "could not start a private Redis Cluster"
+	say "$1: $2 master(s), $3 replica(s) each, appendfsync $5, wait=$4: $seeds"
+	echo "redis cluster $1: $2 master(s) x $3 replica(s), appendfsync $5, wait=$4" \
+		>>"$tmp/machine.txt"
+	run_backend "$1" "redis-cluster:$seeds,wait=$4"
+	sh tests/redis-cluster-tmp.sh stop "$rcdir" >/dev/null 2>&1 || true
+	rcdir=""
+}
+if want redis-1m || want redis-3m || want redis-3m-always; then
+	echo "redis: $(redis-server --version)" >>"$tmp/machine.txt"
+fi
+want redis-1m && run_redis redis-1m 1 0 0 everysec
+want redis-3m && run_redis redis-3m 3 1 1 everysec
+want redis-3m-always && run_redis redis-3m-always 3 1 1 always
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$tmp/machine.txt"
 mv "$tmp/machine.txt" "$OUT/machine.txt"

@@ -10,6 +10,9 @@
 #   build/fuzz/fuzz_admin_request  the proxy's admin requests on a real state
 #   build/fuzz/fuzz_sql          the client's SQL parser, binder, evaluator and
 #                                value conversions
+#   build/fuzz/fuzz_rc_parse     the Redis Cluster backend's parsers: store
+#                                string, redirections, versions, key slots,
+#                                CLUSTER SLOTS answers as raw RESP bytes
 #
 # clang with -fsanitize=fuzzer,address,undefined.  Incremental: an object is
 # rebuilt when its source, any project header or this script is newer.
@@ -26,8 +29,9 @@ PG_INC=$(pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iclient -I$GEN -I$PG_INC \
  -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra $SAN ${FUZZ_CFLAGS:-}"
-LIBS="-lprotobuf-c -lsodium -llmdb -lpq -pthread"
-TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request fuzz_admin_request fuzz_sql"
+LIBS="-lprotobuf-c -lsodium -llmdb -lpq -lhiredis -pthread"
+TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request fuzz_admin_request fuzz_sql
+ fuzz_rc_parse"
 
 if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "fuzz: $CC not found (install clang and libclang-rt-14-dev, or run make deps)" >&2
@@ -53,10 +57,12 @@ fi
 
 HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h) $GEN/lwc.pb-c.h tests/fuzz/build.sh"
 # the library: all of common/, the generated messages and the store side of
-# cloudstore/ (store.c names both backends, so store_pg.c comes too: -lpq),
+# cloudstore/ (store.c names every backend, so store_pg.c and the Redis
+# Cluster backend come too: -lpq, -lhiredis),
 # the proxy's predicates and state (no engine, no server: no libevent)
 LIB_SRC="$(ls common/*.c) $GEN/lwc.pb-c.c cloudstore/store.c cloudstore/store_lmdb.c \
- cloudstore/store_pg.c cloudstore/proto.c proxy/pred.c proxy/state.c client/sql.c"
+ cloudstore/store_pg.c cloudstore/store_redis.c cloudstore/rc_cluster.c cloudstore/rc_parse.c \
+ cloudstore/proto.c proxy/pred.c proxy/state.c client/sql.c"
 
 pids=""
 objs=""
