@@ -112,6 +112,14 @@ wait_ok() {
 			redis-cli -h 127.0.0.1 -p "$p" cluster info 2>/dev/null |
 				grep -q '^cluster_state:ok' || ok=0
 		done
+		# every replica in sync with its master (a WAIT right after start
+		# would otherwise wait for the initial full sync)
+		for p in $(cat "$dir/ports"); do
+			redis-cli -h 127.0.0.1 -p "$p" info replication 2>/dev/null |
+				grep -q '^role:slave' || continue
+			redis-cli -h 127.0.0.1 -p "$p" info replication 2>/dev/null |
+				grep -q '^master_link_status:up' || ok=0
+		done
 		if [ $ok = 1 ] && redis-cli --cluster check "127.0.0.1:$(head -n1 "$dir/ports")" \
 			>/dev/null 2>&1; then
 			return 0
