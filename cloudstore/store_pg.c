@@ -4,8 +4,9 @@
  * Schema: lwc_blocks (id, version, data) keyed by (id, version), and
  * lwc_meta (k, v) holding the store's block size under k = 'block_size'.
  *
- * Portable recipe of DESIGN section 9, so the same code runs on Citus,
- * CockroachDB and YugabyteDB: every statement is prepared once per session
+ * Portable recipe of DESIGN section 9, meant to let the same code run on
+ * Citus, CockroachDB and YugabyteDB (none of them tried: only PostgreSQL is
+ * tested; the tested distributed store is store_redis.c): every statement is prepared once per session
  * with binary parameters and binary results (int8[] and bytea[] sent in the
  * binary array format), upserts use INSERT ... ON CONFLICT, no statement
  * names an id twice, each statement carries well under 16 MiB of
