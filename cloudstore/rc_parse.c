@@ -96,7 +96,8 @@ static int parse_hostport(const char *s, size_t len, int empty_ok, char host[RC_
 	if ((hl == 0 && !empty_ok) || hl >= RC_HOST_MAX)
 		return LWC_ERR_ARG;
 	for (size_t i = 0; i < hl; i++)
-		if ((unsigned char)h[i] <= ' ' || h[i] == ',' || (unsigned char)h[i] >= 0x7f)
+		if ((unsigned char)h[i] <= ' ' || h[i] == ',' || h[i] == '[' || h[i] == ']' ||
+		    (unsigned char)h[i] >= 0x7f)
 			return LWC_ERR_ARG;
 	memcpy(host, h, hl);
 	host[hl] = '\0';

@@ -450,7 +450,8 @@ static void test_store_lookup(void **state)
 	char err[256];
 	static const char *const bad[] = {
 		"foo:x", "lmdb", "lmdb:", "postgres", "postgres:", "", ":", ":x",
-		"lmd:x", "lmdbx:/x", "LMDB:/x", "pg:host=a",
+		"lmd:x", "lmdbx:/x", "LMDB:/x", "pg:host=a", "redis-cluster", "redis-cluster:",
+		"redis:h:1",
 	};
 	(void)state;
 
@@ -467,6 +468,11 @@ static void test_store_lookup(void **state)
 	assert_int_equal(cs_store_lookup("postgres:postgresql://u@h:5432/db", &ops, &spec,
 					 err, sizeof(err)), LWC_OK);
 	assert_string_equal(spec, "postgresql://u@h:5432/db");
+	assert_int_equal(cs_store_lookup("redis-cluster:127.0.0.1:7000,wait=1", &ops, &spec,
+					 err, sizeof(err)), LWC_OK);
+	assert_ptr_equal(ops, &cs_store_redis);
+	assert_string_equal(spec, "127.0.0.1:7000,wait=1");
+	assert_string_equal(ops->name, "redis-cluster");
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ops = NULL;
