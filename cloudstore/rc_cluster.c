@@ -2,8 +2,8 @@
  * rc_cluster.c - Redis Cluster routing on hiredis (rc_cluster.h).
  *
  * A round sends every pending command to the node the map (or an ASK) names,
- * one pipeline per node: all of that node's commands are appended, then the
- * answers read in order.  Answers that redirect (MOVED, ASK) or say "not
+ * one pipeline per node: every node's share is written first, so the nodes
+ * work at the same time, then each node's answers are read in order.  Answers that redirect (MOVED, ASK) or say "not
  * now" (TRYAGAIN during a slot migration, CLUSTERDOWN / MASTERDOWN during a
  * failover, LOADING after a restart) leave the command pending; a lost
  * connection leaves the rest of that node's share pending and marks the map
@@ -309,22 +309,22 @@ static void share_undo(struct rc_cluster *cl, int i, struct rc_cmd *cmds, size_t
 	}
 }
 
-/* Sends node i's share of the pending commands, reads the answers; *moved
- * counts the commands redirected (progress of a kind). */
-static int send_share(struct rc_cluster *cl, int i, struct rc_cmd *cmds, size_t n, int wait,
-		      size_t *moved)
+/* Sends node i's share of the pending commands (and the WAIT) without
+ * reading: every node of a round works at once.  1 when sent, 0 when the
+ * node has no share, -1 when it cannot be reached. */
+static int share_send(struct rc_cluster *cl, int i, struct rc_cmd *cmds, size_t n, int wait)
 {
 	redisContext *c;
-	size_t sent = 0;
-	void *rv;
+	size_t count = 0;
+	int done = 0;
 
 	for (size_t k = 0; k < n; k++)
 		if (cmds[k].reply == NULL && cmds[k].node == i)
-			sent++;
-	if (sent == 0)
-		return LWC_OK;
+			count++;
+	if (count == 0)
+		return 0;
 	if ((c = node_conn(cl, i)) == NULL)
-		return LWC_ERR_IO;
+		return -1;
 	for (size_t k = 0; k < n; k++) {
 		if (cmds[k].reply != NULL || cmds[k].node != i)
 			continue;
@@ -334,6 +334,25 @@ static int send_share(struct rc_cluster *cl, int i, struct rc_cmd *cmds, size_t 
 	}
 	if (wait > 0)
 		redisAppendCommand(c, "WAIT %d %d", wait, RC_WAIT_MS);
+	/* the node buffers its answers (Redis keeps a client's replies in
+	 * memory), so writing everything before reading cannot deadlock */
+	while (!done) {
+		if (redisBufferWrite(c, &done) != REDIS_OK) {
+			node_drop(cl, i, c->errstr[0] ? c->errstr : "connection lost");
+			return -1;
+		}
+	}
+	return 1;
+}
+
+/* Reads the answers of node i's share sent by share_send; *moved counts the
+ * commands redirected (progress of a kind). */
+static int share_read(struct rc_cluster *cl, int i, struct rc_cmd *cmds, size_t n, int wait,
+		      size_t *moved)
+{
+	redisContext *c = cl->node[i].c;
+	void *rv;
+
 	for (size_t k = 0; k < n; k++) {
 		redisReply *r;
 
@@ -394,7 +413,8 @@ int rc_cluster_exec(struct rc_cluster *cl, struct rc_cmd *cmds, size_t n, int wa
 		    char *err, size_t errlen)
 {
 	long long deadline = now_ms() + cl->spec.timeout_ms;
-	size_t left = pending(cmds, n);
+	size_t left = pending(cmds, n), nn, sent_cap = 0;
+	unsigned char *sent = NULL;           /* nodes that got a share this round */
 	int idle = 0;
 
 	cl->last[0] = '\0';
@@ -415,8 +435,21 @@ int rc_cluster_exec(struct rc_cluster *cl, struct rc_cmd *cmds, size_t n, int wa
 				cl->stale = 1;
 			}
 		}
-		for (size_t i = 0; i < cl->nnodes; i++)
-			(void)send_share(cl, (int)i, cmds, n, wait, &moved);
+		nn = cl->nnodes;
+		if (nn > sent_cap) {
+			unsigned char *ns = realloc(sent, nn);
+			if (ns == NULL) {
+				free(sent);
+				return LWC_ERR_NOMEM;
+			}
+			sent = ns;
+			sent_cap = nn;
+		}
+		for (size_t i = 0; i < nn; i++)
+			sent[i] = share_send(cl, (int)i, cmds, n, wait) == 1;
+		for (size_t i = 0; i < nn; i++)
+			if (sent[i])
+				(void)share_read(cl, (int)i, cmds, n, wait, &moved);
 		left = pending(cmds, n);
 		if (left == 0)
 			break;
@@ -424,6 +457,7 @@ int rc_cluster_exec(struct rc_cluster *cl, struct rc_cmd *cmds, size_t n, int wa
 			lwc_errf(err, errlen, "redis-cluster: %zu of %zu command(s) unanswered after "
 				 "%d ms: %s", left, n, cl->spec.timeout_ms,
 				 cl->last[0] ? cl->last : "no node answers");
+			free(sent);
 			return LWC_ERR_TIMEOUT;
 		}
 		if (left == before && moved == 0) {
@@ -441,5 +475,6 @@ int rc_cluster_exec(struct rc_cluster *cl, struct rc_cmd *cmds, size_t n, int wa
 			idle = 0;
 		}
 	}
+	free(sent);
 	return LWC_OK;
 }
