@@ -44,13 +44,15 @@
 	X(LWC_ERR_UNIQUE,  -25,  "duplicate key value violates a unique constraint") \
 	X(LWC_ERR_ABORTED, -26,  "statement aborted")                        \
 	X(LWC_ERR_SCHEMA,  -27,  "statement does not match the table definition") \
-	X(LWC_ERR_NO_USER, -28,  "unknown user")
+	X(LWC_ERR_NO_USER, -28,  "unknown user")                             \
+	X(LWC_ERR_NO_SPACE,-29,  "no space left on device")                  \
+	X(LWC_ERR_STALE,   -30,  "proxy state and cloud store do not match (stale state)")
 
 enum lwc_err {
 #define LWC_ERR_ENUM(name, val, text) name = (val),
 	LWC_ERRORS(LWC_ERR_ENUM)
 #undef LWC_ERR_ENUM
-	LWC_ERR_MIN_ = -28
+	LWC_ERR_MIN_ = -30
 };
 
 /* Stable text for a code; never NULL. */
