@@ -61,6 +61,12 @@ const char *lwc_strerror(int err);
 /* Symbolic name ("LWC_ERR_AUTH") for a code; never NULL. */
 const char *lwc_errname(int err);
 
+/* A write under path failed with errno e: is it the disk that is full?
+ * ENOSPC, or EIO/EFBIG while the file system holding path has under 1 MiB
+ * left (LMDB reports a short write, which is what a full disk gives, as
+ * EIO).  Then LWC_ERR_NO_SPACE, else fallback. */
+int lwc_disk_full(const char *path, int e, int fallback);
+
 /* snprintf into an optional message buffer (buf may be NULL). */
 void lwc_errf(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

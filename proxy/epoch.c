@@ -70,9 +70,27 @@ static int header_read(struct px_state *st, struct cs_client *cl, struct header 
 	return LWC_OK;
 }
 
+/* meta "stale_accepted": 1 once a serve ran with --accept-stale-state.  From
+ * then on blocks that disagree with the state are expected (the operator
+ * chose to serve a mismatched pair) and only warned about; the epochs are
+ * still compared at every start. */
+static int stale_accepted(struct px_state *st)
+{
+	MDB_txn *txn;
+	MDB_val k = { 14, (void *)"stale_accepted" }, v;
+	int yes = 0;
+
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0)
+		return 0;
+	if (mdb_get(txn, st->meta, &k, &v) == 0 && v.mv_size == 8)
+		yes = cry_get_be64(v.mv_data) != 0;
+	mdb_txn_abort(txn);
+	return yes;
+}
+
 /* Commit epoch e to the state, then write it as the header's next version. */
 static int advance(struct px_state *st, struct cs_client *cl, const struct header *h,
-		   uint64_t e, char *err, size_t errlen)
+		   uint64_t e, int accepted, char *err, size_t errlen)
 {
 	struct cs_wblock wb;
 	uint8_t *plain = calloc(1, st->g.block_bytes), *sealed = malloc(st->g.sealed_bytes);
@@ -85,6 +103,7 @@ static int advance(struct px_state *st, struct cs_client *cl, const struct heade
 	}
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0 ||
 	    (rc = px_meta_put_u64(st, txn, "epoch", e)) != 0 ||
+	    (accepted && (rc = px_meta_put_u64(st, txn, "stale_accepted", 1)) != 0) ||
 	    (rc = mdb_txn_commit(txn)) != 0) {
 		if (txn && rc != 0)
 			mdb_txn_abort(txn);
@@ -125,7 +144,7 @@ int px_epoch_init(struct px_state *st, const char *cs_addr, const uint8_t cs_key
 	if ((rc = cs_client_connect(&cl, cs_addr, cs_key, EPOCH_TIMEOUT_MS, err, errlen)) != LWC_OK)
 		return rc;
 	memset(&h, 0, sizeof(h));
-	rc = advance(st, cl, &h, 1, err, errlen);
+	rc = advance(st, cl, &h, 1, 0, err, errlen);
 	cs_client_close(cl);
 	return rc;
 }
@@ -191,7 +210,7 @@ int px_epoch_start(struct px_state *st, const char *cs_addr, const uint8_t cs_ke
 	struct header h;
 	uint64_t newer = 0, lost = 0, e;
 	char ex_newer[160] = "", ex_lost[160] = "", msg[1024] = "";
-	int rc;
+	int rc, accepted = stale_accepted(st);
 
 	if ((rc = cs_client_connect(&cl, cs_addr, cs_key, EPOCH_TIMEOUT_MS, err, errlen)) != LWC_OK)
 		return rc;
@@ -199,6 +218,12 @@ int px_epoch_start(struct px_state *st, const char *cs_addr, const uint8_t cs_ke
 	    (rc = check_blocks(st, cl, &newer, &lost, ex_newer, ex_lost, sizeof(ex_newer), err,
 			       errlen)) != LWC_OK)
 		goto out;
+	if (accepted && newer > 0) {
+		log_warn("%llu block(s) hold versions newer than this state committed (%s): "
+			 "expected after a start with --accept-stale-state; statements touching "
+			 "them fail", (unsigned long long)newer, ex_newer);
+		newer = 0;
+	}
 	if (h.present && !h.opens)
 		snprintf(msg, sizeof(msg), "the cloud store's header record (version %llu) does "
 			 "not open under this proxy's key: it belongs to another deployment, or "
@@ -240,7 +265,7 @@ int px_epoch_start(struct px_state *st, const char *cs_addr, const uint8_t cs_ke
 		log_warn("%s; serving anyway (--accept-stale-state): statements on blocks that do "
 			 "not match will fail", msg);
 	e = (h.opens && h.epoch > st->epoch ? h.epoch : st->epoch) + 1;
-	rc = advance(st, cl, &h, e, err, errlen);
+	rc = advance(st, cl, &h, e, accepted || msg[0], err, errlen);
 out:
 	cs_client_close(cl);
 	return rc;

@@ -223,12 +223,36 @@ static int conn_read_exact(struct wio *io, uint8_t *p, size_t len, int timeout_m
 	return LWC_OK;
 }
 
+/* Errors of the proxy or the cloud store, not of the user's statement: the
+ * operator must find them in this log too, with the connection's id (a
+ * full disk, a lost or unreachable store, a block that does not open). */
+static int server_side_error(int code)
+{
+	switch (code) {
+	case LWC_ERR_IO: case LWC_ERR_STORE: case LWC_ERR_NO_SPACE: case LWC_ERR_TIMEOUT:
+	case LWC_ERR_CLOSED: case LWC_ERR_NOT_FOUND: case LWC_ERR_VERSION:
+	case LWC_ERR_BLOCK_SIZE: case LWC_ERR_AUTH: case LWC_ERR_CRYPTO: case LWC_ERR_NOMEM:
+	case LWC_ERR_INTEGRITY: case LWC_ERR_TOO_BIG:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int wio_send(void *ctx, const Lwc__ProxyResponse *resp)
 {
 	struct wio *io = ctx;
 	size_t len = lwc__proxy_response__get_packed_size(resp);
 	uint8_t *plain, *frame;
 	int rc;
+
+	if (resp->result_case == LWC__PROXY_RESPONSE__RESULT_ERROR && resp->error &&
+	    server_side_error(resp->error->code)) {
+		static struct log_limit lim = LOG_LIMIT_INIT;
+		log_limited(&lim, LOG_ERROR, io->c->name, "statement failed: %s",
+			    resp->error->message && resp->error->message[0] ? resp->error->message
+			    : lwc_strerror(resp->error->code));
+	}
 
 	if (len + CHAN_ABYTES > WIRE_FRAME_MAX)
 		return LWC_ERR_TOO_BIG;
@@ -1018,7 +1042,7 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	char err[512] = "";
-	int rc = LWC_ERR_IO, started = 0;
+	int rc = LWC_ERR_IO, started = 0, admin_bound = 0;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.st = st;
@@ -1063,6 +1087,7 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 		rc = LWC_ERR_IO;
 		goto out;
 	}
+	admin_bound = 1;
 	{
 		/* descriptors besides user connections: a cloud connection per
 		 * worker (and the idle pool), LMDB, the admin socket, the log */
@@ -1107,11 +1132,11 @@ out:
 	while (srv.conns)
 		conn_free(srv.conns);
 	srvkit_free(srv.kit);
-	if (srv.admin) {
+	if (srv.admin)
 		evconnlistener_free(srv.admin);
-		/* ours: serve holds the state directory's lock (main.c) */
+	/* ours once bound: serve holds the state directory's lock (main.c) */
+	if (admin_bound)
 		unlink(cfg->admin_path);
-	}
 	if (srv.done_ev)
 		event_free(srv.done_ev);
 	if (srv.sigterm_ev)

@@ -26,6 +26,19 @@ static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
 	return rc == ENOSPC ? LWC_ERR_NO_SPACE : LWC_ERR_STORE;
 }
 
+int px_mdb_err(const struct px_state *st, int rc, const char **text)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/state", st->dir);
+	if (rc > 0 && lwc_disk_full(path, rc, LWC_ERR_STORE) == LWC_ERR_NO_SPACE) {
+		*text = "no space left on device";
+		return LWC_ERR_NO_SPACE;
+	}
+	*text = mdb_strerror(rc);
+	return LWC_ERR_STORE;
+}
+
 int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint32_t cell,
 		 char *err, size_t errlen)
 {

@@ -197,6 +197,11 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen) LWC_WUR;
 void px_state_close(struct px_state *st);
 
+/* An LMDB failure writing the state: LWC_ERR_NO_SPACE and "no space left on
+ * device" when the disk holding it is full (ENOSPC, or the EIO LMDB gives
+ * for a short write), else LWC_ERR_STORE and mdb_strerror(rc). */
+int px_mdb_err(const struct px_state *st, int rc, const char **text);
+
 /* Geometry from R, m, theta, cell; checks the bounds. */
 int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint32_t cell,
 		 char *err, size_t errlen) LWC_WUR;

@@ -26,7 +26,6 @@ import re
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -60,22 +59,10 @@ def eq(got, want, what):
 
 
 def free_port_pair():
-    """A port P with P and P+1 free on 127.0.0.1."""
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        p = s.getsockname()[1]
-        s.close()
-        if p >= 65535:
-            continue
-        try:
-            t = socket.socket()
-            t.bind(("127.0.0.1", p + 1))
-            t.close()
-            return p
-        except OSError:
-            continue
-    raise RuntimeError("no free port pair")
+    """A port P with P and P+1 free on 127.0.0.1 (scripts/free-port)."""
+    out = subprocess.run([os.path.join(ROOT, "scripts", "free-port"), "2"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out.strip())
 
 
 def env(**extra):
@@ -144,10 +131,7 @@ def test_usage_errors():
 
 
 def test_connection_failure():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()              # nothing listens there now
+    port = free_port_pair()  # nothing listens there now
     rc, out, err = lwc("--proxy", "127.0.0.1:%d" % port, "-c", "SELECT * FROM x")
     eq(rc, 2, "exit code of a refused connection")
     check("connect" in err, "the error says so", err)
