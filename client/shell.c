@@ -695,7 +695,8 @@ static const char help_text[] =
 	"                          FILE may be STDIN / STDOUT\n"
 	"\n"
 	"SQL: CREATE TABLE, DROP TABLE, CREATE [UNIQUE] INDEX, INSERT, SELECT,\n"
-	"     UPDATE, DELETE (see DESIGN section 10); end each statement with ';'.\n";
+	"     UPDATE, DELETE; end each statement with ';'.  The subset and what runs\n"
+	"     where: docs/client.md and docs/design.md section 10 (in the LWC sources).\n";
 
 /* Next argument of a meta command: a word, or a '...' string with ''
  * escapes; NULL when none is left. */

@@ -370,6 +370,25 @@ def test_copy_roundtrip():
     eq(rc, 3, "exit code of a bad \\copy")
     check('missing data for column "x"' in err and "line 2" in err, "bad line reported", err)
     check("[#" not in err and "\r" not in err, "no progress bar when stderr is not a tty", err)
+    # a bad value the server or the client refuses inside a batch: the exact
+    # line (and column), not the batch's range of lines (issue 17)
+    with open(bad, "w") as f:
+        f.write("20,a,1\n21,b,2\n22,c,oops\n23,d,4\n")
+    rc, out, err = lwc("-c", "\\copy cp FROM '%s' CSV" % bad)
+    eq(rc, 3, "exit code of a bad value in \\copy")
+    check("COPY cp, line 3, column x: 'oops'" in err, "a bad value names its line and column",
+          err)
+    with open(bad, "w") as f:
+        f.write("30,a,1\n31,b,2\n32,c,3\n31,d,4\n")
+    rc, out, err = lwc("-c", "\\copy cp FROM '%s' CSV" % bad)
+    eq(rc, 3, "exit code of a duplicate key in \\copy")
+    check("COPY cp, lines 2 and 4" in err, "a duplicate key names both lines", err)
+    with open(bad, "w") as f:
+        f.write("40,a,1\n1,b,2\n")
+    rc, out, err = lwc("-c", "\\copy cp FROM '%s' CSV" % bad)
+    check(rc == 3 and "COPY cp, line 2 " in err, "a key already in the table names its line", err)
+    out = ok("-A", "-t", "-c", "SELECT COUNT(*) FROM cp WHERE id >= 20 AND id < 50")
+    eq(out, "0\n", "a failed batch loads none of its lines")
     # a larger file in batches
     big = os.path.join(TMP, "big.csv")
     with open(big, "w") as f:
