@@ -72,6 +72,7 @@ struct lwc_conn {
 	struct ltable *tables;
 	int catalog_loaded;
 	lwc_result *open;                /* a streaming result in progress   */
+	volatile sig_atomic_t *cancel;   /* lwc_set_cancel_flag              */
 };
 
 /* A decoded row: values point into text (owned). */
@@ -703,6 +704,12 @@ void lwc_close(lwc_conn *c)
 	if (c->k)
 		sodium_free(c->k);
 	free(c);
+}
+
+void lwc_set_cancel_flag(lwc_conn *c, volatile sig_atomic_t *flag)
+{
+	if (c)
+		c->cancel = flag;
 }
 
 const char *lwc_conn_user(const lwc_conn *c)
@@ -2251,6 +2258,11 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 			return result_error(r, LWC_ERR_PROTO, -1, "unexpected answer from the proxy");
 		}
 		n = resp->candidates->n_records;
+		if (c->cancel && *c->cancel && !failing) {
+			/* abort: the proxy writes none of the statement */
+			failing = 1;
+			snprintf(err, sizeof(err), "canceling statement due to user request");
+		}
 		dv = calloc(n + 1, sizeof(*dv));
 		dp = calloc(n + 1, sizeof(*dp));
 		rows = calloc(n + 1, sizeof(*rows));

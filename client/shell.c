@@ -305,6 +305,8 @@ static int connect_proxy(struct sh *s, char *err, size_t errlen)
 
 	if (lwc_connect(&c, s->key_file, s->proxy, err, errlen) != LWC_OK)
 		return -1;
+	/* Ctrl-C (interactive) cancels a running UPDATE or DELETE cleanly */
+	lwc_set_cancel_flag(c, &sh_sigint);
 	if (s->conn)
 		lwc_close(s->conn);
 	s->conn = c;

@@ -24,6 +24,9 @@
  *                              acknowledged row lost
  *   test_port_clash            scripts/lwc-local up on a port in use says
  *                              which, exits non-zero, keeps no ports file
+ *   test_cancel_update         liblwc's cancel flag (the shell's Ctrl-C)
+ *                              aborts an UPDATE all or nothing and keeps the
+ *                              session
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +53,7 @@
 
 #include "cry.h"
 #include "harness.h"
+#include "lwc.h"
 #include "lwc_err.h"
 #include "pxc.h"
 
@@ -807,6 +811,73 @@ static void test_port_clash(void **state)
 	}
 }
 
+/* ---- 7. cancelling an UPDATE ---------------------------------------------------- */
+
+static int64_t count_where(lwc_conn *c, const char *sql)
+{
+	lwc_result *r = lwc_exec(c, sql);
+	int64_t n = -1;
+
+	if (lwc_result_status(r) != LWC_RESULT_ROWS)
+		fail_msg("%s: %s", sql, lwc_result_error(r));
+	if (lwc_result_next(r) == 1)
+		n = lwc_value_int(r, 0);
+	lwc_result_free(r);
+	return n;
+}
+
+static void exec_ok(lwc_conn *c, const char *sql)
+{
+	lwc_result *r = lwc_exec(c, sql);
+
+	if (lwc_result_status(r) == LWC_RESULT_ERROR)
+		fail_msg("%s: %s", sql, lwc_result_error(r));
+	lwc_result_free(r);
+}
+
+static void test_cancel_update(void **state)
+{
+	struct env *e = *state;
+	volatile sig_atomic_t flag = 0;
+	char key[400], err[512] = "", sql[4096];
+	lwc_conn *c = NULL;
+	lwc_result *r;
+	size_t off;
+
+	h_cs_start(&e->cs, NULL);
+	deploy(e, "16", NULL);
+	snprintf(key, sizeof(key), "%s/user-1-alice.key", e->px.dir);
+	if (lwc_connect(&c, key, e->px.addr, err, sizeof(err)) != LWC_OK)
+		fail_msg("lwc_connect: %s", err);
+	exec_ok(c, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+	off = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO t VALUES ");
+	for (int i = 1; i <= 50; i++)
+		off += (size_t)snprintf(sql + off, sizeof(sql) - off, "%s(%d, 1)", i > 1 ? "," : "", i);
+	exec_ok(c, sql);
+
+	/* Ctrl-C while the UPDATE runs: the flag is up at its round trip */
+	lwc_set_cancel_flag(c, &flag);
+	flag = 1;
+	r = lwc_exec(c, "UPDATE t SET v = 2 WHERE v = 1 OR id > 0");
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+	if (strstr(lwc_result_error(r), "canceling statement due to user request") == NULL)
+		fail_msg("cancelled UPDATE: %s", lwc_result_error(r));
+	lwc_result_free(r);
+	flag = 0;
+	/* nothing of it was written, and the session goes on */
+	assert_int_equal(lwc_conn_ok(c), 1);
+	assert_int_equal(count_where(c, "SELECT COUNT(*) FROM t WHERE v = 2"), 0);
+	assert_int_equal(count_where(c, "SELECT COUNT(*) FROM t WHERE v = 1"), 50);
+	/* and without the flag it runs */
+	r = lwc_exec(c, "UPDATE t SET v = 2 WHERE id <= 10");
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_COMMAND);
+	lwc_result_free(r);
+	assert_int_equal(count_where(c, "SELECT COUNT(*) FROM t WHERE v = 2"), 10);
+	lwc_close(c);
+	h_px_stop(&e->px, SIGTERM);
+	assert_int_equal(h_px_check(&e->px, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -816,6 +887,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_check_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_clash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_update, setup, teardown),
 	};
 
 	if (cry_init() != LWC_OK)

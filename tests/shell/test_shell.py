@@ -588,6 +588,21 @@ def test_interactive_session():
         t.send("SELECT COUNT(*) FROM tty;\n")
         out = t.read_until(PROMPT)
         check(re.search(r" +3001\n\(1 row\)", out), "rows after \\copy", out)
+        # Ctrl-C during an UPDATE: cancelled all or nothing, the session stays
+        # (whether the signal lands in the statement or just before it, the
+        # table holds all of it or none)
+        t.send("UPDATE tty SET name = 'cancelled?' WHERE id > 0;\n")
+        time.sleep(0.05)
+        t.send(b"\x03")
+        out = t.read_until(PROMPT)
+        time.sleep(0.5)     # a ^C after the UPDATE ended cancels the next prompt's line
+        t.send("SELECT COUNT(*) FROM tty WHERE name = 'cancelled?';\n")
+        out2 = t.read_until(PROMPT)
+        m = re.search(r"count \n-------\n +(\d+)\n\(1 row\)", out2)
+        check(m and m.group(1) in ("0", "3001"), "a cancelled UPDATE is all or nothing",
+              out, out2)
+        check(m.group(1) == "3001" or "canceling statement due to user request" in out
+              or "^C" in out, "the cancellation is reported", out)
         # \q
         t.send("\\q\n")
         eq(t.wait(), 0, "exit code of \\q")
