@@ -228,6 +228,12 @@ out:
 		static struct log_limit store_lim = LOG_LIMIT_INIT;
 		log_limited(&store_lim, LOG_ERROR, c->name, "%s failed: %s", ti.op,
 			    ti.err[0] ? ti.err : lwc_strerror(ti.status));
+	} else if (ti.status != LWC_OK && ti.status != LWC_ERR_INTEGRITY) {
+		/* refused requests (a version not held, a bad block size): the
+		 * proxy reports them to its user; here for the store's operator */
+		static struct log_limit req_lim = LOG_LIMIT_INIT;
+		log_limited(&req_lim, LOG_WARN, c->name, "%s refused: %s", ti.op,
+			    ti.err[0] ? ti.err : lwc_strerror(ti.status));
 	}
 	if (srv->trace) {
 		pthread_mutex_lock(&srv->trace_lock);
