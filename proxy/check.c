@@ -138,7 +138,7 @@ static int check_one_by_one(struct px_worker *w, const uint64_t *ids, const uint
 				     resp->read->n_blocks != 1 || resp->read->blocks[0]->id != ids[i]))
 			rc = LWC_ERR_INTEGRITY;
 		if (rc == LWC_OK)
-			rc = open_block(w, ids[i], vers[i], st->tag + ids[i] * CRY_TAG_BYTES,
+			rc = open_block(st, w->scratch, ids[i], vers[i], st->tag + ids[i] * CRY_TAG_BYTES,
 					resp->read->blocks[0]->data.data,
 					resp->read->blocks[0]->data.len, plain);
 		else if (err[0] == '\0')
