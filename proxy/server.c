@@ -1089,9 +1089,10 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 	}
 	admin_bound = 1;
 	{
-		/* descriptors besides user connections: a cloud connection per
-		 * worker (and the idle pool), LMDB, the admin socket, the log */
-		struct srvkit_cfg kc = { cfg->listen, cfg->max_conns, 32 + 2 * srv.nworkers,
+		/* descriptors besides user connections: up to three cloud
+		 * connections per worker (its own, READ ahead, WRITE behind) and
+		 * the idle pool, LMDB, the admin socket, the log */
+		struct srvkit_cfg kc = { cfg->listen, cfg->max_conns, 32 + 3 * srv.nworkers,
 					 cfg->handshake_s };
 		if ((rc = srvkit_listen(&srv.kit, srv.base, &kc, accept_cb, &srv, err,
 					sizeof(err))) != LWC_OK) {
