@@ -72,6 +72,7 @@ struct lwc_conn {
 	struct ltable *tables;
 	int catalog_loaded;
 	lwc_result *open;                /* a streaming result in progress   */
+	volatile sig_atomic_t *cancel;   /* lwc_set_cancel_flag              */
 };
 
 /* A decoded row: values point into text (owned). */
@@ -703,6 +704,12 @@ void lwc_close(lwc_conn *c)
 	if (c->k)
 		sodium_free(c->k);
 	free(c);
+}
+
+void lwc_set_cancel_flag(lwc_conn *c, volatile sig_atomic_t *flag)
+{
+	if (c)
+		c->cancel = flag;
 }
 
 const char *lwc_conn_user(const lwc_conn *c)
@@ -1837,18 +1844,28 @@ out:
 	return r;
 }
 
-static lwc_result *unique_error(lwc_result *r, const struct ltable *t)
+/* The proxy's "duplicate key value (row R, column N) ..." in the user's
+ * terms: the column's name, and the rows counted from 1 in the whole INSERT
+ * (its first row is row off + 1 of what the proxy saw), so a \copy can name
+ * the input line. */
+static lwc_result *unique_error(lwc_result *r, const struct ltable *t, size_t off)
 {
 	const char *m = r->errmsg ? r->errmsg : "";
 	const char *p = strstr(m, "column ");
-	char msg[512];
+	char msg[512], rows[96] = "";
+	size_t a, b;
+	const char *q;
 
+	if ((q = strstr(m, "in rows ")) != NULL && sscanf(q, "in rows %zu and %zu", &a, &b) == 2)
+		snprintf(rows, sizeof(rows), " (rows %zu and %zu of the INSERT)", a + off, b + off);
+	else if ((q = strstr(m, "(row ")) != NULL && sscanf(q, "(row %zu", &a) == 1)
+		snprintf(rows, sizeof(rows), " (row %zu of the INSERT)", a + off);
 	if (p) {
 		unsigned col = (unsigned)strtoul(p + 7, NULL, 10);
 		if (col >= 1 && col <= t->sc.ncols) {
 			snprintf(msg, sizeof(msg), "duplicate key value violates unique constraint "
-				 "on column \"%s\" of table \"%s\"", t->sc.cols[col - 1].name,
-				 t->sc.name);
+				 "on column \"%s\" of table \"%s\"%s", t->sc.cols[col - 1].name,
+				 t->sc.name, rows);
 			free(r->errmsg);
 			r->errmsg = strdup(msg);
 		}
@@ -1874,13 +1891,15 @@ static void rowbuf_free(struct rowbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* *bad: the index in in[] of the value refused, -1 for the row as a whole. */
 static int rowbuf_add(struct rowbuf *b, const struct ltable *t, const struct sql_value *in,
-		      const int *target, size_t nin, char *err, size_t errlen)
+		      const int *target, size_t nin, char *err, size_t errlen, int *bad)
 {
 	struct sql_value *row;
 	char *text;
 	size_t tl = 0, cap = 0;
 
+	*bad = -1;
 	if (b->n == b->cap) {
 		size_t nc = b->cap ? b->cap * 2 : 64;
 		void *p1 = realloc(b->rows, nc * sizeof(*b->rows));
@@ -1913,6 +1932,7 @@ static int rowbuf_add(struct rowbuf *b, const struct ltable *t, const struct sql
 		if (rc != LWC_OK) {
 			free(row);
 			free(text);
+			*bad = (int)i;
 			return rc;
 		}
 		if (row[col].type == SQL_TEXT) {
@@ -1931,6 +1951,9 @@ static int rowbuf_add(struct rowbuf *b, const struct ltable *t, const struct sql
 		if (row[j].type == SQL_NULL && (t->sc.cols[j].not_null || t->sc.cols[j].primary_key)) {
 			lwc_errf(err, errlen, "null value in column \"%s\" of relation \"%s\" "
 				 "violates not-null constraint", t->sc.cols[j].name, t->sc.name);
+			for (size_t i = 0; i < nin; i++)
+				if ((target ? (size_t)target[i] : i) == j)
+					*bad = (int)i;
 			free(row);
 			free(text);
 			return LWC_ERR_SCHEMA;
@@ -1953,7 +1976,7 @@ static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
 	for (size_t off = 0; off < b->n || (b->n == 0 && off == 0); off += per) {
 		size_t n = b->n - off < per ? b->n - off : per;
 		if ((r = send_insert(c, t, (struct sql_value *const *)b->rows + off, n, &cnt)) != NULL)
-			return r->errcode == LWC_ERR_UNIQUE ? unique_error(r, t) : r;
+			return r->errcode == LWC_ERR_UNIQUE ? unique_error(r, t, off) : r;
 		total += cnt;
 		if (b->n == 0)
 			break;
@@ -2015,8 +2038,9 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 				    (t->sc.cols[target[j]].type == SQL_CT_INT ||
 				     t->sc.cols[target[j]].type == SQL_CT_BIGINT))
 					v[j].f = nearbyint(v[j].f);
+			int bad;
 			if ((rc = rowbuf_add(&b, t, v, target, st->ninsert_map, err,
-					     sizeof(err))) != LWC_OK) {
+					     sizeof(err), &bad)) != LWC_OK) {
 				lwc_result_free(sr);
 				rowbuf_free(&b);
 				return result_error(NULL, rc, -1, "%s", err);
@@ -2046,10 +2070,15 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 					return result_error(NULL, LWC_ERR_SCHEMA, e->pos, "%s", err);
 				}
 			}
-			if ((rc = rowbuf_add(&b, t, vals, target, nin, err, sizeof(err))) != LWC_OK) {
+			int bad;
+			if ((rc = rowbuf_add(&b, t, vals, target, nin, err, sizeof(err),
+					     &bad)) != LWC_OK) {
+				/* the refused value's place in the SQL (a \copy names its
+				 * line and column from it), else its row's */
+				int pos = nin == 0 ? -1 : st->rows[i][bad >= 0 ? bad : 0]->pos;
 				free(vals);
 				rowbuf_free(&b);
-				return result_error(NULL, rc, -1, "%s", err);
+				return result_error(NULL, rc, pos, "%s", err);
 			}
 		}
 		free(vals);
@@ -2218,7 +2247,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 			if (r == NULL) {
 				r = error_from(c, NULL, resp->error);
 				if (r->errcode == LWC_ERR_UNIQUE)
-					unique_error(r, t);
+					unique_error(r, t, 0);
 			}
 			lwc__proxy_response__free_unpacked(resp, NULL);
 			return r;
@@ -2229,6 +2258,11 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 			return result_error(r, LWC_ERR_PROTO, -1, "unexpected answer from the proxy");
 		}
 		n = resp->candidates->n_records;
+		if (c->cancel && *c->cancel && !failing) {
+			/* abort: the proxy writes none of the statement */
+			failing = 1;
+			snprintf(err, sizeof(err), "canceling statement due to user request");
+		}
 		dv = calloc(n + 1, sizeof(*dv));
 		dp = calloc(n + 1, sizeof(*dp));
 		rows = calloc(n + 1, sizeof(*rows));

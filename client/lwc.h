@@ -31,6 +31,7 @@
 #ifndef LWC_H
 #define LWC_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,15 @@ void lwc_close(lwc_conn *c);
 const char *lwc_conn_user(const lwc_conn *c);
 /* 1 while the connection is usable; 0 after it broke (e.g. revoked). */
 int lwc_conn_ok(const lwc_conn *c);
+
+/* Cancellation (the shell's Ctrl-C): while *flag is non-zero (a signal
+ * handler may set it), an UPDATE or a DELETE with a residual predicate in
+ * progress aborts at its next round trip with "canceling statement due to
+ * user request": the proxy writes none of it (all or nothing) and the
+ * connection stays usable.  A statement the proxy runs in one round trip
+ * (INSERT, SELECT, a DELETE on index predicates only) completes.  NULL
+ * turns it off. */
+void lwc_set_cancel_flag(lwc_conn *c, volatile sig_atomic_t *flag);
 
 /* Run one SQL statement (a trailing ';' is allowed).  Never returns NULL;
  * check lwc_result_status. */

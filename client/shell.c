@@ -305,6 +305,8 @@ static int connect_proxy(struct sh *s, char *err, size_t errlen)
 
 	if (lwc_connect(&c, s->key_file, s->proxy, err, errlen) != LWC_OK)
 		return -1;
+	/* Ctrl-C (interactive) cancels a running UPDATE or DELETE cleanly */
+	lwc_set_cancel_flag(c, &sh_sigint);
 	if (s->conn)
 		lwc_close(s->conn);
 	s->conn = c;
@@ -695,7 +697,8 @@ static const char help_text[] =
 	"                          FILE may be STDIN / STDOUT\n"
 	"\n"
 	"SQL: CREATE TABLE, DROP TABLE, CREATE [UNIQUE] INDEX, INSERT, SELECT,\n"
-	"     UPDATE, DELETE (see DESIGN section 10); end each statement with ';'.\n";
+	"     UPDATE, DELETE; end each statement with ';'.  The subset and what runs\n"
+	"     where: docs/client.md and docs/design.md section 10 (in the LWC sources).\n";
 
 /* Next argument of a meta command: a word, or a '...' string with ''
  * escapes; NULL when none is left. */

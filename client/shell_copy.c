@@ -640,11 +640,90 @@ static void add_literal(struct sh_buf *b, const char *v, size_t n, int isnull, e
 	sh_buf_addc(b, '\'');
 }
 
+/* One INSERT of up to SH_COPY_BATCH input records, and where each record
+ * and each of its values sit in the SQL, so an error of the statement is
+ * traced back to its input line and column. */
 struct batch {
 	struct sh_buf sql;
 	size_t rows;
 	unsigned long first_line, last_line;
+	size_t nfld;                  /* values per record                      */
+	size_t *row_off;              /* [rows]: offset of the record's '('      */
+	unsigned long *row_line;      /* [rows]: its input line                  */
+	size_t *fld_off;              /* [rows * nfld]: offset of each value     */
+	size_t cap;                   /* records the arrays hold                 */
+	const char *const *names;     /* [nfld]: column names                    */
 };
+
+static void batch_free(struct batch *bt)
+{
+	free(bt->row_off);
+	free(bt->row_line);
+	free(bt->fld_off);
+}
+
+/* Record i of the batch (0-based) starts here; grows the arrays. */
+static void batch_note_row(struct batch *bt, size_t i, unsigned long line)
+{
+	if (i >= bt->cap) {
+		size_t cap = bt->cap ? bt->cap * 2 : 64;
+		bt->row_off = sh_realloc(bt->row_off, cap * sizeof(*bt->row_off));
+		bt->row_line = sh_realloc(bt->row_line, cap * sizeof(*bt->row_line));
+		bt->fld_off = sh_realloc(bt->fld_off, cap * (bt->nfld ? bt->nfld : 1) *
+					 sizeof(*bt->fld_off));
+		bt->cap = cap;
+	}
+	bt->row_off[i] = bt->sql.len;
+	bt->row_line[i] = line;
+}
+
+/* The CONTEXT of a failed batch: the exact line (and column) when the error
+ * names a position in the SQL or a row of the INSERT, else the batch's
+ * lines.  Nothing of the batch was loaded: an INSERT is all or nothing. */
+static void batch_context(const struct batch *bt, const char *table, lwc_result *r,
+			  uint64_t loaded)
+{
+	const char *msg = lwc_result_error(r), *p;
+	int pos = lwc_result_error_pos(r);
+	size_t row = SIZE_MAX, row2 = SIZE_MAX, fld = SIZE_MAX, a, b;
+
+	if (pos >= 0 && bt->rows > 0 && (size_t)pos >= bt->row_off[0]) {
+		for (row = 0; row + 1 < bt->rows && bt->row_off[row + 1] <= (size_t)pos; row++)
+			;
+		for (fld = 0; fld + 1 < bt->nfld && bt->fld_off[row * bt->nfld + fld + 1] <=
+		     (size_t)pos; fld++)
+			;
+	} else if (msg && (p = strstr(msg, "(rows ")) != NULL &&
+		   sscanf(p, "(rows %zu and %zu", &a, &b) == 2 && a >= 1 && b >= 1 &&
+		   a <= bt->rows && b <= bt->rows) {
+		row = a - 1;
+		row2 = b - 1;
+	} else if (msg && (p = strstr(msg, "(row ")) != NULL && sscanf(p, "(row %zu", &a) == 1 &&
+		   a >= 1 && a <= bt->rows) {
+		row = a - 1;
+	}
+	if (row == SIZE_MAX) {
+		fprintf(stderr, "CONTEXT:  COPY %s, line%s %lu", table,
+			bt->first_line == bt->last_line ? "" : "s", bt->first_line);
+		if (bt->first_line != bt->last_line)
+			fprintf(stderr, "-%lu", bt->last_line);
+	} else if (row2 != SIZE_MAX) {
+		fprintf(stderr, "CONTEXT:  COPY %s, lines %lu and %lu", table, bt->row_line[row],
+			bt->row_line[row2]);
+	} else {
+		fprintf(stderr, "CONTEXT:  COPY %s, line %lu", table, bt->row_line[row]);
+		if (fld != SIZE_MAX) {
+			size_t f0 = bt->fld_off[row * bt->nfld + fld];
+			size_t f1 = fld + 1 < bt->nfld ? bt->fld_off[row * bt->nfld + fld + 1] - 1
+				    : row + 1 < bt->rows ? bt->row_off[row + 1] - 2 : bt->sql.len - 2;
+			int n = f1 > f0 ? (int)(f1 - f0) : 0;
+			fprintf(stderr, ", column %s: %.*s%s", bt->names[fld], n > 60 ? 60 : n,
+				bt->sql.p + f0, n > 60 ? "..." : "");
+		}
+	}
+	fprintf(stderr, " (%llu row%s loaded before it; none of lines %lu-%lu)\n",
+		(unsigned long long)loaded, loaded == 1 ? "" : "s", bt->first_line, bt->last_line);
+}
 
 static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struct batch *bt,
 				  uint64_t *loaded, struct progress *pg)
@@ -657,12 +736,7 @@ static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struc
 	if (lwc_result_status(r) == LWC_RESULT_ERROR) {
 		progress_clear(pg);
 		sh_error(s, NULL, -1, "%s", lwc_result_error(r));
-		fprintf(stderr, "CONTEXT:  COPY %s, line%s %lu", o->table,
-			bt->first_line == bt->last_line ? "" : "s", bt->first_line);
-		if (bt->first_line != bt->last_line)
-			fprintf(stderr, "-%lu", bt->last_line);
-		fprintf(stderr, " (%llu row%s before them loaded)\n", (unsigned long long)*loaded,
-			*loaded == 1 ? "" : "s");
+		batch_context(bt, o->table, r, *loaded);
 		st = sh_fail_status(s);
 	} else {
 		*loaded += lwc_result_count(r) ? lwc_result_count(r) : bt->rows;
@@ -678,6 +752,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	struct lwc_column *cols = NULL;
 	int ncols = 0, rc, *map = NULL;
 	enum lwc_type *types = NULL;
+	const char **names = NULL;
 	size_t nwant;
 	struct reader rd;
 	struct progress pg;
@@ -702,6 +777,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	nwant = o->ncolnames ? o->ncolnames : (size_t)ncols;
 	types = sh_malloc(sizeof(*types) * (nwant ? nwant : 1));
 	map = sh_malloc(sizeof(*map) * (nwant ? nwant : 1));
+	names = sh_malloc(sizeof(*names) * (nwant ? nwant : 1));
 	for (size_t i = 0; i < nwant; i++) {
 		int k = -1;
 		if (o->ncolnames) {
@@ -719,7 +795,10 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		}
 		map[i] = k;
 		types[i] = cols[k].type;
+		names[i] = cols[k].name;
 	}
+	bt.nfld = nwant;
+	bt.names = names;
 
 	rd.csv = o->csv;
 	rd.delim = o->delim;
@@ -778,10 +857,12 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		} else {
 			sh_buf_addc(&bt.sql, ',');
 		}
+		batch_note_row(&bt, bt.rows, rd.line);
 		sh_buf_addc(&bt.sql, '(');
 		for (size_t i = 0; i < nwant; i++) {
 			if (i)
 				sh_buf_addc(&bt.sql, ',');
+			bt.fld_off[bt.rows * nwant + i] = bt.sql.len;
 			add_literal(&bt.sql, rd.f[i], rd.flen[i], rd.fquoted[i] == 2, types[i]);
 		}
 		sh_buf_addc(&bt.sql, ')');
@@ -823,6 +904,8 @@ out:
 		clearerr(rd.fp);
 	reader_free(&rd);
 	sh_buf_free(&bt.sql);
+	batch_free(&bt);
+	free(names);
 	free(types);
 	free(map);
 	free(cols);

@@ -42,6 +42,10 @@ static void usage(FILE *f)
 		"  --workers N            worker threads / backend connections (default 4)\n"
 		"  --block-size BYTES     pin the block size of a new store (default: first WRITE)\n"
 		"  --max-frame BYTES      largest request accepted (default and maximum %u)\n"
+		"  --max-connections N    connections open at once; more are refused (default:\n"
+		"                         3/4 of what the open-file limit leaves, at most 4096)\n"
+		"  --handshake-timeout S  close a connection not authenticated after S seconds\n"
+		"                         (default 5)\n"
 		"  --log-level LEVEL      error, warn, info (default) or debug\n"
 		"  -h, --help             this help\n",
 		WIRE_FRAME_MAX);
@@ -95,6 +99,8 @@ int main(int argc, char **argv)
 		{ "block-size", required_argument, NULL, 'b' },
 		{ "max-frame", required_argument, NULL, 'm' },
 		{ "log-level", required_argument, NULL, 'v' },
+		{ "max-connections", required_argument, NULL, 'C' },
+		{ "handshake-timeout", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -138,6 +144,20 @@ int main(int argc, char **argv)
 					WIRE_FRAME_MAX);
 				return 1;
 			}
+			break;
+		case 'C':
+			if (parse_u32(optarg, 1, 1000000, &u) != 0) {
+				fprintf(stderr, "lwc-cloudstore: --max-connections wants 1..1000000\n");
+				return 1;
+			}
+			cfg.max_conns = (int)u;
+			break;
+		case 'H':
+			if (parse_u32(optarg, 1, 3600, &u) != 0) {
+				fprintf(stderr, "lwc-cloudstore: --handshake-timeout wants 1..3600 seconds\n");
+				return 1;
+			}
+			cfg.handshake_s = (int)u;
 			break;
 		case 'v':
 			if ((lvl = log_parse_level(optarg)) < 0) {

@@ -243,6 +243,7 @@ error:
 	ti->status = rc;
 	if (rc == LWC_ERR_NOMEM && err[0] == '\0')
 		lwc_errf(err, sizeof(err), "out of memory");
+	snprintf(ti->err, sizeof(ti->err), "%s", err);
 	return error_resp(seq, rc, err, resp, resp_len);
 }
 

@@ -21,6 +21,7 @@ struct cs_trace_info {
 	size_t n;              /* blocks named                               */
 	uint64_t *ids;         /* malloc'ed copy of the ids (may be NULL)    */
 	int status;            /* LWC_OK or the error returned               */
+	char err[256];         /* its message, for the server's log          */
 };
 
 /* Handle one request; *resp is malloc'ed (free it).  Returns LWC_OK when a

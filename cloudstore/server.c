@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -30,13 +31,15 @@
 #include "chan.h"
 #include "log.h"
 #include "net.h"
+#include "pidlock.h"
 #include "proto.h"
 #include "server.h"
+#include "srvkit.h"
 #include "wire.h"
 
 #define OUT_HIGH_WATER (64u << 20)   /* stop taking requests above this backlog */
 #define SHUTDOWN_GRACE_SEC 30
-#define HANDSHAKE_TIMEOUT_SEC 10       /* a peer must authenticate this fast */
+#define CS_LOCK_FILE "lwc-cloudstore.pid"
 
 enum conn_state {
 	CONN_HELLO,       /* waiting for Hello                      */
@@ -79,7 +82,7 @@ struct worker {
 struct cs_server {
 	const struct cs_server_config *cfg;
 	struct event_base *base;
-	struct evconnlistener *listener;
+	struct srvkit *kit;           /* listener, limits, accept back-off   */
 	struct event *done_ev, *sigterm_ev, *sigint_ev, *grace_ev;
 	const struct cs_store_ops *ops;
 	struct cs_store *store;
@@ -132,6 +135,7 @@ static void conn_free(struct conn *c)
 	chan_free(c->chan);
 	plog_debug(c->name, "closed");
 	free(c);
+	srvkit_conn_closed(srv->kit);
 	maybe_finish_shutdown(srv);
 }
 
@@ -153,7 +157,11 @@ static void conn_fail(struct conn *c, int code, const char *msg)
 	uint8_t *body;
 	size_t len;
 
-	plog_info(c->name, "closing: %s", msg);
+	/* before authentication anyone can make this happen at will */
+	if (c->state == CONN_HELLO || c->state == CONN_AUTH)
+		log_limited(&srvkit_preauth_limit, LOG_INFO, c->name, "closing: %s", msg);
+	else
+		plog_info(c->name, "closing: %s", msg);
 	if (chan_error_body(code, msg, &body, &len) == LWC_OK) {
 		conn_send_frame(c, body, len);
 		free(body);
@@ -213,6 +221,20 @@ static void job_run(struct worker *w, struct job *j)
 	wire_put_u32(j->resp, (uint32_t)(resp_len + CHAN_ABYTES));
 	j->resp_len = WIRE_HDR_BYTES + resp_len + CHAN_ABYTES;
 out:
+	/* the backend failed (a full disk, a lost database): the operator must
+	 * see it here, not only the proxy */
+	if (ti.status == LWC_ERR_STORE || ti.status == LWC_ERR_NO_SPACE ||
+	    ti.status == LWC_ERR_IO) {
+		static struct log_limit store_lim = LOG_LIMIT_INIT;
+		log_limited(&store_lim, LOG_ERROR, c->name, "%s failed: %s", ti.op,
+			    ti.err[0] ? ti.err : lwc_strerror(ti.status));
+	} else if (ti.status != LWC_OK && ti.status != LWC_ERR_INTEGRITY) {
+		/* refused requests (a version not held, a bad block size): the
+		 * proxy reports them to its user; here for the store's operator */
+		static struct log_limit req_lim = LOG_LIMIT_INIT;
+		log_limited(&req_lim, LOG_WARN, c->name, "%s refused: %s", ti.op,
+			    ti.err[0] ? ti.err : lwc_strerror(ti.status));
+	}
 	if (srv->trace) {
 		pthread_mutex_lock(&srv->trace_lock);
 		cs_trace_write(srv->trace, c->id, &ti, j->req_len + WIRE_HDR_BYTES, j->resp_len);
@@ -459,7 +481,8 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & BEV_EVENT_TIMEOUT) {
-		plog_info(c->name, "no authentication within %d s; closing", HANDSHAKE_TIMEOUT_SEC);
+		log_limited(&srvkit_preauth_limit, LOG_INFO, c->name,
+			    "no authentication within %d s; closing", srvkit_handshake_s(c->srv->kit));
 		conn_free(c);
 		return;
 	}
@@ -475,29 +498,19 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
-		      struct sockaddr *sa, int salen, void *arg)
+static void accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 {
 	struct cs_server *srv = arg;
 	struct conn *c;
-	char peer[64];
 
-	(void)l;
-	(void)salen;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		evutil_closesocket(fd);
+		srvkit_conn_closed(srv->kit);
 		return;
 	}
 	c->srv = srv;
 	c->id = ++srv->next_conn_id;
-	{
-		/* answers are single frames: Nagle would hold their tail for the
-		 * peer's delayed ACK (40 ms per READ) */
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	}
-	net_addr_str(sa, peer, sizeof(peer));
 	snprintf(c->name, sizeof(c->name), "conn %llu %s", (unsigned long long)c->id, peer);
 	c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL || chan_new(&c->chan, 1) != LWC_OK) {
@@ -505,7 +518,9 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 			bufferevent_free(c->bev);
 		else
 			evutil_closesocket(fd);
+		chan_free(c->chan);
 		free(c);
+		srvkit_conn_closed(srv->kit);
 		return;
 	}
 	c->next = srv->conns;
@@ -515,7 +530,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	c->state = CONN_HELLO;
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
 	{
-		struct timeval hs = { HANDSHAKE_TIMEOUT_SEC, 0 };
+		struct timeval hs = { srvkit_handshake_s(srv->kit), 0 };
 		bufferevent_set_timeouts(c->bev, &hs, NULL);
 	}
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -551,10 +566,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("received %s: finishing requests in flight, then exiting",
 		 sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	srv->shutting_down = 1;
-	if (srv->listener) {
-		evconnlistener_free(srv->listener);
-		srv->listener = NULL;
-	}
+	srvkit_stop(srv->kit);
 	for (c = srv->conns; c; c = next) {
 		next = c->next;
 		if (c->state == CONN_BUSY) {
@@ -570,18 +582,12 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	maybe_finish_shutdown(srv);
 }
 
-static void listener_error_cb(struct evconnlistener *l, void *arg)
-{
-	(void)l;
-	(void)arg;
-	log_warn("accept failed: %s", strerror(errno));
-}
-
 int cs_server_run(const struct cs_server_config *cfg)
 {
 	struct cs_server srv;
 	struct sockaddr_storage ss;
 	socklen_t sl;
+	struct pidlock lock = { -1, "" };
 	const char *spec;
 	char err[512] = "";
 	int rc = LWC_ERR_IO, started = 0;
@@ -597,6 +603,19 @@ int cs_server_run(const struct cs_server_config *cfg)
 	    (rc = cs_store_lookup(cfg->store, &srv.ops, &spec, err, sizeof(err))) != LWC_OK) {
 		log_error("%s", err);
 		goto out;
+	}
+	/* one server per store directory, before anything in it is touched
+	 * (a PostgreSQL store is not a directory: see docs/operations.md) */
+	if (srv.ops == &cs_store_lmdb) {
+		if (mkdir(spec, 0700) != 0 && errno != EEXIST) {
+			log_error("cannot create the store directory %s: %s", spec, strerror(errno));
+			rc = LWC_ERR_IO;
+			goto out;
+		}
+		if ((rc = pidlock_acquire(&lock, spec, CS_LOCK_FILE, err, sizeof(err))) != LWC_OK) {
+			log_error("%s", err);
+			goto out;
+		}
 	}
 	if (cfg->trace_path) {
 		srv.trace = fopen(cfg->trace_path, "a");
@@ -639,16 +658,17 @@ int cs_server_run(const struct cs_server_config *cfg)
 	}
 	evsignal_add(srv.sigterm_ev, NULL);
 	evsignal_add(srv.sigint_ev, NULL);
-	srv.listener = evconnlistener_new_bind(srv.base, accept_cb, &srv,
-					       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-					       LEV_OPT_CLOSE_ON_EXEC, 128,
-					       (struct sockaddr *)&ss, (int)sl);
-	if (srv.listener == NULL) {
-		log_error("cannot listen on %s: %s", cfg->listen, strerror(errno));
-		rc = LWC_ERR_IO;
-		goto out;
+	{
+		/* descriptors besides connections: a backend connection per
+		 * worker, LMDB's files, the trace, the log, libevent's own */
+		struct srvkit_cfg kc = { cfg->listen, cfg->max_conns, 32 + srv.nworkers,
+					 cfg->handshake_s };
+		if ((rc = srvkit_listen(&srv.kit, srv.base, &kc, accept_cb, &srv, err,
+					sizeof(err))) != LWC_OK) {
+			log_error("%s", err);
+			goto out;
+		}
 	}
-	evconnlistener_set_error_cb(srv.listener, listener_error_cb);
 	for (int i = 0; i < srv.nworkers; i++) {
 		if (pthread_create(&srv.workers[i].thread, NULL, worker_main, &srv.workers[i]) != 0) {
 			log_error("cannot start worker threads");
@@ -657,8 +677,9 @@ int cs_server_run(const struct cs_server_config *cfg)
 		}
 		started++;
 	}
-	log_info("listening on %s, store %s, %d workers%s%s", cfg->listen, srv.ops->name,
-		 srv.nworkers, srv.trace ? ", trace " : "", srv.trace ? cfg->trace_path : "");
+	log_info("listening on %s, store %s, %d workers, at most %d connections%s%s", cfg->listen,
+		 srv.ops->name, srv.nworkers, srvkit_max_conns(srv.kit), srv.trace ? ", trace " : "",
+		 srv.trace ? cfg->trace_path : "");
 	event_base_dispatch(srv.base);
 	rc = LWC_OK;
 stop:
@@ -675,8 +696,7 @@ out:
 		srv.shutting_down = 0;
 		conn_free(srv.conns);
 	}
-	if (srv.listener)
-		evconnlistener_free(srv.listener);
+	srvkit_free(srv.kit);
 	if (srv.done_ev)
 		event_free(srv.done_ev);
 	if (srv.sigterm_ev)
@@ -695,6 +715,7 @@ out:
 		event_base_free(srv.base);
 	if (srv.trace)
 		fclose(srv.trace);
+	pidlock_release(&lock);
 	pthread_mutex_destroy(&srv.lock);
 	pthread_mutex_destroy(&srv.trace_lock);
 	pthread_cond_destroy(&srv.cond);

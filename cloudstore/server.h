@@ -24,6 +24,8 @@ struct cs_server_config {
 	uint32_t block_size;             /* 0: fixed by the first WRITE           */
 	uint32_t max_frame;              /* cap on frames after authentication   */
 	int workers;                     /* worker threads                       */
+	int max_conns;                   /* 0: from the open-file limit (srvkit.h) */
+	int handshake_s;                 /* 0: default; close unauthenticated     */
 };
 
 /* Runs until SIGTERM or SIGINT; returns LWC_OK after a clean shutdown. */

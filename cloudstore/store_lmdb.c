@@ -55,6 +55,22 @@ static int lmdb_err(int rc, const char *what, char *err, size_t errlen)
 	return LWC_ERR_STORE;
 }
 
+/* A failed write: a full disk says so (LMDB reports a short write as EIO). */
+static int lmdb_write_err(struct cs_store *st, int rc, const char *what, char *err,
+			  size_t errlen)
+{
+	const char *path = NULL;
+
+	if (mdb_env_get_path(st->env, &path) != 0)
+		path = NULL;
+	if (rc > 0 && lwc_disk_full(path, rc, LWC_ERR_STORE) == LWC_ERR_NO_SPACE) {
+		lwc_errf(err, errlen, "lmdb %s: no space left on device (%s)", what,
+			 mdb_strerror(rc));
+		return LWC_ERR_NO_SPACE;
+	}
+	return lmdb_err(rc, what, err, errlen);
+}
+
 static int meta_get_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t *out)
 {
 	MDB_val k = { strlen(name), (void *)(uintptr_t)name }, v;
@@ -404,12 +420,12 @@ static int lmdb_write(struct cs_session *s, const struct cs_block *blocks, size_
 			st->mapsize *= 2;
 		pthread_rwlock_unlock(&st->resize);
 		if (rc != 0)
-			return lmdb_err(rc, "grow map", err, errlen);
+			return lmdb_write_err(st, rc, "grow map", err, errlen);
 	}
 	if (rc == -1)
 		return lwc;
 	if (rc != 0)
-		return lmdb_err(rc, "write", err, errlen);
+		return lmdb_write_err(st, rc, "write", err, errlen);
 	return LWC_OK;
 }
 

@@ -39,7 +39,9 @@
 
 struct cs_store {
 	char *conninfo;
+	struct cs_session *lock;       /* holds the store's advisory lock     */
 };
+
 
 struct cs_session {
 	PGconn *conn;
@@ -575,6 +577,39 @@ static void pg_session_close(struct cs_session *s)
 	free(s);
 }
 
+/* One lwc-cloudstore per database (the LMDB backend locks its directory):
+ * a session-level advisory lock, held by a connection of its own for the
+ * life of the store.  Engines without advisory locks (some PostgreSQL-
+ * compatible ones) get no lock, and a warning. */
+#define PG_STORE_LOCK_KEY "7659471523846"   /* an arbitrary bigint */
+static int store_lock(struct cs_session *s, char *err, size_t errlen)
+{
+	PGresult *r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" PG_STORE_LOCK_KEY ")");
+	int rc = LWC_OK;
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+		fprintf(stderr, "lwc-cloudstore: warning: no advisory lock on this database (%s): "
+			"make sure no other lwc-cloudstore serves it\n",
+			PQresultErrorMessage(r));
+	} else if (strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+		PGresult *w = PQexec(s->conn, "SELECT pid, coalesce(host(client_addr), 'local') "
+				     "FROM pg_locks JOIN pg_stat_activity USING (pid) WHERE "
+				     "locktype = 'advisory' AND pg_locks.database = (SELECT oid FROM "
+				     "pg_database WHERE datname = current_database())");
+		if (PQresultStatus(w) == PGRES_TUPLES_OK && PQntuples(w) > 0)
+			lwc_errf(err, errlen, "the PostgreSQL store is in use by another "
+				 "lwc-cloudstore (its database session: backend pid %s, from %s)",
+				 PQgetvalue(w, 0, 0), PQgetvalue(w, 0, 1));
+		else
+			lwc_errf(err, errlen, "the PostgreSQL store is in use by another "
+				 "lwc-cloudstore");
+		PQclear(w);
+		rc = LWC_ERR_BUSY;
+	}
+	PQclear(r);
+	return rc;
+}
+
 static int pg_open(struct cs_store **out, const char *spec, uint32_t block_size,
 		   char *err, size_t errlen)
 {
@@ -603,6 +638,8 @@ static int pg_open(struct cs_store **out, const char *spec, uint32_t block_size,
 	rc = pg_session_open(st, &s, err, errlen);
 	if (rc != LWC_OK)
 		goto fail;
+	if ((rc = store_lock(s, err, errlen)) != LWC_OK)
+		goto fail;
 	rc = schema_create(s, err, errlen);
 	if (rc != LWC_OK)
 		goto fail;
@@ -627,7 +664,7 @@ static int pg_open(struct cs_store **out, const char *spec, uint32_t block_size,
 			goto fail;
 		}
 	}
-	pg_session_close(s);
+	st->lock = s;                   /* kept: it holds the lock */
 	*out = st;
 	return LWC_OK;
 fail:
@@ -641,6 +678,7 @@ static void pg_close(struct cs_store *st)
 {
 	if (st == NULL)
 		return;
+	pg_session_close(st->lock);
 	free(st->conninfo);
 	free(st);
 }

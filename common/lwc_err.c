@@ -1,8 +1,10 @@
 /*
  * lwc_err.c - text for the LWC error codes (see lwc_err.h).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/statvfs.h>
 
 #include "lwc_err.h"
 
@@ -41,4 +43,16 @@ void lwc_errf(char *buf, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
+}
+
+int lwc_disk_full(const char *path, int e, int fallback)
+{
+	struct statvfs fs;
+
+	if (e == ENOSPC)
+		return LWC_ERR_NO_SPACE;
+	if ((e == EIO || e == EFBIG) && path && statvfs(path, &fs) == 0 &&
+	    (unsigned long long)fs.f_bavail * fs.f_frsize < (1ull << 20))
+		return LWC_ERR_NO_SPACE;
+	return fallback;
 }

@@ -44,13 +44,15 @@
 	X(LWC_ERR_UNIQUE,  -25,  "duplicate key value violates a unique constraint") \
 	X(LWC_ERR_ABORTED, -26,  "statement aborted")                        \
 	X(LWC_ERR_SCHEMA,  -27,  "statement does not match the table definition") \
-	X(LWC_ERR_NO_USER, -28,  "unknown user")
+	X(LWC_ERR_NO_USER, -28,  "unknown user")                             \
+	X(LWC_ERR_NO_SPACE,-29,  "no space left on device")                  \
+	X(LWC_ERR_STALE,   -30,  "proxy state and cloud store do not match (stale state)")
 
 enum lwc_err {
 #define LWC_ERR_ENUM(name, val, text) name = (val),
 	LWC_ERRORS(LWC_ERR_ENUM)
 #undef LWC_ERR_ENUM
-	LWC_ERR_MIN_ = -28
+	LWC_ERR_MIN_ = -30
 };
 
 /* Stable text for a code; never NULL. */
@@ -58,6 +60,12 @@ const char *lwc_strerror(int err);
 
 /* Symbolic name ("LWC_ERR_AUTH") for a code; never NULL. */
 const char *lwc_errname(int err);
+
+/* A write under path failed with errno e: is it the disk that is full?
+ * ENOSPC, or EIO/EFBIG while the file system holding path has under 1 MiB
+ * left (LMDB reports a short write, which is what a full disk gives, as
+ * EIO).  Then LWC_ERR_NO_SPACE, else fallback. */
+int lwc_disk_full(const char *path, int e, int fallback);
 
 /* snprintf into an optional message buffer (buf may be NULL). */
 void lwc_errf(char *buf, size_t len, const char *fmt, ...)

@@ -199,7 +199,11 @@ fail:
 	if (txn)
 		mdb_txn_abort(txn);
 	free(tr);
-	return stmt_fail(s, LWC_ERR_STORE, "proxy state: %s", mdb_strerror(rc));
+	{
+		const char *why;
+		int code = px_mdb_err(st, rc, &why);
+		return stmt_fail(s, code, "proxy state: %s", why);
+	}
 }
 
 int bulk_insert(struct px_worker *w, struct stmt *s)

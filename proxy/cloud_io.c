@@ -311,8 +311,10 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 			mdb_txn_abort(txn);
 	}
 	if (rc != 0) {
-		lwc_errf(err, errlen, "lmdb: %s", mdb_strerror(rc));
-		rc = LWC_ERR_STORE;
+		const char *why;
+		int code = px_mdb_err(st, rc, &why);
+		lwc_errf(err, errlen, "proxy state: %s", why);
+		rc = code;
 		goto out;
 	}
 	for (uint64_t i = 0; i < n; i++) {

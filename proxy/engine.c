@@ -1881,7 +1881,11 @@ fail:
 	}
 	if (rc == -1)                       /* a statement error already set */
 		return s->err;
-	return stmt_fail(s, LWC_ERR_STORE, "proxy state: %s", mdb_strerror(rc));
+	{
+		const char *why;
+		int code = px_mdb_err(st, rc, &why);
+		return stmt_fail(s, code, "proxy state: %s", why);
+	}
 }
 
 /* After a failure (st->mu held): commit the new version of every block that

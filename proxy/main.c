@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,14 +24,18 @@
 #include "admin_client.h"
 #include "cry.h"
 #include "engine.h"
+#include "epoch.h"
 #include "keyfile.h"
 #include "log.h"
 #include "lwc.pb-c.h"
+#include "pidlock.h"
 #include "server.h"
 #include "par.h"
 #include "state.h"
 #include "userkey.h"
 #include "wire.h"
+
+#define PX_LOCK_FILE "lwc-proxy.pid"
 
 static void usage(FILE *f)
 {
@@ -44,6 +49,8 @@ static void usage(FILE *f)
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
+		"                      [--max-connections N] [--handshake-timeout S]\n"
+		"                      [--accept-stale-state]\n"
 		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
 		"       lwc-proxy user add --state DIR --enroll FILE [--replace]\n"
 		"       lwc-proxy user revoke --state DIR NAME\n"
@@ -53,7 +60,30 @@ static void usage(FILE *f)
 		"\n"
 		"The trusted proxy of LWC: keeps the indexes, slot flags and block versions,\n"
 		"and reads and writes the cloud store obliviously.  Admin commands talk to\n"
-		"the running proxy through DIR/admin.sock (or --socket PATH).\n");
+		"the running proxy through DIR/admin.sock (or --socket PATH).  One serve per\n"
+		"state directory: serve, init and check lock DIR/" PX_LOCK_FILE ".\n");
+}
+
+/* Lock the state directory for this command (creating the directory for
+ * init); prints why not and returns -1 when another process holds it. */
+static int lock_state(struct pidlock *pl, const char *dir, const char *cmd, int create)
+{
+	char err[700] = "";
+	int rc;
+
+	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "lwc-proxy %s: %s: %s\n", cmd, dir, strerror(errno));
+		return -1;
+	}
+	if ((rc = pidlock_acquire(pl, dir, PX_LOCK_FILE, err, sizeof(err))) == LWC_OK)
+		return 0;
+	if (rc == LWC_ERR_BUSY)
+		fprintf(stderr, "lwc-proxy %s: %s%s\n", cmd, err, strcmp(cmd, "serve") == 0 ? "" :
+			"; stop that server first (status, user add/revoke/list go through its "
+			"admin socket)");
+	else
+		fprintf(stderr, "lwc-proxy %s: %s\n", cmd, err);
+	return -1;
 }
 
 static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max, uint32_t *out)
@@ -113,9 +143,10 @@ static int cmd_init(int argc, char **argv)
 	struct px_state *st = NULL;
 	struct px_engine_cfg ecfg;
 	struct px_worker w;
+	struct pidlock lock = { -1, "" };
 	uint8_t *cs_key;
 	char err[512] = "";
-	int o, rc;
+	int o, rc, status = 1;
 
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
@@ -154,6 +185,10 @@ static int cmd_init(int argc, char **argv)
 	g.perm = fmt;     /* 1: the draws of releases before block formats */
 	if ((cs_key = load_cs_key(keyf)) == NULL)
 		return 1;
+	if (lock_state(&lock, dir, "init", 1) != 0) {
+		sodium_free(cs_key);
+		return 1;
+	}
 	/* the cloud store must answer, and hold nothing, before anything is
 	 * created: blocks of another deployment would be overwritten */
 	{
@@ -164,8 +199,7 @@ static int cmd_init(int argc, char **argv)
 		if (cs_client_connect(&cl, cs, cs_key, 10000, err, sizeof(err)) != LWC_OK) {
 			fprintf(stderr, "lwc-proxy init: cannot reach the cloud store at %s: %s\n", cs,
 				err);
-			sodium_free(cs_key);
-			return 1;
+			goto init_out;
 		}
 		rc = cs_client_stat(cl, NULL, 0, &resp, err, sizeof(err));
 		if (rc == LWC_OK && resp->result_case == LWC__CS_RESPONSE__RESULT_STAT)
@@ -181,19 +215,16 @@ static int cmd_init(int argc, char **argv)
 				fprintf(stderr, "lwc-proxy init: the cloud store at %s already holds %llu "
 					"blocks (another deployment's?); a new proxy needs an empty "
 					"store\n", cs, (unsigned long long)held);
-			sodium_free(cs_key);
-			return 1;
+			goto init_out;
 		}
 	}
 	if ((rc = px_state_create(dir, &g, cs, keyf, &rcfg, err, sizeof(err))) != LWC_OK) {
 		fprintf(stderr, "lwc-proxy init: %s\n", err);
-		sodium_free(cs_key);
-		return 1;
+		goto init_out;
 	}
 	if ((rc = px_state_open(&st, dir, err, sizeof(err))) != LWC_OK) {
 		fprintf(stderr, "lwc-proxy init: %s\n", err);
-		sodium_free(cs_key);
-		return 1;
+		goto init_out;
 	}
 	memset(&ecfg, 0, sizeof(ecfg));
 	ecfg.batch_blocks = 1024;
@@ -208,13 +239,15 @@ static int cmd_init(int argc, char **argv)
 		pthread_mutex_unlock(&st->mu);
 		px_worker_fini(&w);
 	}
+	if (rc == LWC_OK)
+		rc = px_epoch_init(st, cs, cs_key, err, sizeof(err));
 	if (rc != LWC_OK) {
 		char path[600];
 
 		fprintf(stderr, "lwc-proxy init: writing the initial blocks failed: %s\n",
 			err[0] ? err : lwc_strerror(rc));
 		px_state_close(st);
-		sodium_free(cs_key);
+		st = NULL;
 		/* leave nothing half-made behind: init can simply be run again */
 		snprintf(path, sizeof(path), "%s/state/data.mdb", dir);
 		unlink(path);
@@ -224,16 +257,19 @@ static int cmd_init(int argc, char **argv)
 		rmdir(path);
 		snprintf(path, sizeof(path), "%s/ops.key", dir);
 		unlink(path);
-		return 1;
+		goto init_out;
 	}
 	printf("initialised %s: %u blocks of %u slots x %u bytes (records of %u bytes, theta %u, "
 	       "cells of %u bytes, block format %u) in the cloud store at %s; relocation %s "
 	       "(stash of at most %u rows, statements touching over %u rows move none)\n", dir,
 	       nblocks, g.m, g.S, g.R, g.theta, g.cell, g.perm, cs,
 	       rcfg.relocate ? "on" : "off", rcfg.stash_max, rcfg.relocate_max);
+	status = 0;
+init_out:
 	px_state_close(st);
+	pidlock_release(&lock);
 	sodium_free(cs_key);
-	return 0;
+	return status;
 }
 
 /* ---- serve ---------------------------------------------------------------- */
@@ -279,11 +315,15 @@ static int cmd_serve(int argc, char **argv)
 		{ "relocate", required_argument, NULL, 'o' },
 		{ "block-threads", required_argument, NULL, 'T' },
 		{ "read-ahead", required_argument, NULL, 'A' },
+		{ "max-connections", required_argument, NULL, 'N' },
+		{ "handshake-timeout", required_argument, NULL, 'H' },
+		{ "accept-stale-state", no_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX, block_threads = UINT32_MAX;
-	int relocate = -1;
+	int relocate = -1, accept_stale = 0;
+	struct pidlock lock = { -1, "" };
 	const char *dir = NULL, *listen = NULL, *pad = "ratio:2", *cs = NULL, *keyf = NULL;
 	struct px_server_config cfg;
 	struct px_state *st = NULL;
@@ -324,6 +364,9 @@ static int cmd_serve(int argc, char **argv)
 			}
 			cfg.engine.read_ahead = strcmp(optarg, "on") == 0;
 			break;
+		case 'N': if (parse_u32(optarg, "--max-connections", 1, 1000000, &v)) return 1; cfg.max_conns = (int)v; break;
+		case 'H': if (parse_u32(optarg, "--handshake-timeout", 1, 3600, &v)) return 1; cfg.handshake_s = (int)v; break;
+		case 'Z': accept_stale = 1; break;
 		case 'o':
 			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
 				fprintf(stderr, "lwc-proxy serve: --relocate must be on or off\n");
@@ -348,8 +391,18 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (parse_pad(pad, &cfg.engine) != 0)
 		return 1;
+	/* one serve per state directory, before anything in it is touched:
+	 * a second one would replace the admin socket and write the same cloud */
+	{
+		int lrc = pidlock_acquire(&lock, dir, PX_LOCK_FILE, err, sizeof(err));
+		if (lrc != LWC_OK) {
+			log_error("%s", err);
+			return 1;
+		}
+	}
 	if ((rc = px_state_open(&st, dir, err, sizeof(err))) != LWC_OK) {
 		log_error("%s", err);
+		pidlock_release(&lock);
 		return 1;
 	}
 	/* serve's own limits for this run (init stored the defaults) */
@@ -369,21 +422,27 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if ((cs_key = load_cs_key(keyf ? keyf : st->cs_key_file)) == NULL) {
 		px_state_close(st);
+		pidlock_release(&lock);
 		return 1;
 	}
-	/* fail now, not at the first statement, if the cloud store is unreachable
-	 * or does not take this key */
+	/* fail now, not at the first statement, if the cloud store is unreachable,
+	 * does not take this key, or does not match this state (epoch.h) */
 	{
-		struct cs_client *cl;
 		const char *addr = cs ? cs : st->cs_addr;
 
-		if (cs_client_connect(&cl, addr, cs_key, 10000, err, sizeof(err)) != LWC_OK) {
-			log_error("cannot reach the cloud store at %s: %s", addr, err);
+		rc = px_epoch_start(st, addr, cs_key, accept_stale, err, sizeof(err));
+		if (rc != LWC_OK) {
+			if (rc == LWC_ERR_STALE)
+				log_error("%s", err);
+			else
+				log_error("cannot reach the cloud store at %s: %s", addr, err);
 			px_state_close(st);
+			pidlock_release(&lock);
 			sodium_free(cs_key);
 			return 1;
 		}
-		cs_client_close(cl);
+		log_info("epoch %llu (proxy state and cloud store header agree)",
+			 (unsigned long long)st->epoch);
 	}
 	snprintf(admin, sizeof(admin), "%s/admin.sock", dir);
 	cfg.listen = listen;
@@ -401,6 +460,7 @@ static int cmd_serve(int argc, char **argv)
 	    LWC_OK) {
 		log_error("block pool: out of memory");
 		px_state_close(st);
+		pidlock_release(&lock);
 		sodium_free(cs_key);
 		return 1;
 	}
@@ -409,6 +469,7 @@ static int cmd_serve(int argc, char **argv)
 	rc = px_server_run(st, &cfg);
 	par_stop();
 	px_state_close(st);
+	pidlock_release(&lock);
 	sodium_free(cs_key);
 	return rc == LWC_OK ? 0 : 1;
 }
@@ -592,6 +653,7 @@ static int cmd_check(int argc, char **argv)
 	struct px_state *st = NULL;
 	struct px_engine_cfg ecfg;
 	struct px_worker w;
+	struct pidlock lock = { -1, "" };
 	uint8_t *cs_key;
 	char err[512] = "";
 	int o, bad;
@@ -608,12 +670,18 @@ static int cmd_check(int argc, char **argv)
 		fprintf(stderr, "lwc-proxy check: --state is required\n");
 		return 2;
 	}
+	/* a running serve moves blocks under check's feet: every block it
+	 * rewrites meanwhile would be reported */
+	if (lock_state(&lock, dir, "check", 0) != 0)
+		return 2;
 	if (px_state_open(&st, dir, err, sizeof(err)) != LWC_OK) {
 		fprintf(stderr, "lwc-proxy check: %s\n", err);
+		pidlock_release(&lock);
 		return 2;
 	}
 	if ((cs_key = load_cs_key(keyf ? keyf : st->cs_key_file)) == NULL) {
 		px_state_close(st);
+		pidlock_release(&lock);
 		return 2;
 	}
 	memset(&ecfg, 0, sizeof(ecfg));
@@ -623,12 +691,14 @@ static int cmd_check(int argc, char **argv)
 	ecfg.cs_addr = cs ? cs : st->cs_addr;
 	if (px_worker_init(&w, st, &ecfg, "check") != LWC_OK) {
 		px_state_close(st);
+		pidlock_release(&lock);
 		sodium_free(cs_key);
 		return 2;
 	}
 	bad = px_check(&w, 1);
 	px_worker_fini(&w);
 	px_state_close(st);
+	pidlock_release(&lock);
 	sodium_free(cs_key);
 	return bad == 0 ? 0 : 1;
 }

@@ -43,10 +43,10 @@
 #include "net.h"
 #include "pred.h"
 #include "server.h"
+#include "srvkit.h"
 #include "userkey.h"
 #include "wire.h"
 
-#define HANDSHAKE_TIMEOUT_SEC 10
 #define SHUTDOWN_GRACE_SEC    30
 #define ADMIN_FRAME_MAX       65536u
 
@@ -78,7 +78,8 @@ struct px_server {
 	struct px_state *st;
 	const struct px_server_config *cfg;
 	struct event_base *base;
-	struct evconnlistener *listener, *admin;
+	struct srvkit *kit;              /* user listener, limits, back-off */
+	struct evconnlistener *admin;
 	struct event *done_ev, *sigterm_ev, *sigint_ev, *grace_ev;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -116,6 +117,8 @@ static void conn_free(struct conn *c)
 	chan_free(c->chan);
 	free(c->req);
 	plog_debug(c->name, "closed");
+	if (!c->is_admin)
+		srvkit_conn_closed(srv->kit);
 	free(c);
 	maybe_finish_shutdown(srv);
 }
@@ -137,7 +140,11 @@ static void conn_fail(struct conn *c, int code, const char *msg)
 	uint8_t *body;
 	size_t len;
 
-	plog_info(c->name, "closing: %s", msg);
+	/* before authentication anyone can make this happen at will */
+	if (!c->is_admin && (c->state == CONN_HELLO || c->state == CONN_AUTH))
+		log_limited(&srvkit_preauth_limit, LOG_INFO, c->name, "closing: %s", msg);
+	else
+		plog_info(c->name, "closing: %s", msg);
 	if (chan_error_body(code, msg, &body, &len) == LWC_OK) {
 		if (conn_send_frame(c, body, len) != LWC_OK)
 			plog_debug(c->name, "cannot queue the error frame");
@@ -216,12 +223,36 @@ static int conn_read_exact(struct wio *io, uint8_t *p, size_t len, int timeout_m
 	return LWC_OK;
 }
 
+/* Errors of the proxy or the cloud store, not of the user's statement: the
+ * operator must find them in this log too, with the connection's id (a
+ * full disk, a lost or unreachable store, a block that does not open). */
+static int server_side_error(int code)
+{
+	switch (code) {
+	case LWC_ERR_IO: case LWC_ERR_STORE: case LWC_ERR_NO_SPACE: case LWC_ERR_TIMEOUT:
+	case LWC_ERR_CLOSED: case LWC_ERR_NOT_FOUND: case LWC_ERR_VERSION:
+	case LWC_ERR_BLOCK_SIZE: case LWC_ERR_AUTH: case LWC_ERR_CRYPTO: case LWC_ERR_NOMEM:
+	case LWC_ERR_INTEGRITY: case LWC_ERR_TOO_BIG:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int wio_send(void *ctx, const Lwc__ProxyResponse *resp)
 {
 	struct wio *io = ctx;
 	size_t len = lwc__proxy_response__get_packed_size(resp);
 	uint8_t *plain, *frame;
 	int rc;
+
+	if (resp->result_case == LWC__PROXY_RESPONSE__RESULT_ERROR && resp->error &&
+	    server_side_error(resp->error->code)) {
+		static struct log_limit lim = LOG_LIMIT_INIT;
+		log_limited(&lim, LOG_ERROR, io->c->name, "statement failed: %s",
+			    resp->error->message && resp->error->message[0] ? resp->error->message
+			    : lwc_strerror(resp->error->code));
+	}
 
 	if (len + CHAN_ABYTES > WIRE_FRAME_MAX)
 		return LWC_ERR_TOO_BIG;
@@ -844,7 +875,8 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & BEV_EVENT_TIMEOUT) {
-		plog_info(c->name, "no authentication within %d s; closing", HANDSHAKE_TIMEOUT_SEC);
+		log_limited(&srvkit_preauth_limit, LOG_INFO, c->name,
+			    "no authentication within %d s; closing", srvkit_handshake_s(c->srv->kit));
 		conn_free(c);
 		return;
 	}
@@ -865,6 +897,8 @@ static struct conn *conn_new(struct px_server *srv, evutil_socket_t fd, const ch
 
 	if (c == NULL) {
 		evutil_closesocket(fd);
+		if (!is_admin)
+			srvkit_conn_closed(srv->kit);
 		return NULL;
 	}
 	c->srv = srv;
@@ -882,7 +916,10 @@ static struct conn *conn_new(struct px_server *srv, evutil_socket_t fd, const ch
 			evutil_closesocket(fd);
 		if (c->stash)
 			evbuffer_free(c->stash);
+		chan_free(c->chan);
 		free(c);
+		if (!is_admin)
+			srvkit_conn_closed(srv->kit);
 		return NULL;
 	}
 	c->next = srv->conns;
@@ -892,24 +929,17 @@ static struct conn *conn_new(struct px_server *srv, evutil_socket_t fd, const ch
 	c->state = is_admin ? CONN_READY : CONN_HELLO;
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
 	if (!is_admin) {
-		struct timeval hs = { HANDSHAKE_TIMEOUT_SEC, 0 };
+		struct timeval hs = { srvkit_handshake_s(srv->kit), 0 };
 		bufferevent_set_timeouts(c->bev, &hs, NULL);
 	}
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	return c;
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd,
-		      struct sockaddr *sa, int salen, void *arg)
+static void accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 {
 	struct px_server *srv = arg;
-	char peer[64];
-	int one = 1;
 
-	(void)l;
-	(void)salen;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	net_addr_str(sa, peer, sizeof(peer));
 	if (conn_new(srv, fd, peer, 0))
 		log_debug("accepted %s", peer);
 }
@@ -958,10 +988,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("received %s: finishing statements in flight, then exiting",
 		 sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	srv->shutting_down = 1;
-	if (srv->listener) {
-		evconnlistener_free(srv->listener);
-		srv->listener = NULL;
-	}
+	srvkit_stop(srv->kit);
 	if (srv->admin) {
 		evconnlistener_free(srv->admin);
 		srv->admin = NULL;
@@ -1015,7 +1042,7 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	char err[512] = "";
-	int rc = LWC_ERR_IO, started = 0;
+	int rc = LWC_ERR_IO, started = 0, admin_bound = 0;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.st = st;
@@ -1060,14 +1087,18 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 		rc = LWC_ERR_IO;
 		goto out;
 	}
-	srv.listener = evconnlistener_new_bind(srv.base, accept_cb, &srv,
-					       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-					       LEV_OPT_CLOSE_ON_EXEC, 128,
-					       (struct sockaddr *)&ss, (int)sl);
-	if (srv.listener == NULL) {
-		log_error("cannot listen on %s: %s", cfg->listen, strerror(errno));
-		rc = LWC_ERR_IO;
-		goto out;
+	admin_bound = 1;
+	{
+		/* descriptors besides user connections: up to three cloud
+		 * connections per worker (its own, READ ahead, WRITE behind) and
+		 * the idle pool, LMDB, the admin socket, the log */
+		struct srvkit_cfg kc = { cfg->listen, cfg->max_conns, 32 + 3 * srv.nworkers,
+					 cfg->handshake_s };
+		if ((rc = srvkit_listen(&srv.kit, srv.base, &kc, accept_cb, &srv, err,
+					sizeof(err))) != LWC_OK) {
+			log_error("%s", err);
+			goto out;
+		}
 	}
 	for (int i = 0; i < srv.nworkers; i++) {
 		struct worker_arg *wa = malloc(sizeof(*wa));
@@ -1085,9 +1116,9 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 		}
 		started++;
 	}
-	log_info("listening on %s (admin socket %s), cloud store %s, %llu blocks, %d workers",
-		 cfg->listen, cfg->admin_path, cfg->engine.cs_addr,
-		 (unsigned long long)st->nblocks, srv.nworkers);
+	log_info("listening on %s (admin socket %s), cloud store %s, %llu blocks, %d workers, "
+		 "at most %d connections", cfg->listen, cfg->admin_path, cfg->engine.cs_addr,
+		 (unsigned long long)st->nblocks, srv.nworkers, srvkit_max_conns(srv.kit));
 	event_base_dispatch(srv.base);
 	rc = LWC_OK;
 stop:
@@ -1101,12 +1132,12 @@ stop:
 out:
 	while (srv.conns)
 		conn_free(srv.conns);
-	if (srv.listener)
-		evconnlistener_free(srv.listener);
-	if (srv.admin) {
+	srvkit_free(srv.kit);
+	if (srv.admin)
 		evconnlistener_free(srv.admin);
-	}
-	unlink(cfg->admin_path);
+	/* ours once bound: serve holds the state directory's lock (main.c) */
+	if (admin_bound)
+		unlink(cfg->admin_path);
 	if (srv.done_ev)
 		event_free(srv.done_ev);
 	if (srv.sigterm_ev)

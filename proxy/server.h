@@ -23,6 +23,9 @@ struct px_server_config {
 	uint32_t max_frame;
 	int io_timeout_ms;               /* user reads/writes inside a statement */
 	const char *pad_text;            /* for status                       */
+	int max_conns;                   /* user connections; 0: from the open-file
+					    limit (common/srvkit.h)          */
+	int handshake_s;                 /* 0: default; close unauthenticated */
 };
 
 /* Runs until SIGTERM or SIGINT. */

@@ -21,7 +21,21 @@
 
 static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
 {
-	lwc_errf(err, errlen, "proxy state: %s: %s", what, mdb_strerror(rc));
+	lwc_errf(err, errlen, "proxy state: %s: %s", what,
+		 rc == ENOSPC ? "no space left on device" : mdb_strerror(rc));
+	return rc == ENOSPC ? LWC_ERR_NO_SPACE : LWC_ERR_STORE;
+}
+
+int px_mdb_err(const struct px_state *st, int rc, const char **text)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/state", st->dir);
+	if (rc > 0 && lwc_disk_full(path, rc, LWC_ERR_STORE) == LWC_ERR_NO_SPACE) {
+		*text = "no space left on device";
+		return LWC_ERR_NO_SPACE;
+	}
+	*text = mdb_strerror(rc);
 	return LWC_ERR_STORE;
 }
 
@@ -740,6 +754,7 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		if (fmt == 1 && (rc = convert_format1(st, txn)) != 0)
 			goto lmdb_error;
 		if ((rc = meta_get_u64(txn, st->meta, "next_rowid", 1, &st->next_rowid)) != 0 ||
+		    (rc = meta_get_u64(txn, st->meta, "epoch", 0, &st->epoch)) != 0 ||
 		    (rc = load_stash(st, txn)) != 0)
 			goto lmdb_error;
 	}

@@ -16,7 +16,10 @@
  *             version(16) || occupancy bitmap
  *             "format" -> u64 (2; a state without it is format 1 and is
  *             converted when opened); "next_rowid" -> u64; "relocate",
- *             "stash_max", "relocate_max" -> u64 (lwc-proxy init)
+ *             "stash_max", "relocate_max" -> u64 (lwc-proxy init);
+             "epoch" -> u64: advanced at every serve start, and sealed into
+             the cloud store's header record (epoch.h), so a restored state
+             that is older than its store is refused
  *   t<ID>.r   row id(8 BE) -> the row's column tokens (ncols x 16): the
  *             slot-to-token map of the paper, per table, by stable row id
  *   t<ID>.c<C> token(16) -> row ids(8 BE), MDB_DUPSORT|MDB_DUPFIXED: the
@@ -160,6 +163,7 @@ struct px_state {
 	uint32_t stash_max;              /* rows the stash may hold         */
 	uint32_t relocate_max;           /* a statement touching more moves none */
 	uint64_t next_rowid;
+	uint64_t epoch;                  /* meta "epoch" (epoch.h)          */
 	uint64_t seq;                    /* statements planned so far       */
 	struct px_stash_ent *stash;      /* sorted by row id                */
 	size_t nstash, cap_stash;
@@ -192,6 +196,11 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 /* Open an existing state and load the in-memory mirror. */
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen) LWC_WUR;
 void px_state_close(struct px_state *st);
+
+/* An LMDB failure writing the state: LWC_ERR_NO_SPACE and "no space left on
+ * device" when the disk holding it is full (ENOSPC, or the EIO LMDB gives
+ * for a short write), else LWC_ERR_STORE and mdb_strerror(rc). */
+int px_mdb_err(const struct px_state *st, int rc, const char **text);
 
 /* Geometry from R, m, theta, cell; checks the bounds. */
 int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint32_t cell,

@@ -26,14 +26,7 @@ if [ ! -x "$LWC_BIN/lwc-audit" ]; then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lwc-audit-XXXXXX")
-port=$(python3 -c '
-import socket
-for _ in range(200):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
-    try:
-        t = socket.socket(); t.bind(("127.0.0.1", p + 1)); t.close(); print(p); break
-    except OSError:
-        pass')
+port=$("$here/scripts/free-port" 2)
 if [ -z "$port" ]; then
 	echo "audit: no free pair of loopback ports" >&2
 	exit 2

@@ -49,14 +49,7 @@ else
 fi
 port=${CONF_PORT:-}
 if [ -z "$port" ]; then
-	port=$(python3 -c '
-import socket
-for _ in range(200):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
-    try:
-        t = socket.socket(); t.bind(("127.0.0.1", p + 1)); t.close(); print(p); break
-    except OSError:
-        pass')
+	port=$("$here/scripts/free-port" 2)
 fi
 
 cleanup() {

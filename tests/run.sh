@@ -61,7 +61,7 @@ run "shell tests/shell/test_shell.py [lmdb]" python3 tests/shell/test_shell.py
 
 # Integration: a private PostgreSQL cluster, stopped whatever happens.
 pgdir=$(mktemp -d /tmp/lwc-pg-XXXXXX)
-pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pgport=$(scripts/free-port)
 cleanup() { sh tests/pg-tmp.sh stop "$pgdir" >/dev/null 2>&1 || true; }
 trap cleanup EXIT INT TERM
 echo "== starting a private PostgreSQL on 127.0.0.1:$pgport ($pgdir)"

@@ -56,11 +56,12 @@ if newer "$GEN/lwc.pb-c.c" common/lwc.proto; then
 fi
 
 HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h) $GEN/lwc.pb-c.h tests/fuzz/build.sh"
-# the library: all of common/, the generated messages and the store side of
-# cloudstore/ (store.c names every backend, so store_pg.c and the Redis
-# Cluster backend come too: -lpq, -lhiredis),
-# the proxy's predicates and state (no engine, no server: no libevent)
-LIB_SRC="$(ls common/*.c) $GEN/lwc.pb-c.c cloudstore/store.c cloudstore/store_lmdb.c \
+# the library: all of common/ but the servers' accept loop (srvkit.c), the
+# generated messages and the store side of cloudstore/ (store.c names every
+# backend, so store_pg.c and the Redis Cluster backend come too: -lpq,
+# -lhiredis), the proxy's predicates and state (no engine, no server: no
+# libevent)
+LIB_SRC="$(ls common/*.c | grep -v '^common/srvkit\.c$') $GEN/lwc.pb-c.c cloudstore/store.c cloudstore/store_lmdb.c \
  cloudstore/store_pg.c cloudstore/store_redis.c cloudstore/rc_cluster.c cloudstore/rc_parse.c \
  cloudstore/proto.c proxy/pred.c proxy/state.c client/sql.c"
 

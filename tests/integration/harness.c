@@ -46,20 +46,23 @@ static void die(const char *what)
 	abort();
 }
 
-static int free_port(void)
+/* A free loopback port, from scripts/free-port: the one picker of the
+ * tests and scripts (run from the repository's top directory, as make
+ * does; LWC_SCRIPTS overrides the scripts directory). */
+int h_free_port(int n)
 {
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	const char *dir = getenv("LWC_SCRIPTS");
+	char cmd[600];
+	FILE *p;
+	int port = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) != 0)
-		die("cannot find a free port");
-	port = ntohs(sa.sin_port);
-	close(fd);
+	snprintf(cmd, sizeof(cmd), "'%s/free-port' %d", dir && dir[0] ? dir : "scripts", n);
+	if ((p = popen(cmd, "r")) == NULL)
+		die("cannot run scripts/free-port");
+	if (fscanf(p, "%d", &port) != 1)
+		port = 0;
+	if (pclose(p) != 0 || port <= 0 || port > 65535)
+		die("scripts/free-port found no free port");
 	return port;
 }
 
@@ -146,7 +149,7 @@ void h_cs_setup(struct h_cs *cs)
 	} else {
 		snprintf(cs->store, sizeof(cs->store), "lmdb:%s/store", cs->dir);
 	}
-	snprintf(cs->addr, sizeof(cs->addr), "127.0.0.1:%d", free_port());
+	snprintf(cs->addr, sizeof(cs->addr), "127.0.0.1:%d", h_free_port(1));
 }
 
 static int can_connect(const char *addr)
@@ -429,7 +432,7 @@ void h_px_start(struct h_px *px, const char *const *extra)
 	const char *argv[40];
 	int n = 0, st;
 
-	snprintf(px->addr, sizeof(px->addr), "127.0.0.1:%d", free_port());
+	snprintf(px->addr, sizeof(px->addr), "127.0.0.1:%d", h_free_port(1));
 	argv[n++] = h_bin("lwc-proxy", bin, sizeof(bin));
 	argv[n++] = "serve";
 	argv[n++] = "--state";

@@ -1307,23 +1307,6 @@ static void quiet_notice(void *arg, const char *msg)
 	(void)msg;
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 static int admin_exec(const struct ref *rf, const char *sql)
 {
 	PGconn *c = PQconnectdb(rf->admin);
@@ -1429,7 +1412,7 @@ static int ref_start(struct ref *rf)
 		const char *script = pg_tmp_script();
 		char cmd[1024];
 		FILE *p;
-		int port = free_port(), rc;
+		int port = h_free_port(1), rc;
 
 		if (access(script, R_OK) != 0) {
 			fprintf(stderr, "it_diff: %s not found (run from the source tree or set "

@@ -1959,44 +1959,6 @@ static void test_bad_key_files(void **state)
 
 /* ==== 7. scripts/lwc-local ============================================================ */
 
-static int port_free(int port)
-{
-	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port = htons((uint16_t)port);
-	ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-/* P and P+1 both free. */
-static int free_port_pair(void)
-{
-	for (int i = 0; i < 200; i++) {
-		struct sockaddr_in sa;
-		socklen_t sl = sizeof(sa);
-		int fd = socket(AF_INET, SOCK_STREAM, 0), p;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sin_family = AF_INET;
-		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		assert_true(fd >= 0);
-		assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-		assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
-		p = ntohs(sa.sin_port);
-		close(fd);
-		if (p < 65000 && port_free(p) && port_free(p + 1))
-			return p;
-	}
-	fail_msg("no pair of free ports");
-	return -1;
-}
-
 static int can_connect_port(int port)
 {
 	struct sockaddr_in sa;
@@ -2070,7 +2032,7 @@ static void test_lwc_local(void **state)
 		snprintf(backend, sizeof(backend), "postgres:%s dbname=%s", getenv("LWC_TEST_PG"),
 			 e->local_db);
 	}
-	p = free_port_pair();
+	p = h_free_port(2);
 	snprintf(pb, sizeof(pb), "%d", p);
 
 	/* ---- up */

@@ -26,7 +26,6 @@ import re
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -60,22 +59,10 @@ def eq(got, want, what):
 
 
 def free_port_pair():
-    """A port P with P and P+1 free on 127.0.0.1."""
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        p = s.getsockname()[1]
-        s.close()
-        if p >= 65535:
-            continue
-        try:
-            t = socket.socket()
-            t.bind(("127.0.0.1", p + 1))
-            t.close()
-            return p
-        except OSError:
-            continue
-    raise RuntimeError("no free port pair")
+    """A port P with P and P+1 free on 127.0.0.1 (scripts/free-port)."""
+    out = subprocess.run([os.path.join(ROOT, "scripts", "free-port"), "2"],
+                         check=True, capture_output=True, text=True).stdout
+    return int(out.strip())
 
 
 def env(**extra):
@@ -144,10 +131,7 @@ def test_usage_errors():
 
 
 def test_connection_failure():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()              # nothing listens there now
+    port = free_port_pair()  # nothing listens there now
     rc, out, err = lwc("--proxy", "127.0.0.1:%d" % port, "-c", "SELECT * FROM x")
     eq(rc, 2, "exit code of a refused connection")
     check("connect" in err, "the error says so", err)
@@ -386,6 +370,25 @@ def test_copy_roundtrip():
     eq(rc, 3, "exit code of a bad \\copy")
     check('missing data for column "x"' in err and "line 2" in err, "bad line reported", err)
     check("[#" not in err and "\r" not in err, "no progress bar when stderr is not a tty", err)
+    # a bad value the server or the client refuses inside a batch: the exact
+    # line (and column), not the batch's range of lines (issue 17)
+    with open(bad, "w") as f:
+        f.write("20,a,1\n21,b,2\n22,c,oops\n23,d,4\n")
+    rc, out, err = lwc("-c", "\\copy cp FROM '%s' CSV" % bad)
+    eq(rc, 3, "exit code of a bad value in \\copy")
+    check("COPY cp, line 3, column x: 'oops'" in err, "a bad value names its line and column",
+          err)
+    with open(bad, "w") as f:
+        f.write("30,a,1\n31,b,2\n32,c,3\n31,d,4\n")
+    rc, out, err = lwc("-c", "\\copy cp FROM '%s' CSV" % bad)
+    eq(rc, 3, "exit code of a duplicate key in \\copy")
+    check("COPY cp, lines 2 and 4" in err, "a duplicate key names both lines", err)
+    with open(bad, "w") as f:
+        f.write("40,a,1\n1,b,2\n")
+    rc, out, err = lwc("-c", "\\copy cp FROM '%s' CSV" % bad)
+    check(rc == 3 and "COPY cp, line 2 " in err, "a key already in the table names its line", err)
+    out = ok("-A", "-t", "-c", "SELECT COUNT(*) FROM cp WHERE id >= 20 AND id < 50")
+    eq(out, "0\n", "a failed batch loads none of its lines")
     # a larger file in batches
     big = os.path.join(TMP, "big.csv")
     with open(big, "w") as f:
@@ -585,6 +588,21 @@ def test_interactive_session():
         t.send("SELECT COUNT(*) FROM tty;\n")
         out = t.read_until(PROMPT)
         check(re.search(r" +3001\n\(1 row\)", out), "rows after \\copy", out)
+        # Ctrl-C during an UPDATE: cancelled all or nothing, the session stays
+        # (whether the signal lands in the statement or just before it, the
+        # table holds all of it or none)
+        t.send("UPDATE tty SET name = 'cancelled?' WHERE id > 0;\n")
+        time.sleep(0.05)
+        t.send(b"\x03")
+        out = t.read_until(PROMPT)
+        time.sleep(0.5)     # a ^C after the UPDATE ended cancels the next prompt's line
+        t.send("SELECT COUNT(*) FROM tty WHERE name = 'cancelled?';\n")
+        out2 = t.read_until(PROMPT)
+        m = re.search(r"count \n-------\n +(\d+)\n\(1 row\)", out2)
+        check(m and m.group(1) in ("0", "3001"), "a cancelled UPDATE is all or nothing",
+              out, out2)
+        check(m.group(1) == "3001" or "canceling statement due to user request" in out
+              or "^C" in out, "the cancellation is reported", out)
         # \q
         t.send("\\q\n")
         eq(t.wait(), 0, "exit code of \\q")
