@@ -1,23 +1,23 @@
 /*
- * sql.h - the SQL subset of LWC (DESIGN section 10): a hand-written
- * recursive-descent parser into the statement tree below, SQL's
- * three-valued evaluation of a WHERE expression on a decrypted row, and the
- * translation of a WHERE expression into the proxy's index predicate.
+ * sql.h - the SQL of LWC (DESIGN section 10): PostgreSQL's own grammar
+ * (libpg_query) into the statement tree below, SQL's three-valued
+ * evaluation of a WHERE expression on a decrypted row, and the translation
+ * of a WHERE expression into the proxy's index predicate.
  *
- * Identifiers are case-insensitive and folded to lower case unless they are
- * double-quoted; keywords are case-insensitive.  String literals use single
- * quotes ('' for a quote).  Numbers: integers (64-bit) and decimals/exponents
- * (double).  Comments: -- to end of line.
+ * Syntax and syntax errors are PostgreSQL 15's, message and position; a
+ * statement PostgreSQL parses but LWC does not run is refused with
+ * "LWC does not support <construct>".  Names are folded and truncated as
+ * PostgreSQL does (63 bytes).
  *
  * The parser allocates from an arena owned by the statement: sql_free
  * releases everything at once.  Errors carry a message and a byte offset.
  *
- * Beyond the literals of DESIGN section 10, a value may be an arithmetic
- * expression (+ - * / %, unary -, parentheses), as in PostgreSQL and in the
- * conformance files' "UPDATE t1 SET x=x+2".  The parser folds every part
- * that names no column into one literal, so "-3", "3+1" or "(NULL)" arrive
- * as SQL_E_LIT; INSERT rows are always literals; only an expression that
- * reads a column keeps SQL_E_NEG / SQL_E_ARITH nodes (sql_eval_value).
+ * A value may be an arithmetic expression (+ - * / %, unary -,
+ * parentheses), as in the conformance files' "UPDATE t1 SET x=x+2".  The
+ * parser folds every part that names no column into one literal, so "-3",
+ * "3+1" or "(NULL)" arrive as SQL_E_LIT; INSERT rows are always literals;
+ * only an expression that reads a column keeps SQL_E_NEG / SQL_E_ARITH
+ * nodes (sql_eval_value).  The parts of the module: sql_int.h.
  */
 #ifndef LWC_SQL_H
 #define LWC_SQL_H
@@ -29,12 +29,15 @@
 
 #define SQL_NAME_MAX  63
 
-/* Parser recursion: parentheses, NOT, unary signs and IN lists nest at most
- * this deep ("expression nested too deeply").  Expression trees are at most
- * SQL_MAX_HEIGHT nodes high (chains of AND / OR are built balanced, so a
- * long OR list stays shallow): tree walks may recurse. */
-#define SQL_MAX_NESTING  200
+/* PostgreSQL's parse tree is walked at most SQL_MAX_NESTING levels deep
+ * ("expression nested too deeply"; parentheses add no level).  Expression
+ * trees are at most SQL_MAX_HEIGHT nodes high (chains of AND / OR are built
+ * balanced, so a long OR list stays shallow): tree walks may recurse.  A
+ * statement with more than SQL_MAX_TOKENS operators and words on one path
+ * of parentheses is refused before it is parsed ("statement too complex"). */
+#define SQL_MAX_NESTING  1000
 #define SQL_MAX_HEIGHT   1000
+#define SQL_MAX_TOKENS   20000
 
 /* A buffer of this size holds the text of any INT or FLOAT (sql_coerce). */
 #define SQL_NUM_TEXT_MAX 32

@@ -26,7 +26,7 @@ PG_INC=$(pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iclient -I$GEN -I$PG_INC \
  -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra $SAN ${FUZZ_CFLAGS:-}"
-LIBS="-lprotobuf-c -lsodium -llmdb -lpq -pthread"
+LIBS="-lpg_query -lprotobuf-c -lsodium -llmdb -lpq -pthread"
 TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request fuzz_admin_request fuzz_sql"
 
 if ! command -v "$CC" >/dev/null 2>&1; then
@@ -56,7 +56,7 @@ HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h) $GEN/l
 # cloudstore/ (store.c names both backends, so store_pg.c comes too: -lpq),
 # the proxy's predicates and state (no engine, no server: no libevent)
 LIB_SRC="$(ls common/*.c) $GEN/lwc.pb-c.c cloudstore/store.c cloudstore/store_lmdb.c \
- cloudstore/store_pg.c cloudstore/proto.c proxy/pred.c proxy/state.c client/sql.c"
+ cloudstore/store_pg.c cloudstore/proto.c proxy/pred.c proxy/state.c $(ls client/sql_*.c)"
 
 pids=""
 objs=""

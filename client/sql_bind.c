@@ -1,0 +1,270 @@
+/*
+ * sql_bind.c - binding a parsed statement's column names to a table's
+ * schema, and CREATE TABLE's own checks.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql_int.h"
+
+static int name_ptr_cmp(const void *x, const void *y)
+{
+	const struct sql_coldef *a = *(const struct sql_coldef *const *)x;
+	const struct sql_coldef *b = *(const struct sql_coldef *const *)y;
+	int c = strcmp(a->name, b->name);
+
+	return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* CREATE TABLE's own checks: distinct column names, one primary key. */
+int sql_check_create(struct arena *ar, const struct sql_stmt *st, char *err, size_t errlen,
+			int *errpos)
+{
+	const struct sql_coldef **v;
+	const struct sql_coldef *dup = NULL;
+	size_t i, npk = 0;
+
+	for (i = 0; i < st->ncols; i++) {
+		if (st->cols[i].primary_key && ++npk == 2) {
+			*errpos = st->cols[i].pos;
+			lwc_errf(err, errlen, "multiple primary keys for table \"%s\" are not allowed",
+				 st->table);
+			return LWC_ERR_SCHEMA;
+		}
+	}
+	if (st->ncols < 2)
+		return LWC_OK;
+	v = sql_arena_alloc(ar, st->ncols * sizeof(*v));
+	if (v == NULL) {
+		lwc_errf(err, errlen, "out of memory");
+		return LWC_ERR_NOMEM;
+	}
+	for (i = 0; i < st->ncols; i++)
+		v[i] = &st->cols[i];
+	qsort(v, st->ncols, sizeof(*v), name_ptr_cmp);
+	/* of all repeated names, report the earliest repetition */
+	for (i = 1; i < st->ncols; i++)
+		if (strcmp(v[i - 1]->name, v[i]->name) == 0 && (dup == NULL || v[i]->pos < dup->pos))
+			dup = v[i];
+	if (dup != NULL) {
+		*errpos = dup->pos;
+		lwc_errf(err, errlen, "column \"%s\" specified more than once", dup->name);
+		return LWC_ERR_SCHEMA;
+	}
+	return LWC_OK;
+}
+
+/* ---- binding ---------------------------------------------------------------- */
+
+static int find_col(const struct sql_schema *sc, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sc->ncols; i++)
+		if (strcmp(sc->cols[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Fill err; returns rc. */
+__attribute__((format(printf, 4, 5)))
+static int bind_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static int bind_expr(struct sql_expr *e, const struct sql_schema *sc, char *err, size_t errlen,
+		     int *errpos)
+{
+	size_t i;
+	int rc;
+
+	if (e == NULL)
+		return LWC_OK;
+	if (e->kind == SQL_E_COL) {
+		e->col_index = find_col(sc, e->col);
+		if (e->col_index < 0) {
+			*errpos = e->pos;
+			return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+					 "column \"%s\" does not exist", e->col);
+		}
+		return LWC_OK;
+	}
+	if ((rc = bind_expr(e->a, sc, err, errlen, errpos)) != LWC_OK ||
+	    (rc = bind_expr(e->b, sc, err, errlen, errpos)) != LWC_OK ||
+	    (rc = bind_expr(e->c, sc, err, errlen, errpos)) != LWC_OK)
+		return rc;
+	for (i = 0; i < e->nlist; i++)
+		if ((rc = bind_expr(e->list[i], sc, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	return LWC_OK;
+}
+
+static int bind_insert(struct sql_stmt *st, const struct sql_schema *sc, char *err, size_t errlen,
+		       int *errpos)
+{
+	struct arena *ar = st->arena;
+	size_t n, i;
+	int *map, *seen;
+
+	if (st->ninsert_cols > 0) {
+		seen = sql_arena_alloc(ar, (sc->ncols ? sc->ncols : 1) * sizeof(*seen));
+		map = sql_arena_alloc(ar, st->ninsert_cols * sizeof(*map));
+		if (seen == NULL || map == NULL)
+			goto nomem;
+		for (i = 0; i < st->ninsert_cols; i++) {
+			int c = find_col(sc, st->insert_cols[i]);
+
+			*errpos = st->insert_col_pos[i];
+			if (c < 0)
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+						 "column \"%s\" of relation \"%s\" does not exist",
+						 st->insert_cols[i], sc->name);
+			if (seen[c]++)
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+						 "column \"%s\" specified more than once", st->insert_cols[i]);
+			map[i] = c;
+		}
+		n = st->ninsert_cols;
+	} else {
+		n = st->src[0] != '\0' ? sc->ncols : st->rowlen;
+		map = sql_arena_alloc(ar, (n ? n : 1) * sizeof(*map));
+		if (map == NULL)
+			goto nomem;
+		for (i = 0; i < n; i++)
+			map[i] = (int)i;
+	}
+	if (st->src[0] == '\0') {
+		size_t targets = st->ninsert_cols > 0 ? st->ninsert_cols : sc->ncols;
+
+		if (st->rowlen > targets) {
+			*errpos = st->rows[0][targets]->pos;
+			return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+					 "INSERT has more expressions than target columns");
+		}
+		if (st->ninsert_cols > 0 && st->rowlen < st->ninsert_cols) {
+			*errpos = st->insert_col_pos[st->rowlen];
+			return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+					 "INSERT has more target columns than expressions");
+		}
+	}
+	*errpos = -1;
+	st->insert_map = map;
+	st->ninsert_map = n;
+	return LWC_OK;
+nomem:
+	*errpos = -1;
+	return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+}
+
+/* Resolve SET columns and keep only the rightmost assignment of each. */
+static int bind_update(struct sql_stmt *st, const struct sql_schema *sc, char *err, size_t errlen,
+		       int *errpos)
+{
+	size_t i, k = 0;
+	int *last, rc;
+
+	last = sql_arena_alloc(st->arena, (sc->ncols ? sc->ncols : 1) * sizeof(*last));
+	if (last == NULL) {
+		*errpos = -1;
+		return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+	}
+	for (i = 0; i < st->nsets; i++) {
+		struct sql_set *s = &st->sets[i];
+
+		s->col_index = find_col(sc, s->col);
+		if (s->col_index < 0) {
+			*errpos = s->pos;
+			return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+					 "column \"%s\" of relation \"%s\" does not exist", s->col, sc->name);
+		}
+		if ((rc = bind_expr(s->value, sc, err, errlen, errpos)) != LWC_OK)
+			return rc;
+		last[s->col_index] = (int)i + 1;
+	}
+	for (i = 0; i < st->nsets; i++)
+		if (last[st->sets[i].col_index] == (int)i + 1)
+			st->sets[k++] = st->sets[i];
+	st->nsets = k;
+	return LWC_OK;
+}
+
+int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
+	     char *err, size_t errlen, int *errpos)
+{
+	int dummy, rc;
+	size_t i;
+
+	if (errpos == NULL)
+		errpos = &dummy;
+	*errpos = -1;
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (st == NULL)
+		return bind_fail(LWC_ERR_ARG, err, errlen, "no statement");
+	if (st->kind == SQL_CREATE_TABLE) {
+		rc = sql_check_create(st->arena, st, err, errlen, errpos);
+		return rc;
+	}
+	if (st->kind == SQL_DROP_TABLE)
+		return LWC_OK;
+	if (sc == NULL)
+		return bind_fail(LWC_ERR_ARG, err, errlen, "no table definition to bind to");
+	switch (st->kind) {
+	case SQL_CREATE_INDEX:
+		for (i = 0; i < st->nindex_cols; i++) {
+			st->index_col_index[i] = find_col(sc, st->index_cols[i]);
+			if (st->index_col_index[i] < 0) {
+				*errpos = st->index_col_pos[i];
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+						 "column \"%s\" does not exist", st->index_cols[i]);
+			}
+		}
+		return LWC_OK;
+	case SQL_INSERT:
+		return bind_insert(st, sc, err, errlen, errpos);
+	case SQL_SELECT:
+		for (i = 0; i < st->nproj; i++) {
+			st->proj_index[i] = find_col(sc, st->proj[i]);
+			if (st->proj_index[i] < 0) {
+				*errpos = st->proj_pos[i];
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+						 "column \"%s\" does not exist", st->proj[i]);
+			}
+		}
+		for (i = 0; i < st->norder; i++) {
+			st->order[i].col_index = find_col(sc, st->order[i].col);
+			if (st->order[i].col_index < 0) {
+				*errpos = st->order[i].pos;
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen,
+						 "column \"%s\" does not exist", st->order[i].col);
+			}
+		}
+		return bind_expr(st->where, sc, err, errlen, errpos);
+	case SQL_UPDATE:
+		if ((rc = bind_update(st, sc, err, errlen, errpos)) != LWC_OK)
+			return rc;
+		return bind_expr(st->where, sc, err, errlen, errpos);
+	case SQL_DELETE:
+		return bind_expr(st->where, sc, err, errlen, errpos);
+	default:
+		return bind_fail(LWC_ERR_ARG, err, errlen, "unknown statement kind");
+	}
+}
+
+/* ---- evaluation --------------------------------------------------------------- */
+
