@@ -2059,6 +2059,128 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 	return r;
 }
 
+/* The columns of a general SELECT: its select list, typed from the
+ * expressions or else from the first value that is not NULL. */
+static int general_columns(lwc_result *r, const struct sql_stmt *st, const struct sql_schema *sc)
+{
+	r->ncols = (int)st->q->ntargets;
+	r->colname = calloc((size_t)r->ncols + 1, sizeof(*r->colname));
+	r->coltype = calloc((size_t)r->ncols + 1, sizeof(*r->coltype));
+	r->colsrc = calloc((size_t)r->ncols + 1, sizeof(*r->colsrc));
+	r->numbuf = calloc((size_t)r->ncols + 1, sizeof(*r->numbuf));
+	if (!r->colname || !r->coltype || !r->colsrc || !r->numbuf)
+		return LWC_ERR_NOMEM;
+	for (int i = 0; i < r->ncols; i++) {
+		enum sql_vtype t = sql_query_coltype(st, (size_t)i, sc);
+
+		for (size_t k = 0; t == SQL_NULL && k < r->nrows; k++)
+			t = r->rows[k].v[i].type;
+		snprintf(r->colname[i], sizeof(r->colname[i]), "%s", st->q->targets[i].name);
+		r->coltype[i] = t == SQL_NULL ? LWC_TYPE_TEXT : (enum lwc_type)t;
+		r->colsrc[i] = i;
+	}
+	return LWC_OK;
+}
+
+/* Run a general SELECT over r->rows (the fetched rows, or none) and make
+ * its output the result's rows. */
+static lwc_result *general_finish(lwc_result *r, struct sql_stmt *st, struct sql_value *const *in,
+				  size_t nin)
+{
+	struct sql_outrow *out = NULL;
+	size_t nout = 0;
+	char err[512];
+	int rc = sql_query_run(st, in, nin, &out, &nout, err, sizeof(err));
+
+	for (size_t i = 0; i < r->nrows; i++)
+		row_free(&r->rows[i]);
+	free(r->rows);
+	r->rows = NULL;
+	r->nrows = r->caprows = 0;
+	if (rc != LWC_OK)
+		return result_error(r, rc, -1, "%s", err);
+	if (nout > 0) {
+		r->rows = calloc(nout, sizeof(*r->rows));
+		if (r->rows == NULL) {
+			sql_outrows_free(out, nout);
+			return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		}
+		for (size_t i = 0; i < nout; i++) {
+			r->rows[i].v = out[i].v;
+			r->rows[i].text = out[i].text;
+		}
+		free(out);
+	}
+	r->nrows = r->caprows = nout;
+	r->materialised = 1;
+	r->pos = 0;
+	r->limit = -1;
+	if (general_columns(r, st, &r->sc) != LWC_OK)
+		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+	r->status = LWC_RESULT_ROWS;
+	return r;
+}
+
+/* SELECT without FROM: one row of no columns. */
+static lwc_result *exec_nofrom(struct sql_stmt *st)
+{
+	lwc_result *r = result_new();
+	struct sql_value none = { .type = SQL_NULL };
+	struct sql_value *one = &none;
+	char err[512];
+	int errpos = -1;
+
+	if (r == NULL) {
+		sql_free(st);
+		return &nomem_result;
+	}
+	r->stmt = st;
+	if (sql_bind(st, NULL, err, sizeof(err), &errpos) != LWC_OK)
+		return result_error(r, LWC_ERR_SCHEMA, errpos, "%s", err);
+	return general_finish(r, st, &one, 1);
+}
+
+/* A general SELECT of a table: every row its WHERE selects, then the rest
+ * in the client. */
+static lwc_result *exec_general(lwc_conn *c, lwc_result *r, struct sql_stmt *st,
+				struct ltable *t, Lwc__Pred *pred, int exact)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__Select sel = LWC__SELECT__INIT;
+	struct sql_value **in = NULL;
+	lwc_result *res;
+	int rc;
+
+	r->limit = -1;
+	r->filter = !exact;
+	sel.table.data = t->handle;
+	sel.table.len = sizeof(t->handle);
+	sel.where = pred;
+	sel.candidates = !exact;
+	req.op_case = LWC__PROXY_REQUEST__OP_SELECT;
+	req.select = &sel;
+	req.seq = r->seq = ++c->seq;
+	rc = send_req(c, &req);
+	pred_free(pred);
+	if (rc != LWC_OK)
+		return result_error(r, rc, -1, "connection to the proxy lost: %s", conn_lost_msg(rc));
+	r->stmt = st;
+	r->conn = c;
+	c->open = r;
+	r->status = LWC_RESULT_ROWS;
+	if (materialise(r) != LWC_OK)
+		return r;
+	if (r->nrows > 0 && (in = malloc(r->nrows * sizeof(*in))) == NULL) {
+		result_drain(r);
+		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+	}
+	for (size_t i = 0; i < r->nrows; i++)
+		in[i] = r->rows[i].v;
+	res = general_finish(r, st, in, r->nrows);
+	free(in);
+	return res;
+}
+
 static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
@@ -2069,6 +2191,8 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	char err[512];
 	int rc, exact, errpos = -1, code = LWC_ERR_SCHEMA;
 
+	if (st->q != NULL && !st->q->from)
+		return exec_nofrom(st);
 	if (t == NULL) {
 		r = no_table(st->table, st->table_pos);
 		if (own_stmt)
@@ -2088,6 +2212,8 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	if ((rc = translate(c, &r->sc, st->where, &pred, &exact, err, sizeof(err), &errpos,
 			    &code)) != LWC_OK)
 		return result_error(r, code, errpos, "%s", err);
+	if (st->q != NULL)
+		return exec_general(c, r, st, t, pred, exact);
 	/* columns */
 	if (st->count_star) {
 		r->ncols = 1;

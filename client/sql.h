@@ -76,7 +76,13 @@ enum sql_ekind {
 	SQL_E_OR,
 	SQL_E_NOT,
 	SQL_E_NEG,                /* -a (on a column or expression)            */
-	SQL_E_ARITH               /* a arith b (+ - * / %), reads a column     */
+	SQL_E_ARITH,              /* a arith b (+ - * / %), reads a column     */
+	/* general SELECTs (struct sql_query) */
+	SQL_E_LIKE,               /* a [NOT] [I]LIKE b: a condition            */
+	SQL_E_FUNC,               /* fname(list...): abs, lower, ||, ...       */
+	SQL_E_AGG,                /* fname(a | *) [DISTINCT]: its value in lit */
+	SQL_E_CASE,               /* CASE [a] WHEN list[2i] THEN list[2i+1] ... ELSE b */
+	SQL_E_CAST                /* CAST(a AS cast_type)                      */
 };
 
 enum sql_cmp { SQL_EQ, SQL_NE, SQL_LT, SQL_LE, SQL_GT, SQL_GE };
@@ -97,8 +103,44 @@ struct sql_expr {
 	char col[SQL_NAME_MAX + 1];  /* SQL_E_COL                              */
 	int col_index;            /* resolved by sql_bind: -1 before           */
 	struct sql_expr *a, *b, *c;
-	struct sql_expr **list;   /* SQL_E_IN                                  */
+	struct sql_expr **list;   /* SQL_E_IN, FUNC, CASE                      */
 	size_t nlist;
+	char fname[16];           /* SQL_E_FUNC, SQL_E_AGG (lower case)        */
+	int distinct;             /* SQL_E_AGG: DISTINCT                       */
+	int icase;                /* SQL_E_LIKE: ILIKE                         */
+	enum sql_ctype cast_type; /* SQL_E_CAST                                */
+};
+
+/* A SELECT beyond a plain list of columns, run in the client over the
+ * rows the WHERE fetched (sql_query.c): expressions, aggregates, GROUP BY,
+ * HAVING, DISTINCT, ORDER BY expressions and ordinals, LIMIT / OFFSET. */
+struct sql_target {
+	struct sql_expr *e;       /* NULL: * (expanded by sql_bind)            */
+	char name[SQL_NAME_MAX + 1];  /* output column name                    */
+	int pos;
+};
+
+struct sql_sortkey {
+	struct sql_expr *e;
+	int target;               /* >= 0: sort by that output column          */
+	int desc;
+	int nulls_first;
+};
+
+struct sql_query {
+	struct sql_target *targets;
+	size_t ntargets;
+	int from;                 /* 0: SELECT without FROM                    */
+	int distinct;
+	struct sql_expr **group;
+	size_t ngroup;
+	struct sql_expr *having;
+	struct sql_sortkey *order;
+	size_t norder;
+	int64_t offset;           /* 0: none                                   */
+	struct sql_expr **aggs;   /* every SQL_E_AGG of targets, HAVING, ORDER */
+	size_t naggs;
+	int grouped;              /* aggregates or GROUP BY                    */
 };
 
 enum sql_skind {
@@ -175,6 +217,9 @@ struct sql_stmt {
 	 * ("x = x + 2") is computed from the old row with sql_eval_value. */
 	struct sql_set *sets;
 	size_t nsets;
+
+	/* a general SELECT (NULL: star, proj or count_star above) */
+	struct sql_query *q;
 
 	/* SELECT, UPDATE, DELETE */
 	struct sql_expr *where;   /* NULL: all rows                            */
@@ -262,5 +307,27 @@ int sql_value_cmp(const struct sql_value *a, const struct sql_value *b);
  * LWC_OK or LWC_ERR_ARG. */
 int sql_coerce(const struct sql_coldef *col, const struct sql_value *in, struct sql_value *out,
 	       char *buf, size_t buflen, char *err, size_t errlen) LWC_WUR;
+
+/* ---- general SELECTs (sql_query.c) ------------------------------------------ */
+
+/* An output row of a general SELECT: values (TEXT pointing into text). */
+struct sql_outrow {
+	struct sql_value *v;
+	char *text;
+};
+
+/* Run a bound general SELECT over input rows (each st->... table row;
+ * for a SELECT without FROM one row of no columns): grouping, aggregates,
+ * HAVING, the select list, DISTINCT, ORDER BY, OFFSET and LIMIT.  On
+ * success *out holds *nout rows of q->ntargets values, each row and its
+ * text malloc'ed (free with sql_outrows_free).  LWC_OK, LWC_ERR_ARG (an
+ * evaluation error, message in err) or LWC_ERR_NOMEM. */
+int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size_t nrows,
+		  struct sql_outrow **out, size_t *nout, char *err, size_t errlen) LWC_WUR;
+void sql_outrows_free(struct sql_outrow *rows, size_t n);
+/* The type of output column i when known from the expressions (SQL_NULL
+ * when it is not). */
+enum sql_vtype sql_query_coltype(const struct sql_stmt *st, size_t i,
+				 const struct sql_schema *sc);
 
 #endif

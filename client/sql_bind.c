@@ -203,6 +203,60 @@ static int bind_update(struct sql_stmt *st, const struct sql_schema *sc, char *e
 	return LWC_OK;
 }
 
+/* A general SELECT: * expanded into the table's columns, then every
+ * expression bound. */
+static int bind_query(struct sql_stmt *st, const struct sql_schema *sc, char *err, size_t errlen,
+		      int *errpos)
+{
+	struct sql_query *q = st->q;
+	size_t i, j, n = 0, nstar = 0;
+	int rc;
+
+	for (i = 0; i < q->ntargets; i++)
+		nstar += q->targets[i].e == NULL;
+	if (nstar > 0) {
+		struct sql_target *t;
+
+		n = q->ntargets - nstar + nstar * sc->ncols;
+		if ((t = sql_arena_alloc(st->arena, (n ? n : 1) * sizeof(*t))) == NULL)
+			return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+		for (i = 0, n = 0; i < q->ntargets; i++) {
+			if (q->targets[i].e != NULL) {
+				t[n++] = q->targets[i];
+				continue;
+			}
+			for (j = 0; j < sc->ncols; j++) {
+				struct sql_expr *e = sql_arena_alloc(st->arena, sizeof(*e));
+
+				if (e == NULL)
+					return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+				e->kind = SQL_E_COL;
+				e->pos = q->targets[i].pos;
+				e->height = 1;
+				snprintf(e->col, sizeof(e->col), "%s", sc->cols[j].name);
+				t[n].e = e;
+				t[n].pos = q->targets[i].pos;
+				snprintf(t[n].name, sizeof(t[n].name), "%s", sc->cols[j].name);
+				n++;
+			}
+		}
+		q->targets = t;
+		q->ntargets = n;
+	}
+	for (i = 0; i < q->ntargets; i++)
+		if ((rc = bind_expr(q->targets[i].e, sc, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	for (i = 0; i < q->ngroup; i++)
+		if ((rc = bind_expr(q->group[i], sc, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	if ((rc = bind_expr(q->having, sc, err, errlen, errpos)) != LWC_OK)
+		return rc;
+	for (i = 0; i < q->norder; i++)
+		if ((rc = bind_expr(q->order[i].e, sc, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	return bind_expr(st->where, sc, err, errlen, errpos);
+}
+
 int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	     char *err, size_t errlen, int *errpos)
 {
@@ -222,6 +276,11 @@ int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	}
 	if (st->kind == SQL_DROP_TABLE)
 		return LWC_OK;
+	if (st->kind == SQL_SELECT && st->q != NULL && !st->q->from) {
+		static const struct sql_schema none = { .name = "", .ncols = 0, .pk = -1 };
+
+		return bind_query(st, &none, err, errlen, errpos);
+	}
 	if (sc == NULL)
 		return bind_fail(LWC_ERR_ARG, err, errlen, "no table definition to bind to");
 	switch (st->kind) {
@@ -238,6 +297,8 @@ int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	case SQL_INSERT:
 		return bind_insert(st, sc, err, errlen, errpos);
 	case SQL_SELECT:
+		if (st->q != NULL)
+			return bind_query(st, sc, err, errlen, errpos);
 		for (i = 0; i < st->nproj; i++) {
 			st->proj_index[i] = find_col(sc, st->proj[i]);
 			if (st->proj_index[i] < 0) {

@@ -46,6 +46,9 @@ int sql_value_neg(const struct sql_value *a, struct sql_value *out, char *err, s
 int sql_value_arith(enum sql_arith op, const struct sql_value *a, const struct sql_value *b,
 		    struct sql_value *out, char *err, size_t errlen);
 
+/* The arena text-making functions allocate from on this thread (NULL: none). */
+void sql_eval_set_scratch(struct arena *a);
+
 int sql_check_create(struct arena *ar, const struct sql_stmt *st, char *err, size_t errlen,
 		     int *errpos);
 

@@ -39,6 +39,11 @@ struct tx {
 	size_t len;
 	struct arena *ar;
 	int depth;                /* recursion over PostgreSQL's tree          */
+	int agg_ok;               /* aggregates allowed here (select list ...) */
+	struct sql_expr **aggs;   /* the aggregates met (general SELECT)       */
+	size_t naggs, capaggs;
+	char tname[SQL_NAME_MAX + 1];   /* the SELECT's table and its alias     */
+	char talias[SQL_NAME_MAX + 1];
 	char *err;
 	size_t errlen;
 	int errpos;
@@ -282,7 +287,7 @@ static int find_name(const struct tx *x, size_t from, const char *name, int fall
 static int is_bool_kind(enum sql_ekind k)
 {
 	return k == SQL_E_CMP || k == SQL_E_IN || k == SQL_E_BETWEEN || k == SQL_E_ISNULL ||
-	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT;
+	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT || k == SQL_E_LIKE;
 }
 
 static struct sql_expr *new_expr(struct tx *x, enum sql_ekind kind, int pos)
@@ -450,6 +455,9 @@ static struct sql_expr *constant(struct tx *x, const PgQuery__AConst *c)
 }
 
 static struct sql_expr *expr(struct tx *x, const Node *n);
+static struct sql_expr *make_func(struct tx *x, const char *fname, int pos, struct sql_expr *a,
+				  struct sql_expr *b);
+static int column_type(struct tx *x, const PgQuery__TypeName *t, struct sql_coldef *c);
 
 /* -a, folded when a is a literal. */
 static struct sql_expr *make_neg(struct tx *x, int pos, struct sql_expr *a)
@@ -579,6 +587,11 @@ static struct sql_expr *a_expr(struct tx *x, const PgQuery__AExpr *a)
 			e->b = r;
 			return finish(x, e);
 		}
+		if (op != NULL && strcmp(op, "||") == 0 && a->lexpr != NULL) {
+			if ((l = value(x, a->lexpr, op)) == NULL || (r = value(x, a->rexpr, op)) == NULL)
+				return NULL;
+			return make_func(x, "||", a->location, l, r);
+		}
 		if (arith_op(op, &ar)) {
 			if (a->lexpr == NULL) {
 				if (ar == SQL_ADD)
@@ -632,16 +645,29 @@ static struct sql_expr *a_expr(struct tx *x, const PgQuery__AExpr *a)
 		return finish(x, e);
 	}
 	case PG_QUERY__A__EXPR__KIND__AEXPR_LIKE:
-		return unsupported(x, a->location, "LIKE"), NULL;
 	case PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE:
-		return unsupported(x, a->location, "ILIKE"), NULL;
+		if (a->lexpr == NULL || op == NULL)
+			break;
+		if ((l = value(x, a->lexpr, "LIKE")) == NULL || (r = value(x, a->rexpr, "LIKE")) == NULL)
+			return NULL;
+		if (a->rexpr->node_case == PG_QUERY__NODE__NODE_FUNC_CALL)
+			return unsupported(x, a->location, "LIKE ... ESCAPE"), NULL;
+		if ((e = new_expr(x, SQL_E_LIKE, a->location)) == NULL)
+			return NULL;
+		e->negated = op[0] == '!';
+		e->icase = a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE;
+		e->a = l;
+		e->b = r;
+		return finish(x, e);
 	case PG_QUERY__A__EXPR__KIND__AEXPR_SIMILAR:
 		return unsupported(x, a->location, "SIMILAR TO"), NULL;
 	case PG_QUERY__A__EXPR__KIND__AEXPR_DISTINCT:
 	case PG_QUERY__A__EXPR__KIND__AEXPR_NOT_DISTINCT:
 		return unsupported(x, a->location, "IS [NOT] DISTINCT FROM"), NULL;
 	case PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF:
-		return unsupported(x, a->location, "NULLIF"), NULL;
+		if ((l = value(x, a->lexpr, "NULLIF")) == NULL || (r = value(x, a->rexpr, "NULLIF")) == NULL)
+			return NULL;
+		return make_func(x, "nullif", a->location, l, r);
 	case PG_QUERY__A__EXPR__KIND__AEXPR_OP_ANY:
 	case PG_QUERY__A__EXPR__KIND__AEXPR_OP_ALL:
 		return unsupported(x, a->location, "ANY and ALL"), NULL;
@@ -677,6 +703,137 @@ static struct sql_expr *balance(struct tx *x, enum sql_ekind kind, struct sql_ex
 	if (e->a == NULL || e->b == NULL)
 		return NULL;
 	return finish(x, e);
+}
+
+/* fname(a, b) (b may be NULL). */
+static struct sql_expr *make_func(struct tx *x, const char *fname, int pos, struct sql_expr *a,
+				  struct sql_expr *b)
+{
+	struct sql_expr *e = new_expr(x, SQL_E_FUNC, pos);
+
+	if (e == NULL || (e->list = talloc(x, 2 * sizeof(*e->list))) == NULL)
+		return NULL;
+	snprintf(e->fname, sizeof(e->fname), "%s", fname);
+	e->list[0] = a;
+	e->list[1] = b;
+	e->nlist = b != NULL ? 2 : 1;
+	return finish(x, e);
+}
+
+static const char *last_name(const PgQuery__Node *const *names, size_t n)
+{
+	return n > 0 ? str_of(names[n - 1]) : NULL;
+}
+
+static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
+{
+	static const struct { const char *name; size_t min, max; } scalar[] = {
+		{ "abs", 1, 1 }, { "lower", 1, 1 }, { "upper", 1, 1 }, { "length", 1, 1 },
+		{ "char_length", 1, 1 }, { "round", 1, 2 }, { "substr", 2, 3 },
+		{ "substring", 2, 3 }, { "coalesce", 1, 100 }, { "greatest", 1, 100 },
+		{ "least", 1, 100 },
+	};
+	const char *name = last_name((const PgQuery__Node *const *)f->funcname, f->n_funcname);
+	struct sql_expr *e;
+	size_t i, k;
+	char what[96];
+
+	if (name == NULL)
+		return fail(x, f->location, "malformed function call"), NULL;
+	if (f->over != NULL)
+		return unsupported(x, f->location, "window functions (OVER)"), NULL;
+	if (f->agg_filter != NULL)
+		return unsupported(x, f->location, "FILTER"), NULL;
+	if (f->n_agg_order > 0 || f->agg_within_group)
+		return unsupported(x, f->location, "ordered aggregates"), NULL;
+	if (f->func_variadic)
+		return unsupported(x, f->location, "VARIADIC"), NULL;
+	if (strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0 ||
+	    strcmp(name, "min") == 0 || strcmp(name, "max") == 0) {
+		if (!x->agg_ok)
+			return fail(x, f->location, "aggregate functions are not allowed here"), NULL;
+		if ((e = new_expr(x, SQL_E_AGG, f->location)) == NULL)
+			return NULL;
+		snprintf(e->fname, sizeof(e->fname), "%s", name);
+		e->distinct = f->agg_distinct;
+		if (f->agg_star) {
+			if (strcmp(name, "count") != 0)
+				return fail(x, f->location, "%s(*) must be used to call a parameterless "
+					    "aggregate function", name), NULL;
+		} else {
+			if (f->n_args != 1)
+				return fail(x, f->location, "function %s with %zu arguments does not "
+					    "exist", name, f->n_args), NULL;
+			x->agg_ok = 0;          /* no aggregate inside an aggregate */
+			e->a = value(x, f->args[0], name);
+			x->agg_ok = 1;
+			if (e->a == NULL)
+				return NULL;
+		}
+		if (x->naggs == x->capaggs) {
+			x->aggs = sql_arena_grow(x->ar, x->aggs, x->naggs, &x->capaggs, sizeof(*x->aggs));
+			if (x->aggs == NULL)
+				return fail_nomem(x), NULL;
+		}
+		x->aggs[x->naggs++] = e;
+		return finish(x, e);
+	}
+	for (k = 0; k < sizeof(scalar) / sizeof(scalar[0]); k++)
+		if (strcmp(name, scalar[k].name) == 0)
+			break;
+	if (k == sizeof(scalar) / sizeof(scalar[0])) {
+		snprintf(what, sizeof(what), "the function %s()", name);
+		return unsupported(x, f->location, what), NULL;
+	}
+	if (f->agg_star || f->agg_distinct || f->n_args < scalar[k].min || f->n_args > scalar[k].max)
+		return fail(x, f->location, "function %s with %zu arguments does not exist", name,
+			    f->n_args), NULL;
+	if ((e = new_expr(x, SQL_E_FUNC, f->location)) == NULL ||
+	    (e->list = talloc(x, f->n_args * sizeof(*e->list))) == NULL)
+		return NULL;
+	snprintf(e->fname, sizeof(e->fname), "%s", name);
+	for (i = 0; i < f->n_args; i++)
+		if ((e->list[i] = value(x, f->args[i], name)) == NULL)
+			return NULL;
+	e->nlist = f->n_args;
+	return finish(x, e);
+}
+
+static struct sql_expr *case_expr(struct tx *x, const PgQuery__CaseExpr *c)
+{
+	struct sql_expr *e = new_expr(x, SQL_E_CASE, c->location);
+	size_t i;
+
+	if (e == NULL || (e->list = talloc(x, 2 * c->n_args * sizeof(*e->list))) == NULL)
+		return NULL;
+	if (c->arg != NULL && (e->a = value(x, c->arg, "CASE")) == NULL)
+		return NULL;
+	for (i = 0; i < c->n_args; i++) {
+		const PgQuery__CaseWhen *w;
+
+		if (c->args[i]->node_case != PG_QUERY__NODE__NODE_CASE_WHEN)
+			return fail(x, c->location, "malformed CASE"), NULL;
+		w = c->args[i]->case_when;
+		e->list[2 * i] = c->arg != NULL ? value(x, w->expr, "CASE") : cond(x, w->expr, "CASE");
+		if (e->list[2 * i] == NULL ||
+		    (e->list[2 * i + 1] = value(x, w->result, "CASE")) == NULL)
+			return NULL;
+	}
+	e->nlist = 2 * c->n_args;
+	if (c->defresult != NULL && (e->b = value(x, c->defresult, "CASE")) == NULL)
+		return NULL;
+	return finish(x, e);
+}
+
+static int type_of(struct tx *x, const PgQuery__TypeName *t, enum sql_ctype *out)
+{
+	struct sql_coldef c;
+
+	memset(&c, 0, sizeof(c));
+	if (column_type(x, t, &c) != 0)
+		return -1;
+	*out = c.type;
+	return 0;
 }
 
 static struct sql_expr *bool_expr(struct tx *x, const PgQuery__BoolExpr *b)
@@ -717,11 +874,22 @@ static struct sql_expr *column_ref(struct tx *x, const PgQuery__ColumnRef *c)
 	struct sql_expr *e;
 	const char *name;
 
-	if (c->n_fields != 1)
+	if (c->n_fields == 2 && str_of(c->fields[0]) != NULL &&
+	    ((x->talias[0] != '\0' && strcmp(str_of(c->fields[0]), x->talias) == 0) ||
+	     (x->talias[0] == '\0' && x->tname[0] != '\0' &&
+	      strcmp(str_of(c->fields[0]), x->tname) == 0))) {
+		name = str_of(c->fields[1]);
+	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL) {
+		return fail(x, c->location, "missing FROM-clause entry for table \"%s\"",
+			    str_of(c->fields[0])), NULL;
+	} else if (c->n_fields != 1) {
 		return unsupported(x, c->location, "qualified column names"), NULL;
-	if (c->fields[0]->node_case == PG_QUERY__NODE__NODE_A_STAR)
+	} else {
+		name = str_of(c->fields[0]);
+	}
+	if (c->fields[c->n_fields - 1]->node_case == PG_QUERY__NODE__NODE_A_STAR)
 		return unsupported(x, c->location, "* here"), NULL;
-	if ((name = str_of(c->fields[0])) == NULL)
+	if (name == NULL)
 		return fail(x, c->location, "malformed column reference"), NULL;
 	if ((e = new_expr(x, SQL_E_COL, c->location)) == NULL)
 		return NULL;
@@ -763,6 +931,60 @@ static struct sql_expr *expr(struct tx *x, const Node *n)
 		e->negated = t->nulltesttype == PG_QUERY__NULL_TEST_TYPE__IS_NOT_NULL;
 		if ((e->a = value(x, t->arg, e->negated ? "IS NOT NULL" : "IS NULL")) == NULL ||
 		    finish(x, e) == NULL)
+			e = NULL;
+		break;
+	}
+	case PG_QUERY__NODE__NODE_FUNC_CALL:
+		e = func_call(x, n->func_call);
+		break;
+	case PG_QUERY__NODE__NODE_CASE_EXPR:
+		e = case_expr(x, n->case_expr);
+		break;
+	case PG_QUERY__NODE__NODE_COALESCE_EXPR: {
+		const PgQuery__CoalesceExpr *c = n->coalesce_expr;
+		size_t i;
+
+		if ((e = new_expr(x, SQL_E_FUNC, c->location)) == NULL ||
+		    (e->list = talloc(x, c->n_args * sizeof(*e->list))) == NULL) {
+			e = NULL;
+			break;
+		}
+		snprintf(e->fname, sizeof(e->fname), "coalesce");
+		for (i = 0; i < c->n_args && e != NULL; i++)
+			if ((e->list[i] = value(x, c->args[i], "COALESCE")) == NULL)
+				e = NULL;
+		if (e != NULL) {
+			e->nlist = c->n_args;
+			e = finish(x, e);
+		}
+		break;
+	}
+	case PG_QUERY__NODE__NODE_MIN_MAX_EXPR: {
+		const PgQuery__MinMaxExpr *m = n->min_max_expr;
+		size_t i;
+
+		if ((e = new_expr(x, SQL_E_FUNC, m->location)) == NULL ||
+		    (e->list = talloc(x, m->n_args * sizeof(*e->list))) == NULL) {
+			e = NULL;
+			break;
+		}
+		snprintf(e->fname, sizeof(e->fname), "%s",
+			 m->op == PG_QUERY__MIN_MAX_OP__IS_GREATEST ? "greatest" : "least");
+		for (i = 0; i < m->n_args && e != NULL; i++)
+			if ((e->list[i] = value(x, m->args[i], e->fname)) == NULL)
+				e = NULL;
+		if (e != NULL) {
+			e->nlist = m->n_args;
+			e = finish(x, e);
+		}
+		break;
+	}
+	case PG_QUERY__NODE__NODE_TYPE_CAST: {
+		const PgQuery__TypeCast *tc = n->type_cast;
+
+		if ((e = new_expr(x, SQL_E_CAST, tc->location)) == NULL ||
+		    type_of(x, tc->type_name, &e->cast_type) != 0 ||
+		    (e->a = value(x, tc->arg, "CAST")) == NULL || finish(x, e) == NULL)
 			e = NULL;
 		break;
 	}
@@ -1160,11 +1382,249 @@ static int limit(struct tx *x, const Node *n, struct sql_stmt *st)
 	}
 }
 
+/* The output name PostgreSQL gives an expression (FigureColname). */
+static const char *figure_name(const Node *n)
+{
+	if (n == NULL)
+		return NULL;
+	switch (n->node_case) {
+	case PG_QUERY__NODE__NODE_COLUMN_REF: {
+		const PgQuery__ColumnRef *c = n->column_ref;
+
+		return c->n_fields > 0 ? str_of(c->fields[c->n_fields - 1]) : NULL;
+	}
+	case PG_QUERY__NODE__NODE_FUNC_CALL:
+		return last_name((const PgQuery__Node *const *)n->func_call->funcname,
+				 n->func_call->n_funcname);
+	case PG_QUERY__NODE__NODE_CASE_EXPR: return "case";
+	case PG_QUERY__NODE__NODE_COALESCE_EXPR: return "coalesce";
+	case PG_QUERY__NODE__NODE_MIN_MAX_EXPR:
+		return n->min_max_expr->op == PG_QUERY__MIN_MAX_OP__IS_GREATEST ? "greatest" : "least";
+	case PG_QUERY__NODE__NODE_A_EXPR:
+		return n->a_expr->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF ? "nullif" : NULL;
+	case PG_QUERY__NODE__NODE_TYPE_CAST: {
+		const char *a = figure_name(n->type_cast->arg);
+		const PgQuery__TypeName *t = n->type_cast->type_name;
+
+		if (a != NULL)
+			return a;
+		return t->n_names > 0 ? str_of(t->names[t->n_names - 1]) : NULL;
+	}
+	default:
+		return NULL;
+	}
+}
+
+/* A constant integer node (ORDER BY 2, GROUP BY 1), or -1. */
+static int64_t const_int(const Node *n)
+{
+	if (n != NULL && n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
+	    n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL && !n->a_const->isnull)
+		return n->a_const->ival != NULL ? n->a_const->ival->ival : 0;
+	return -1;
+}
+
+static int limit_value(struct tx *x, const Node *n, const char *what, int64_t *out)
+{
+	int pos = node_pos(n);
+	struct sql_expr *e = value(x, n, what);
+
+	if (e == NULL)
+		return -1;
+	if (e->kind != SQL_E_LIT)
+		return fail(x, pos, "argument of %s must not contain variables", what);
+	switch (e->lit.type) {
+	case SQL_NULL:
+		return 0;
+	case SQL_INT:
+		if (e->lit.i < 0)
+			return fail(x, pos, "%s must not be negative", what);
+		*out = e->lit.i;
+		return 0;
+	default:
+		return fail(x, pos, "argument of %s must be type bigint, not type %s", what,
+			    sql_vtype_name(e->lit.type));
+	}
+}
+
+/* Whether a SELECT is beyond the plain form (star, columns or count(*)
+ * of one table, ORDER BY columns, LIMIT). */
+static int needs_general(const PgQuery__SelectStmt *s)
+{
+	size_t i, n = s->n_target_list;
+
+	if (s->n_from_clause != 1 || s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR ||
+	    s->from_clause[0]->range_var->alias != NULL || s->n_distinct_clause > 0 ||
+	    s->n_group_clause > 0 || s->having_clause != NULL || s->limit_offset != NULL)
+		return 1;
+	for (i = 0; i < n; i++) {
+		const PgQuery__ResTarget *rt = s->target_list[i]->res_target;
+		const Node *v = rt->val;
+
+		if (rt->name != NULL && rt->name[0] != '\0')
+			return 1;
+		if ((is_star(v) || is_count_star(v)) && n == 1)
+			continue;
+		if (v->node_case != PG_QUERY__NODE__NODE_COLUMN_REF || is_star(v) ||
+		    v->column_ref->n_fields != 1)
+			return 1;
+	}
+	for (i = 0; i < s->n_sort_clause; i++) {
+		const PgQuery__SortBy *sb = s->sort_clause[i]->sort_by;
+
+		if (sb->node->node_case != PG_QUERY__NODE__NODE_COLUMN_REF ||
+		    sb->node->column_ref->n_fields != 1 ||
+		    sb->sortby_nulls > PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT)
+			return 1;
+	}
+	return 0;
+}
+
+static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
+			  struct sql_stmt *st)
+{
+	struct sql_query *q = talloc(x, sizeof(*q));
+	size_t i, n = s->n_target_list;
+
+	if (q == NULL)
+		return -1;
+	st->q = q;
+	if (s->n_from_clause > 1)
+		return unsupported(x, node_pos(s->from_clause[1]) >= 0 ?
+				   node_pos(s->from_clause[1]) : pos, "joins");
+	if (s->n_from_clause == 1) {
+		const PgQuery__RangeVar *rv;
+
+		if (s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+			return node_unsupported(x, s->from_clause[0], pos);
+		rv = s->from_clause[0]->range_var;
+		if (table_name(x, rv, st->table, &st->table_pos) != 0)
+			return -1;
+		memcpy(x->tname, st->table, sizeof(x->tname));
+		if (rv->alias != NULL) {
+			if (rv->alias->n_colnames > 0)
+				return unsupported(x, rv->location, "column aliases in FROM");
+			if (take(x, rv->alias->aliasname, x->talias, rv->location) != 0)
+				return -1;
+		}
+		q->from = 1;
+	}
+	if (s->n_distinct_clause > 0) {
+		if (s->n_distinct_clause > 1 || (s->distinct_clause[0] != NULL &&
+						 s->distinct_clause[0]->node_case !=
+						 PG_QUERY__NODE__NODE__NOT_SET))
+			return unsupported(x, pos, "DISTINCT ON");
+		q->distinct = 1;
+	}
+	if (s->group_distinct)
+		return unsupported(x, pos, "GROUP BY DISTINCT");
+	if ((q->targets = talloc(x, n * sizeof(*q->targets))) == NULL)
+		return -1;
+	x->agg_ok = 1;
+	for (i = 0; i < n; i++) {
+		const PgQuery__ResTarget *rt = s->target_list[i]->res_target;
+		struct sql_target *t = &q->targets[i];
+		const char *name;
+
+		t->pos = rt->location;
+		if (is_star(rt->val)) {
+			if (!q->from)
+				return fail(x, rt->location, "SELECT * with no tables specified is not valid");
+			continue;
+		}
+		if ((t->e = value(x, rt->val, "SELECT")) == NULL)
+			return -1;
+		name = rt->name != NULL && rt->name[0] != '\0' ? rt->name : figure_name(rt->val);
+		snprintf(t->name, sizeof(t->name), "%s", name != NULL ? name : "?column?");
+	}
+	q->ntargets = n;
+	x->agg_ok = 0;
+	if (s->where_clause != NULL && (st->where = cond(x, s->where_clause, "WHERE")) == NULL)
+		return -1;
+	if (s->n_group_clause > 0) {
+		if ((q->group = talloc(x, s->n_group_clause * sizeof(*q->group))) == NULL)
+			return -1;
+		for (i = 0; i < s->n_group_clause; i++) {
+			const Node *g = s->group_clause[i];
+			int64_t k = const_int(g);
+
+			if (g->node_case == PG_QUERY__NODE__NODE_GROUPING_SET)
+				return unsupported(x, pos, "GROUPING SETS, ROLLUP and CUBE");
+			if (k >= 0) {
+				if (k < 1 || (size_t)k > n || q->targets[k - 1].e == NULL)
+					return fail(x, node_pos(g), "GROUP BY position %lld is not in "
+						    "select list", (long long)k);
+				q->group[i] = q->targets[k - 1].e;
+			} else if ((q->group[i] = value(x, g, "GROUP BY")) == NULL) {
+				return -1;
+			}
+		}
+		q->ngroup = s->n_group_clause;
+	}
+	x->agg_ok = 1;
+	if (s->having_clause != NULL && (q->having = cond(x, s->having_clause, "HAVING")) == NULL)
+		return -1;
+	if (s->n_sort_clause > 0) {
+		if ((q->order = talloc(x, s->n_sort_clause * sizeof(*q->order))) == NULL)
+			return -1;
+		for (i = 0; i < s->n_sort_clause; i++) {
+			const PgQuery__SortBy *sb = s->sort_clause[i]->sort_by;
+			struct sql_sortkey *o = &q->order[i];
+			int64_t k = const_int(sb->node);
+			const char *nm = NULL;
+			size_t j;
+
+			if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
+				return unsupported(x, sb->location, "ORDER BY ... USING");
+			o->desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+			o->nulls_first = sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
+					 (sb->sortby_nulls <= PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
+					  o->desc);
+			o->target = -1;
+			if (k >= 0) {
+				if (k < 1 || (size_t)k > n)
+					return fail(x, node_pos(sb->node), "ORDER BY position %lld is not "
+						    "in select list", (long long)k);
+				o->target = (int)k - 1;
+				continue;
+			}
+			if (sb->node->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+			    sb->node->column_ref->n_fields == 1)
+				nm = str_of(sb->node->column_ref->fields[0]);
+			for (j = 0; nm != NULL && j < n; j++) {
+				const PgQuery__ResTarget *rt = s->target_list[j]->res_target;
+
+				if (rt->name != NULL && strcmp(rt->name, nm) == 0) {
+					o->target = (int)j;
+					break;
+				}
+			}
+			if (o->target < 0 && (o->e = value(x, sb->node, "ORDER BY")) == NULL)
+				return -1;
+		}
+		q->norder = s->n_sort_clause;
+	}
+	x->agg_ok = 0;
+	if (s->limit_count != NULL && limit_value(x, s->limit_count, "LIMIT", &st->limit) != 0)
+		return -1;
+	if (s->limit_offset != NULL && limit_value(x, s->limit_offset, "OFFSET", &q->offset) != 0)
+		return -1;
+	q->aggs = x->aggs;
+	q->naggs = x->naggs;
+	q->grouped = q->naggs > 0 || q->ngroup > 0;
+	return 0;
+}
+
 static int select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st)
 {
 	size_t i, n = s->n_target_list;
 
 	st->kind = SQL_SELECT;
+	if (s->op == PG_QUERY__SET_OPERATION__SETOP_NONE && s->with_clause == NULL &&
+	    s->into_clause == NULL && s->n_values_lists == 0 && s->n_window_clause == 0 &&
+	    s->n_locking_clause == 0 &&
+	    s->limit_option != PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_WITH_TIES && needs_general(s))
+		return general_select(x, s, pos, st);
 	if (select_plain(x, s, pos) != 0)
 		return -1;
 	if (table_name(x, s->from_clause[0]->range_var, st->table, &st->table_pos) != 0)
