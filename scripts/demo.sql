@@ -20,6 +20,12 @@ SELECT COUNT(*) FROM people WHERE city = 'Dunedin';
 SELECT COUNT(*) FROM people WHERE age IS NULL;
 SELECT COUNT(*) FROM people;
 \echo
+\echo '== GROUP BY, aggregates, LIKE: the proxy returns the rows the WHERE selects'
+\echo '== (here the city token); the client groups, aggregates and sorts.'
+SELECT city, count(*), round(avg(salary)) AS avg_salary, max(age)
+  FROM people WHERE city IN ('Nelson', 'Dunedin', 'Rotorua') GROUP BY city ORDER BY 2 DESC;
+SELECT name, upper(city) AS city FROM people WHERE id < 200 AND name LIKE 'Emma%' ORDER BY name LIMIT 3;
+\echo
 \echo '== An UPDATE, and the row it changed.'
 UPDATE people SET city = 'Wellington', salary = 99999.99 WHERE id = 42;
 SELECT * FROM people WHERE id = 42;
