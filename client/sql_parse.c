@@ -59,7 +59,7 @@ static int fail(struct tx *x, int pos, const char *fmt, ...)
 	if (x->rc != LWC_OK)
 		return -1;
 	x->rc = LWC_ERR_ARG;
-	x->errpos = pos < 0 ? -1 : pos;
+	x->errpos = pos < 0 ? 0 : pos;
 	if (x->err != NULL && x->errlen > 0) {
 		va_start(ap, fmt);
 		vsnprintf(x->err, x->errlen, fmt, ap);

@@ -1,5 +1,7 @@
 /*
- * fuzz_sql.c - libFuzzer target: the SQL subset (client/sql.c).
+ * fuzz_sql.c - libFuzzer target: the client's SQL (client/sql_*.c): PostgreSQL's
+ * grammar through libpg_query into LWC's statements, binding, evaluation and
+ * the general SELECT executor.
  *
  * Each input is SQL text exactly as given (not NUL-terminated, so ASan sees
  * any read past the end).  It is split with sql_next_statement and every
@@ -117,7 +119,7 @@ static void check_msg(const char *err, size_t errlen)
 static int is_bool(enum sql_ekind k)
 {
 	return k == SQL_E_CMP || k == SQL_E_IN || k == SQL_E_BETWEEN || k == SQL_E_ISNULL ||
-	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT;
+	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT || k == SQL_E_LIKE;
 }
 
 /* A well-formed literal. */
@@ -197,6 +199,40 @@ static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_
 		break;
 	case SQL_E_NOT:
 		h = check_expr(e->a, 1, lits, nlits);
+		break;
+	case SQL_E_LIKE:
+		h = check_expr(e->a, 0, lits, nlits);
+		k = check_expr(e->b, 0, lits, nlits);
+		h = k > h ? k : h;
+		break;
+	case SQL_E_FUNC:
+		CHECK(e->fname[0] != '\0' && e->nlist >= 1);
+		for (i = 0; i < e->nlist; i++) {
+			k = check_expr(e->list[i], 0, lits, nlits);
+			h = k > h ? k : h;
+		}
+		break;
+	case SQL_E_AGG:
+		CHECK(e->fname[0] != '\0');
+		if (e->a != NULL)
+			h = check_expr(e->a, 0, lits, nlits);
+		break;
+	case SQL_E_CAST:
+		CHECK(e->cast_type >= SQL_CT_INT && e->cast_type <= SQL_CT_TEXT);
+		h = check_expr(e->a, 0, lits, nlits);
+		break;
+	case SQL_E_CASE:
+		CHECK(e->nlist >= 2 && e->nlist % 2 == 0);
+		if (e->a != NULL)
+			h = check_expr(e->a, 0, lits, nlits);
+		for (i = 0; i < e->nlist; i++) {
+			k = check_expr(e->list[i], i % 2 == 0 && e->a == NULL, lits, nlits);
+			h = k > h ? k : h;
+		}
+		if (e->b != NULL) {
+			k = check_expr(e->b, 0, lits, nlits);
+			h = k > h ? k : h;
+		}
 		break;
 	default:
 		CHECK(0);
@@ -296,6 +332,32 @@ static void check_bound(struct sql_stmt *st)
 
 	switch (st->kind) {
 	case SQL_SELECT:
+		if (st->q != NULL) {
+			struct sql_value *in[NROWS];
+			struct sql_outrow *out;
+			size_t nout, nin = st->q->from ? NROWS : 1;
+			char err[256];
+			int rc;
+
+			for (i = 0; i < st->q->ntargets; i++)
+				CHECK(st->q->targets[i].e != NULL);
+			for (r = 0; r < NROWS; r++)
+				in[r] = rows[r];
+			rc = sql_query_run(st, in, nin, &out, &nout, err, sizeof(err));
+			if (rc != LWC_OK) {
+				CHECK(rc == LWC_ERR_ARG || rc == LWC_ERR_NOMEM);
+				check_msg(err, sizeof(err));
+				break;
+			}
+			CHECK(st->limit < 0 || nout <= (size_t)st->limit);
+			for (r = 0; r < nout; r++)
+				for (j = 0; j < st->q->ntargets; j++)
+					CHECK(out[r].v[j].type <= SQL_TEXT &&
+					      (out[r].v[j].type != SQL_TEXT ||
+					       out[r].v[j].s[out[r].v[j].len] == '\0'));
+			sql_outrows_free(out, nout);
+			break;
+		}
 		for (i = 0; i < st->nproj; i++)
 			CHECK(st->proj_index[i] >= 0 && (size_t)st->proj_index[i] < NCOLS);
 		for (i = 0; i < st->norder; i++)
@@ -346,7 +408,27 @@ static void check_stmt(struct sql_stmt *st)
 	int pos, rc, rc2;
 
 	CHECK(st->kind >= SQL_CREATE_TABLE && st->kind <= SQL_DELETE);
-	CHECK(st->table[0] != '\0');
+	CHECK(st->table[0] != '\0' || (st->kind == SQL_SELECT && st->q != NULL && !st->q->from));
+	if (st->q != NULL) {
+		const struct sql_query *q = st->q;
+
+		CHECK(st->kind == SQL_SELECT && !st->star && !st->count_star && st->nproj == 0);
+		for (i = 0; i < q->ntargets; i++)
+			if (q->targets[i].e != NULL)
+				check_expr(q->targets[i].e, 0, lits, &nlits);
+		for (i = 0; i < q->ngroup; i++)
+			check_expr(q->group[i], 0, lits, &nlits);
+		if (q->having != NULL)
+			check_expr(q->having, 1, lits, &nlits);
+		for (i = 0; i < q->norder; i++) {
+			CHECK((q->order[i].e != NULL) != (q->order[i].target >= 0));
+			CHECK(q->order[i].target < (int)q->ntargets);
+			if (q->order[i].e != NULL)
+				check_expr(q->order[i].e, 0, lits, &nlits);
+		}
+		CHECK(q->offset >= 0);
+		CHECK(q->grouped == (q->naggs > 0 || q->ngroup > 0));
+	}
 	CHECK(st->limit >= -1);
 	if (st->where != NULL) {
 		CHECK(st->kind == SQL_SELECT || st->kind == SQL_UPDATE || st->kind == SQL_DELETE);
