@@ -41,6 +41,7 @@
 #include "lwc.pb-c.h"
 #include "net.h"
 #include "sql.h"
+#include "sql_int.h"
 #include "userkey.h"
 #include "wire.h"
 
@@ -2515,6 +2516,202 @@ static lwc_result *exec_update_delete(lwc_conn *c, struct sql_stmt *st)
 	return r;
 }
 
+/* ---- subqueries ------------------------------------------------------------------- */
+
+/* Subqueries run first, each as a SELECT of its own (one access pattern of
+ * the proxy's like any other statement), and the expression that held one
+ * is rewritten with its result: x IN (SELECT ...) becomes an IN list of
+ * literals (so the outer WHERE gets an exact index predicate), EXISTS a
+ * constant condition, a scalar subquery a literal.  Uncorrelated
+ * subqueries only: each runs once. */
+struct subq {
+	lwc_conn *c;
+	struct arena *ar;         /* the outer statement's: literals live there */
+	lwc_result *err;          /* the first error                            */
+	int depth;
+};
+
+static int resolve_stmt(struct subq *s, struct sql_stmt *st);
+
+/* A literal node holding v (text copied into the arena). */
+static struct sql_expr *lit_node(struct subq *s, const struct sql_value *v, int pos)
+{
+	struct sql_expr *e = sql_arena_alloc(s->ar, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->kind = SQL_E_LIT;
+	e->pos = pos;
+	e->col_index = -1;
+	e->height = 1;
+	e->lit = *v;
+	if (v->type == SQL_TEXT) {
+		char *p = sql_arena_alloc(s->ar, v->len + 1);
+
+		if (p == NULL)
+			return NULL;
+		memcpy(p, v->s, v->len);
+		p[v->len] = '\0';
+		e->lit.s = p;
+	}
+	return e;
+}
+
+/* e becomes the constant condition (1 = want). */
+static int const_cond(struct subq *s, struct sql_expr *e, int want)
+{
+	struct sql_value one = { .type = SQL_INT, .i = 1 }, w = { .type = SQL_INT, .i = want };
+
+	e->kind = SQL_E_CMP;
+	e->op = SQL_EQ;
+	e->negated = 0;
+	e->a = lit_node(s, &one, e->pos);
+	e->b = lit_node(s, &w, e->pos);
+	e->height = 2;
+	return e->a && e->b ? 0 : -1;
+}
+
+static int subq_fail(struct subq *s, lwc_result *r)
+{
+	if (s->err == NULL)
+		s->err = r;
+	else
+		lwc_result_free(r);
+	return -1;
+}
+
+static int resolve_one(struct subq *s, struct sql_expr *e)
+{
+	struct sql_stmt *sub = e->sub;
+	struct sql_expr **vals = NULL;
+	size_t n = 0, cap = 0;
+	lwc_result *r;
+	int rc;
+
+	if (resolve_stmt(s, sub) != 0)
+		return -1;
+	r = exec_select(s->c, sub, 1);
+	if (r->status == LWC_RESULT_ERROR)
+		return subq_fail(s, r);
+	if (e->kind != SQL_E_EXISTS && r->ncols != 1) {
+		lwc_result_free(r);
+		return subq_fail(s, result_error(NULL, LWC_ERR_ARG, e->pos, e->kind == SQL_E_INSUB ?
+						 "subquery has too many columns" :
+						 "subquery must return only one column"));
+	}
+	while ((rc = lwc_result_next(r)) == 1) {
+		const struct sql_value *v = cur_value(r, 0);
+		struct sql_expr *l;
+
+		if (e->kind == SQL_E_EXISTS) {
+			n = 1;
+			break;
+		}
+		if (e->kind == SQL_E_SCALARSUB && n == 1) {
+			lwc_result_free(r);
+			return subq_fail(s, result_error(NULL, LWC_ERR_ARG, e->pos, "more than one row "
+							 "returned by a subquery used as an expression"));
+		}
+		if (n == cap) {
+			vals = sql_arena_grow(s->ar, vals, n, &cap, sizeof(*vals));
+			if (vals == NULL)
+				break;
+		}
+		if ((l = lit_node(s, v, e->pos)) == NULL)
+			break;
+		vals[n++] = l;
+	}
+	if (rc < 0) {
+		lwc_result *er = result_error(NULL, r->errcode ? r->errcode : LWC_ERR_ARG, -1, "%s",
+					      lwc_result_error(r));
+		lwc_result_free(r);
+		return subq_fail(s, er);
+	}
+	lwc_result_free(r);
+	if (rc == 1 && e->kind != SQL_E_EXISTS)
+		return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
+	switch (e->kind) {
+	case SQL_E_EXISTS:
+		return const_cond(s, e, n > 0);
+	case SQL_E_SCALARSUB: {
+		struct sql_value nul = { .type = SQL_NULL };
+		struct sql_expr *l = n == 1 ? vals[0] : lit_node(s, &nul, e->pos);
+
+		if (l == NULL)
+			return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
+		*e = *l;
+		return 0;
+	}
+	default:
+		/* x IN (no rows) is FALSE even for a NULL x; NOT IN TRUE */
+		if (n == 0)
+			return const_cond(s, e, e->negated);
+		e->kind = SQL_E_IN;
+		e->list = vals;
+		e->nlist = n;
+		e->sub = NULL;
+		e->height = e->a->height + 1;
+		return 0;
+	}
+}
+
+static int resolve_expr(struct subq *s, struct sql_expr *e)
+{
+	if (e == NULL)
+		return 0;
+	if (resolve_expr(s, e->a) != 0 || resolve_expr(s, e->b) != 0 || resolve_expr(s, e->c) != 0)
+		return -1;
+	for (size_t i = 0; i < e->nlist; i++)
+		if (resolve_expr(s, e->list[i]) != 0)
+			return -1;
+	if (e->kind == SQL_E_EXISTS || e->kind == SQL_E_INSUB || e->kind == SQL_E_SCALARSUB)
+		return resolve_one(s, e);
+	return 0;
+}
+
+static int resolve_stmt(struct subq *s, struct sql_stmt *st)
+{
+	struct sql_query *q = st->q;
+
+	if (++s->depth > 32) {
+		s->depth--;
+		return subq_fail(s, result_error(NULL, LWC_ERR_ARG, -1, "subqueries nested too deeply"));
+	}
+	if (resolve_expr(s, st->where) != 0)
+		goto fail;
+	for (size_t i = 0; i < st->nsets; i++)
+		if (resolve_expr(s, st->sets[i].value) != 0)
+			goto fail;
+	if (q != NULL) {
+		for (size_t i = 0; i < q->ntargets; i++)
+			if (resolve_expr(s, q->targets[i].e) != 0)
+				goto fail;
+		for (size_t i = 0; i < q->ngroup; i++)
+			if (resolve_expr(s, q->group[i]) != 0)
+				goto fail;
+		if (resolve_expr(s, q->having) != 0)
+			goto fail;
+		for (size_t i = 0; i < q->norder; i++)
+			if (resolve_expr(s, q->order[i].e) != 0)
+				goto fail;
+	}
+	s->depth--;
+	return 0;
+fail:
+	s->depth--;
+	return -1;
+}
+
+/* Run the subqueries of st and rewrite it; NULL, or the error result. */
+static lwc_result *resolve_subqueries(lwc_conn *c, struct sql_stmt *st)
+{
+	struct subq s = { c, st->arena, NULL, 0 };
+
+	if (resolve_stmt(&s, st) != 0)
+		return s.err != NULL ? s.err : result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
+	return NULL;
+}
+
 lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 {
 	struct sql_stmt *st = NULL;
@@ -2532,6 +2729,13 @@ lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 				    "closed");
 	if (sql_parse(sql, strlen(sql), &st, err, sizeof(err), &errpos) != LWC_OK)
 		return result_error(NULL, LWC_ERR_ARG, errpos, "%s", err);
+	if ((st->kind == SQL_SELECT || st->kind == SQL_UPDATE || st->kind == SQL_DELETE) &&
+	    (r = resolve_subqueries(c, st)) != NULL) {
+		if (r->errcode == LWC_ERR_NO_TABLE || r->errcode == LWC_ERR_SCHEMA)
+			c->catalog_loaded = 0;
+		sql_free(st);
+		return r;
+	}
 	switch (st->kind) {
 	case SQL_CREATE_TABLE:
 		r = exec_create(c, st);

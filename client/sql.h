@@ -82,7 +82,12 @@ enum sql_ekind {
 	SQL_E_FUNC,               /* fname(list...): abs, lower, ||, ...       */
 	SQL_E_AGG,                /* fname(a | *) [DISTINCT]: its value in lit */
 	SQL_E_CASE,               /* CASE [a] WHEN list[2i] THEN list[2i+1] ... ELSE b */
-	SQL_E_CAST                /* CAST(a AS cast_type)                      */
+	SQL_E_CAST,               /* CAST(a AS cast_type)                      */
+	/* subqueries: each run as a statement of its own before the one that
+	 * holds it, which the library then rewrites with the result */
+	SQL_E_EXISTS,             /* EXISTS (sub): a condition                 */
+	SQL_E_INSUB,              /* a [NOT] IN (sub): a condition             */
+	SQL_E_SCALARSUB           /* (sub): a value                            */
 };
 
 enum sql_cmp { SQL_EQ, SQL_NE, SQL_LT, SQL_LE, SQL_GT, SQL_GE };
@@ -109,6 +114,7 @@ struct sql_expr {
 	int distinct;             /* SQL_E_AGG: DISTINCT                       */
 	int icase;                /* SQL_E_LIKE: ILIKE                         */
 	enum sql_ctype cast_type; /* SQL_E_CAST                                */
+	struct sql_stmt *sub;     /* SQL_E_EXISTS, INSUB, SCALARSUB: a SELECT  */
 };
 
 /* A SELECT beyond a plain list of columns, run in the client over the
@@ -225,6 +231,7 @@ struct sql_stmt {
 	struct sql_expr *where;   /* NULL: all rows                            */
 
 	void *arena;              /* owner of everything above                 */
+	int shared_arena;         /* a subquery: the arena is its statement's  */
 };
 
 /* Parse one statement of sql[0..len) (a trailing ';' and whitespace are

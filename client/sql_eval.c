@@ -17,6 +17,10 @@
 /* Where functions put the text they make (lower, ||, CAST ...): set by
  * the general SELECT for its run; without it those functions fail. */
 static _Thread_local struct arena *scratch;
+/* A condition's own text (sql_eval, sql_eval_checked without a scratch
+ * arena) never leaves it: an arena for the outermost evaluation. */
+static _Thread_local struct arena *cond_temp;
+static _Thread_local int cond_depth;
 
 void sql_eval_set_scratch(struct arena *a)
 {
@@ -25,13 +29,21 @@ void sql_eval_set_scratch(struct arena *a)
 
 static char *scratch_alloc(size_t n, char *err, size_t errlen)
 {
+	struct arena *a = scratch;
 	char *p;
 
-	if (scratch == NULL) {
+	if (a == NULL && cond_depth > 0) {
+		if (cond_temp == NULL && (cond_temp = sql_arena_new()) == NULL) {
+			lwc_errf(err, errlen, "out of memory");
+			return NULL;
+		}
+		a = cond_temp;
+	}
+	if (a == NULL) {
 		lwc_errf(err, errlen, "LWC does not support this function here");
 		return NULL;
 	}
-	if ((p = sql_arena_alloc(scratch, n + 1)) == NULL)
+	if ((p = sql_arena_alloc(a, n + 1)) == NULL)
 		lwc_errf(err, errlen, "out of memory");
 	return p;
 }
@@ -318,6 +330,12 @@ int sql_eval_value(const struct sql_expr *e, const struct sql_value *values,
 			*out = a;
 			return LWC_OK;
 		}
+		if (cd.type != SQL_CT_TEXT) {
+			/* a number: the buffer is not used */
+			char num[SQL_NUM_TEXT_MAX];
+
+			return sql_coerce(&cd, &a, out, num, sizeof(num), err, errlen);
+		}
 		if ((buf = scratch_alloc(SQL_NUM_TEXT_MAX, err, errlen)) == NULL)
 			return LWC_ERR_ARG;
 		return sql_coerce(&cd, &a, out, buf, SQL_NUM_TEXT_MAX, err, errlen);
@@ -529,13 +547,26 @@ static enum sql_tv eval_tv(const struct sql_expr *e, struct evalctx *c)
 	}
 }
 
+static void cond_end(void)
+{
+	if (--cond_depth == 0 && cond_temp != NULL) {
+		sql_arena_destroy(cond_temp);
+		cond_temp = NULL;
+	}
+}
+
 enum sql_tv sql_eval(const struct sql_expr *e, const struct sql_value *values)
 {
 	struct evalctx c = { values, NULL, 0, 0 };
 
+	enum sql_tv t;
+
 	if (e == NULL)
 		return SQL_TRUE;
-	return eval_tv(e, &c);
+	cond_depth++;
+	t = eval_tv(e, &c);
+	cond_end();
+	return t;
 }
 
 int sql_eval_checked(const struct sql_expr *e, const struct sql_value *values,
@@ -550,7 +581,9 @@ int sql_eval_checked(const struct sql_expr *e, const struct sql_value *values,
 		*out = SQL_TRUE;
 		return LWC_OK;
 	}
+	cond_depth++;
 	t = eval_tv(e, &c);
+	cond_end();
 	*out = c.failed ? SQL_UNKNOWN : t;
 	return c.failed ? LWC_ERR_ARG : LWC_OK;
 }

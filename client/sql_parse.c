@@ -44,6 +44,7 @@ struct tx {
 	size_t naggs, capaggs;
 	char tname[SQL_NAME_MAX + 1];   /* the SELECT's table and its alias     */
 	char talias[SQL_NAME_MAX + 1];
+	char outer[SQL_NAME_MAX + 1];   /* in a subquery: the outer table (or alias) */
 	char *err;
 	size_t errlen;
 	int errpos;
@@ -287,7 +288,8 @@ static int find_name(const struct tx *x, size_t from, const char *name, int fall
 static int is_bool_kind(enum sql_ekind k)
 {
 	return k == SQL_E_CMP || k == SQL_E_IN || k == SQL_E_BETWEEN || k == SQL_E_ISNULL ||
-	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT || k == SQL_E_LIKE;
+	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT || k == SQL_E_LIKE ||
+	       k == SQL_E_EXISTS || k == SQL_E_INSUB;
 }
 
 static struct sql_expr *new_expr(struct tx *x, enum sql_ekind kind, int pos)
@@ -836,6 +838,69 @@ static int type_of(struct tx *x, const PgQuery__TypeName *t, enum sql_ctype *out
 	return 0;
 }
 
+static int select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st);
+
+/* A subquery: its SELECT parsed into a statement of its own (sharing the
+ * arena), with the parser's per-SELECT state saved around it. */
+static struct sql_expr *sub_link(struct tx *x, const PgQuery__SubLink *l)
+{
+	struct sql_stmt *sub;
+	struct sql_expr *e, *test = NULL;
+	struct tx save = *x;
+	enum sql_ekind kind;
+	int rc;
+
+	switch (l->sub_link_type) {
+	case PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK:
+		kind = SQL_E_EXISTS;
+		break;
+	case PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK:
+		kind = SQL_E_SCALARSUB;
+		break;
+	case PG_QUERY__SUB_LINK_TYPE__ANY_SUBLINK:
+		if (l->n_oper_name > 0 && (l->n_oper_name != 1 || str_of(l->oper_name[0]) == NULL ||
+					   strcmp(str_of(l->oper_name[0]), "=") != 0))
+			return unsupported(x, l->location, "ANY and SOME with subqueries"), NULL;
+		kind = SQL_E_INSUB;
+		if (l->testexpr != NULL && l->testexpr->node_case == PG_QUERY__NODE__NODE_ROW_EXPR)
+			return unsupported(x, l->location, "row constructors"), NULL;
+		if ((test = value(x, l->testexpr, "IN")) == NULL)
+			return NULL;
+		break;
+	case PG_QUERY__SUB_LINK_TYPE__ALL_SUBLINK:
+		return unsupported(x, l->location, "ALL with subqueries"), NULL;
+	case PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK:
+		return unsupported(x, l->location, "ARRAY subqueries"), NULL;
+	default:
+		return unsupported(x, l->location, "this kind of subquery"), NULL;
+	}
+	if (l->subselect == NULL || l->subselect->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+		return fail(x, l->location, "malformed subquery"), NULL;
+	if ((sub = talloc(x, sizeof(*sub))) == NULL)
+		return NULL;
+	sub->arena = x->ar;
+	sub->shared_arena = 1;
+	sub->limit = -1;
+	snprintf(x->outer, sizeof(x->outer), "%s", x->talias[0] != '\0' ? x->talias : x->tname);
+	x->tname[0] = x->talias[0] = '\0';
+	x->agg_ok = 0;
+	x->aggs = NULL;
+	x->naggs = x->capaggs = 0;
+	rc = select_stmt(x, l->subselect->select_stmt, l->location, sub);
+	/* back to the outer SELECT (keeping the first error, if any) */
+	save.rc = x->rc;
+	save.errpos = x->errpos;
+	save.depth = x->depth;
+	*x = save;
+	if (rc != 0)
+		return NULL;
+	if ((e = new_expr(x, kind, l->location)) == NULL)
+		return NULL;
+	e->sub = sub;
+	e->a = test;
+	return finish(x, e);
+}
+
 static struct sql_expr *bool_expr(struct tx *x, const PgQuery__BoolExpr *b)
 {
 	struct sql_expr **terms, *e;
@@ -879,6 +944,9 @@ static struct sql_expr *column_ref(struct tx *x, const PgQuery__ColumnRef *c)
 	     (x->talias[0] == '\0' && x->tname[0] != '\0' &&
 	      strcmp(str_of(c->fields[0]), x->tname) == 0))) {
 		name = str_of(c->fields[1]);
+	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL && x->outer[0] != '\0' &&
+		   strcmp(str_of(c->fields[0]), x->outer) == 0) {
+		return unsupported(x, c->location, "correlated subqueries"), NULL;
 	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL) {
 		return fail(x, c->location, "missing FROM-clause entry for table \"%s\"",
 			    str_of(c->fields[0])), NULL;
@@ -939,6 +1007,9 @@ static struct sql_expr *expr(struct tx *x, const Node *n)
 		break;
 	case PG_QUERY__NODE__NODE_CASE_EXPR:
 		e = case_expr(x, n->case_expr);
+		break;
+	case PG_QUERY__NODE__NODE_SUB_LINK:
+		e = sub_link(x, n->sub_link);
 		break;
 	case PG_QUERY__NODE__NODE_COALESCE_EXPR: {
 		const PgQuery__CoalesceExpr *c = n->coalesce_expr;
@@ -1398,6 +1469,23 @@ static const char *figure_name(const Node *n)
 				 n->func_call->n_funcname);
 	case PG_QUERY__NODE__NODE_CASE_EXPR: return "case";
 	case PG_QUERY__NODE__NODE_COALESCE_EXPR: return "coalesce";
+	case PG_QUERY__NODE__NODE_SUB_LINK: {
+		const PgQuery__SubLink *l = n->sub_link;
+		const PgQuery__SelectStmt *s;
+
+		if (l->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK)
+			return "exists";
+		if (l->sub_link_type != PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK || l->subselect == NULL ||
+		    l->subselect->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+			return NULL;
+		s = l->subselect->select_stmt;
+		if (s->n_target_list < 1)
+			return NULL;
+		if (s->target_list[0]->res_target->name != NULL &&
+		    s->target_list[0]->res_target->name[0] != '\0')
+			return s->target_list[0]->res_target->name;
+		return figure_name(s->target_list[0]->res_target->val);
+	}
 	case PG_QUERY__NODE__NODE_MIN_MAX_EXPR:
 		return n->min_max_expr->op == PG_QUERY__MIN_MAX_OP__IS_GREATEST ? "greatest" : "least";
 	case PG_QUERY__NODE__NODE_A_EXPR:
@@ -2247,6 +2335,6 @@ int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
 
 void sql_free(struct sql_stmt *st)
 {
-	if (st != NULL)
+	if (st != NULL && !st->shared_arena)
 		sql_arena_destroy(st->arena);
 }
