@@ -1541,7 +1541,7 @@ static int needs_general(const PgQuery__SelectStmt *s)
 {
 	size_t i, n = s->n_target_list;
 
-	if (s->n_from_clause != 1 || s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR ||
+	if (n == 0 || s->n_from_clause != 1 || s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR ||
 	    s->from_clause[0]->range_var->alias != NULL || s->n_distinct_clause > 0 ||
 	    s->n_group_clause > 0 || s->having_clause != NULL || s->limit_offset != NULL)
 		return 1;
@@ -1717,6 +1717,7 @@ static int select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, stru
 		return -1;
 	if (table_name(x, s->from_clause[0]->range_var, st->table, &st->table_pos) != 0)
 		return -1;
+	memcpy(x->tname, st->table, sizeof(x->tname));
 	for (i = 0; i < n; i++) {
 		const PgQuery__ResTarget *rt = s->target_list[i]->res_target;
 
@@ -1831,7 +1832,7 @@ static int insert_stmt(struct tx *x, const PgQuery__InsertStmt *is, int pos, str
 			return -1;
 		if (s->n_target_list != 1 || !is_star(s->target_list[0]->res_target->val) ||
 		    s->where_clause != NULL || s->n_sort_clause > 0 || s->limit_count != NULL)
-			return unsupported(x, node_pos(s->target_list[0]),
+			return unsupported(x, s->n_target_list > 0 ? node_pos(s->target_list[0]) : pos,
 					   "INSERT ... SELECT other than SELECT * FROM table");
 		return table_name(x, s->from_clause[0]->range_var, st->src, &st->src_pos);
 	}
@@ -1879,6 +1880,7 @@ static int update_stmt(struct tx *x, const PgQuery__UpdateStmt *us, int pos, str
 		return unsupported(x, node_pos(us->returning_list[0]), "RETURNING");
 	if (table_name(x, us->relation, st->table, &st->table_pos) != 0)
 		return -1;
+	memcpy(x->tname, st->table, sizeof(x->tname));
 	if (us->relation->alias != NULL)
 		return unsupported(x, us->relation->location, "table aliases");
 	st->nsets = us->n_target_list;
@@ -1916,6 +1918,7 @@ static int delete_stmt(struct tx *x, const PgQuery__DeleteStmt *ds, struct sql_s
 		return unsupported(x, node_pos(ds->returning_list[0]), "RETURNING");
 	if (table_name(x, ds->relation, st->table, &st->table_pos) != 0)
 		return -1;
+	memcpy(x->tname, st->table, sizeof(x->tname));
 	if (ds->relation->alias != NULL)
 		return unsupported(x, ds->relation->location, "table aliases");
 	if (ds->where_clause != NULL && (st->where = cond(x, ds->where_clause, "WHERE")) == NULL)

@@ -119,7 +119,8 @@ static void check_msg(const char *err, size_t errlen)
 static int is_bool(enum sql_ekind k)
 {
 	return k == SQL_E_CMP || k == SQL_E_IN || k == SQL_E_BETWEEN || k == SQL_E_ISNULL ||
-	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT || k == SQL_E_LIKE;
+	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT || k == SQL_E_LIKE ||
+	       k == SQL_E_EXISTS || k == SQL_E_INSUB;
 }
 
 /* A well-formed literal. */
@@ -135,6 +136,8 @@ static void check_lit(const struct sql_value *v)
 	if (v->type == SQL_FLOAT)
 		CHECK(!isnan(v->f) && !isinf(v->f));
 }
+
+static void check_stmt(struct sql_stmt *st);
 
 /* The tree invariants; returns the height; collects up to 16 literals. */
 static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_value **lits,
@@ -233,6 +236,16 @@ static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_
 			k = check_expr(e->b, 0, lits, nlits);
 			h = k > h ? k : h;
 		}
+		break;
+	case SQL_E_EXISTS:
+	case SQL_E_INSUB:
+	case SQL_E_SCALARSUB:
+		/* the subquery is a statement of its own, in the same arena */
+		CHECK(e->sub != NULL && e->sub->kind == SQL_SELECT && e->sub->shared_arena);
+		CHECK((e->a != NULL) == (e->kind == SQL_E_INSUB));
+		if (e->a != NULL)
+			h = check_expr(e->a, 0, lits, nlits);
+		check_stmt(e->sub);
 		break;
 	default:
 		CHECK(0);
