@@ -650,10 +650,13 @@ static struct sql_expr *a_expr(struct tx *x, const PgQuery__AExpr *a)
 	case PG_QUERY__A__EXPR__KIND__AEXPR_ILIKE:
 		if (a->lexpr == NULL || op == NULL)
 			break;
+		if (a->rexpr != NULL && a->rexpr->node_case == PG_QUERY__NODE__NODE_FUNC_CALL &&
+		    a->rexpr->func_call->n_funcname == 2 &&
+		    str_of(a->rexpr->func_call->funcname[1]) != NULL &&
+		    strcmp(str_of(a->rexpr->func_call->funcname[1]), "like_escape") == 0)
+			return unsupported(x, a->location, "LIKE ... ESCAPE"), NULL;
 		if ((l = value(x, a->lexpr, "LIKE")) == NULL || (r = value(x, a->rexpr, "LIKE")) == NULL)
 			return NULL;
-		if (a->rexpr->node_case == PG_QUERY__NODE__NODE_FUNC_CALL)
-			return unsupported(x, a->location, "LIKE ... ESCAPE"), NULL;
 		if ((e = new_expr(x, SQL_E_LIKE, a->location)) == NULL)
 			return NULL;
 		e->negated = op[0] == '!';
