@@ -2182,6 +2182,148 @@ static lwc_result *exec_general(lwc_conn *c, lwc_result *r, struct sql_stmt *st,
 	return res;
 }
 
+/* Fetch the rows of table t that cond (on its own rows, or NULL) may
+ * select, decrypted and filtered: a SELECT of its own to the proxy. */
+static lwc_result *fetch_rows(lwc_conn *c, struct sql_stmt *owner, struct ltable *t,
+			      struct sql_expr *cond)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__Select sel = LWC__SELECT__INIT;
+	struct sql_stmt *fs = sql_arena_alloc(owner->arena, sizeof(*fs));
+	Lwc__Pred *pred = NULL;
+	lwc_result *r = result_new();
+	char err[512];
+	int rc, exact, errpos = -1, code = LWC_ERR_SCHEMA;
+
+	if (r == NULL || fs == NULL) {
+		free(r);
+		return &nomem_result;
+	}
+	fs->kind = SQL_SELECT;
+	fs->where = cond;
+	fs->arena = owner->arena;
+	fs->shared_arena = 1;
+	fs->limit = -1;
+	snprintf(fs->table, sizeof(fs->table), "%s", t->sc.name);
+	r->stmt = fs;
+	r->limit = -1;
+	if (schema_copy(&r->sc, &t->sc) != LWC_OK)
+		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+	if ((rc = translate(c, &r->sc, cond, &pred, &exact, err, sizeof(err), &errpos,
+			    &code)) != LWC_OK)
+		return result_error(r, code, errpos, "%s", err);
+	r->filter = !exact;
+	sel.table.data = t->handle;
+	sel.table.len = sizeof(t->handle);
+	sel.where = pred;
+	sel.candidates = !exact;
+	req.op_case = LWC__PROXY_REQUEST__OP_SELECT;
+	req.select = &sel;
+	req.seq = r->seq = ++c->seq;
+	rc = send_req(c, &req);
+	pred_free(pred);
+	if (rc != LWC_OK)
+		return result_error(r, rc, -1, "connection to the proxy lost: %s", conn_lost_msg(rc));
+	r->conn = c;
+	c->open = r;
+	r->status = LWC_RESULT_ROWS;
+	materialise(r);
+	return r;
+}
+
+/* A general SELECT of several tables: each table fetched with the part of
+ * the WHERE and ON that reads it alone as its index predicate (one SELECT
+ * of the proxy's per table), then joined and run in the client. */
+static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
+{
+	struct sql_query *q = st->q;
+	size_t nf = q->nfroms, total = 0, nj = 0;
+	struct ltable **ts = calloc(nf, sizeof(*ts));
+	const struct sql_schema **scs = calloc(nf, sizeof(*scs));
+	lwc_result **frs = calloc(nf, sizeof(*frs));
+	struct sql_value ***tabs = calloc(nf, sizeof(*tabs));
+	size_t *ntab = calloc(nf, sizeof(*ntab));
+	struct sql_value **jrows = NULL;
+	lwc_result *r = result_new();
+	char err[512];
+	int errpos = -1, rc;
+
+	if (!ts || !scs || !frs || !tabs || !ntab || !r) {
+		if (r == NULL)
+			r = &nomem_result;
+		else
+			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		sql_free(st);
+		goto out;
+	}
+	r->stmt = st;
+	for (size_t k = 0; k < nf; k++) {
+		if ((ts[k] = find_table(c, q->froms[k].table, 1)) == NULL) {
+			r->stmt = NULL;
+			lwc_result_free(r);
+			r = no_table(q->froms[k].table, q->froms[k].pos);
+			sql_free(st);
+			goto out;
+		}
+		scs[k] = &ts[k]->sc;
+		total += ts[k]->sc.ncols;
+	}
+	/* the result's schema: every table's columns one after the other */
+	r->sc.ncols = total;
+	r->sc.pk = -1;
+	if ((r->sc.cols = calloc(total ? total : 1, sizeof(*r->sc.cols))) == NULL) {
+		r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (size_t k = 0, o = 0; k < nf; k++)
+		for (size_t i = 0; i < scs[k]->ncols; i++)
+			r->sc.cols[o++] = scs[k]->cols[i];
+	if (sql_bind_join(st, scs, err, sizeof(err), &errpos) != LWC_OK) {
+		r = result_error(r, LWC_ERR_SCHEMA, errpos, "%s", err);
+		goto out;
+	}
+	for (size_t k = 0; k < nf; k++) {
+		struct sql_expr *cond = NULL;
+
+		if (sql_join_pushdown(st, k, &cond) != LWC_OK) {
+			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+			goto out;
+		}
+		frs[k] = fetch_rows(c, st, ts[k], cond);
+		if (frs[k]->status == LWC_RESULT_ERROR) {
+			r = result_error(r, frs[k]->errcode, -1, "%s", frs[k]->errmsg);
+			goto out;
+		}
+		ntab[k] = frs[k]->nrows;
+		if (ntab[k] > 0 && (tabs[k] = malloc(ntab[k] * sizeof(*tabs[k]))) == NULL) {
+			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < ntab[k]; i++)
+			tabs[k][i] = frs[k]->rows[i].v;
+	}
+	if ((rc = sql_join_run(st, (struct sql_value *const *const *)tabs, ntab, &jrows, &nj, err,
+			       sizeof(err))) != LWC_OK) {
+		r = result_error(r, rc, -1, "%s", err);
+		goto out;
+	}
+	r = general_finish(r, st, jrows, nj);
+out:
+	sql_join_free(jrows, nj);
+	for (size_t k = 0; frs != NULL && k < nf; k++) {
+		if (frs[k] != NULL)
+			lwc_result_free(frs[k]);
+		if (tabs != NULL)
+			free(tabs[k]);
+	}
+	free(ts);
+	free(scs);
+	free(frs);
+	free(tabs);
+	free(ntab);
+	return r;
+}
+
 static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
@@ -2194,6 +2336,8 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 
 	if (st->q != NULL && !st->q->from)
 		return exec_nofrom(st);
+	if (st->q != NULL && st->q->nfroms > 0)
+		return exec_join(c, st);
 	if (t == NULL) {
 		r = no_table(st->table, st->table_pos);
 		if (own_stmt)

@@ -106,6 +106,7 @@ struct sql_expr {
 	int height;               /* 1 + the highest child's (<= SQL_MAX_HEIGHT) */
 	struct sql_value lit;     /* SQL_E_LIT                                 */
 	char col[SQL_NAME_MAX + 1];  /* SQL_E_COL                              */
+	char qual[SQL_NAME_MAX + 1]; /* SQL_E_COL of a join: table or alias ("") */
 	int col_index;            /* resolved by sql_bind: -1 before           */
 	struct sql_expr *a, *b, *c;
 	struct sql_expr **list;   /* SQL_E_IN, FUNC, CASE                      */
@@ -122,6 +123,7 @@ struct sql_expr {
  * HAVING, DISTINCT, ORDER BY expressions and ordinals, LIMIT / OFFSET. */
 struct sql_target {
 	struct sql_expr *e;       /* NULL: * (expanded by sql_bind)            */
+	char star_of[SQL_NAME_MAX + 1];  /* e NULL: "t.*" ("" for all)         */
 	char name[SQL_NAME_MAX + 1];  /* output column name                    */
 	int pos;
 };
@@ -133,7 +135,25 @@ struct sql_sortkey {
 	int nulls_first;
 };
 
+/* A table of a general SELECT's FROM, in join order: the first, then each
+ * joined to everything before it (comma and CROSS JOIN: join NONE). */
+enum sql_join { SQL_JOIN_NONE = 0, SQL_JOIN_INNER, SQL_JOIN_LEFT };
+
+struct sql_from {
+	char table[SQL_NAME_MAX + 1];
+	char alias[SQL_NAME_MAX + 1];  /* "" when none: the table's name       */
+	int pos;
+	enum sql_join join;
+	struct sql_expr *on;      /* INNER / LEFT: ON (USING as equalities)    */
+	char (*using)[SQL_NAME_MAX + 1];  /* USING columns: merged into the    */
+	size_t nusing;            /* left side's (not in *, not ambiguous)     */
+	size_t offset;            /* after binding: its first column in a row  */
+	size_t ncols;
+};
+
 struct sql_query {
+	struct sql_from *froms;   /* nfroms >= 2: a join (st->table: froms[0]) */
+	size_t nfroms;
 	struct sql_target *targets;
 	size_t ntargets;
 	int from;                 /* 0: SELECT without FROM                    */
@@ -274,6 +294,26 @@ struct sql_schema {
  * LWC_ERR_ARG (no schema given) or LWC_ERR_NOMEM.  May be called again. */
 int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	     char *err, size_t errlen, int *errpos) LWC_WUR;
+
+/* Bind a general SELECT over a join: scs[i] is the schema of
+ * st->q->froms[i]; a row is their columns one after the other.  Errors as
+ * sql_bind ("column reference \"x\" is ambiguous"). */
+int sql_bind_join(struct sql_stmt *st, const struct sql_schema *const *scs,
+		  char *err, size_t errlen, int *errpos) LWC_WUR;
+
+/* Joins (sql_join.c).  The part of the WHERE and of the ON conditions
+ * that reads only table k of a bound join, as a condition on that table's
+ * own rows (allocated in the statement), or NULL: its fetch's index
+ * predicate.  LWC_OK or LWC_ERR_NOMEM. */
+int sql_join_pushdown(const struct sql_stmt *st, size_t k, struct sql_expr **out) LWC_WUR;
+/* Join the fetched rows: tabs[k][0..ntab[k]) the rows of q->froms[k].
+ * *out: *nout joined rows (malloc'ed; values point into the input rows),
+ * the WHERE already applied; free with sql_join_free. */
+#define SQL_JOIN_MAX_ROWS 5000000
+int sql_join_run(const struct sql_stmt *st, struct sql_value *const *const *tabs,
+		 const size_t *ntab, struct sql_value ***out, size_t *nout,
+		 char *err, size_t errlen) LWC_WUR;
+void sql_join_free(struct sql_value **rows, size_t n);
 
 /* Evaluate a bound WHERE expression on a row (values[i] for column i).
  * Comparing TEXT with a number, or an arithmetic error (division by zero,

@@ -297,6 +297,8 @@ int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	case SQL_INSERT:
 		return bind_insert(st, sc, err, errlen, errpos);
 	case SQL_SELECT:
+		if (st->q != NULL && st->q->nfroms > 0)
+			return bind_fail(LWC_ERR_SCHEMA, err, errlen, "a join binds with sql_bind_join");
 		if (st->q != NULL)
 			return bind_query(st, sc, err, errlen, errpos);
 		for (i = 0; i < st->nproj; i++) {
@@ -329,3 +331,166 @@ int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 
 /* ---- evaluation --------------------------------------------------------------- */
 
+/* ---- joins -------------------------------------------------------------------- */
+
+/* Whether a USING of from f merged column name into the left side's. */
+static int merged(const struct sql_from *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->nusing; i++)
+		if (strcmp(f->using[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+struct join_scope {
+	const struct sql_query *q;
+	const struct sql_schema *const *scs;
+};
+
+static int join_from(const struct sql_query *q, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < q->nfroms; i++)
+		if (strcmp(q->froms[i].alias[0] ? q->froms[i].alias : q->froms[i].table, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int bind_join_expr(struct sql_expr *e, const struct join_scope *js, char *err,
+			  size_t errlen, int *errpos)
+{
+	size_t i;
+	int rc;
+
+	if (e == NULL)
+		return LWC_OK;
+	if (e->kind == SQL_E_COL) {
+		int f = -1, c = -1;
+
+		if (e->qual[0] != '\0') {
+			if ((f = join_from(js->q, e->qual)) < 0) {
+				*errpos = e->pos;
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen, "missing FROM-clause entry "
+						 "for table \"%s\"", e->qual);
+			}
+			if ((c = find_col(js->scs[f], e->col)) < 0) {
+				*errpos = e->pos;
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen, "column %s.%s does not exist",
+						 e->qual, e->col);
+			}
+		} else {
+			for (i = 0; i < js->q->nfroms; i++) {
+				int k = find_col(js->scs[i], e->col);
+
+				if (k < 0 || merged(&js->q->froms[i], e->col))
+					continue;
+				if (f >= 0) {
+					*errpos = e->pos;
+					return bind_fail(LWC_ERR_SCHEMA, err, errlen, "column reference "
+							 "\"%s\" is ambiguous", e->col);
+				}
+				f = (int)i;
+				c = k;
+			}
+			if (f < 0) {
+				*errpos = e->pos;
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen, "column \"%s\" does not exist",
+						 e->col);
+			}
+		}
+		e->col_index = (int)(js->q->froms[f].offset + (size_t)c);
+		return LWC_OK;
+	}
+	if ((rc = bind_join_expr(e->a, js, err, errlen, errpos)) != LWC_OK ||
+	    (rc = bind_join_expr(e->b, js, err, errlen, errpos)) != LWC_OK ||
+	    (rc = bind_join_expr(e->c, js, err, errlen, errpos)) != LWC_OK)
+		return rc;
+	for (i = 0; i < e->nlist; i++)
+		if ((rc = bind_join_expr(e->list[i], js, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	return LWC_OK;
+}
+
+int sql_bind_join(struct sql_stmt *st, const struct sql_schema *const *scs,
+		  char *err, size_t errlen, int *errpos)
+{
+	struct sql_query *q = st->q;
+	struct join_scope js = { q, scs };
+	size_t i, j, n, off = 0, nstar = 0;
+	int dummy, rc;
+
+	if (errpos == NULL)
+		errpos = &dummy;
+	*errpos = -1;
+	if (q == NULL || q->nfroms < 1)
+		return bind_fail(LWC_ERR_ARG, err, errlen, "not a join");
+	for (i = 0; i < q->nfroms; i++) {
+		q->froms[i].offset = off;
+		q->froms[i].ncols = scs[i]->ncols;
+		off += scs[i]->ncols;
+	}
+	for (i = 0; i < q->ntargets; i++)
+		nstar += q->targets[i].e == NULL;
+	if (nstar > 0) {
+		struct sql_target *t;
+
+		n = q->ntargets - nstar + nstar * off;
+		if ((t = sql_arena_alloc(st->arena, (n ? n : 1) * sizeof(*t))) == NULL)
+			return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+		for (i = 0, n = 0; i < q->ntargets; i++) {
+			const struct sql_target *s = &q->targets[i];
+
+			if (s->e != NULL) {
+				t[n++] = *s;
+				continue;
+			}
+			for (j = 0; j < q->nfroms; j++) {
+				const struct sql_from *f = &q->froms[j];
+				size_t k;
+
+				if (s->star_of[0] != '\0' &&
+				    strcmp(s->star_of, f->alias[0] ? f->alias : f->table) != 0)
+					continue;
+				for (k = 0; k < scs[j]->ncols; k++) {
+					struct sql_expr *e;
+
+					if (s->star_of[0] == '\0' && merged(f, scs[j]->cols[k].name))
+						continue;
+					if ((e = sql_arena_alloc(st->arena, sizeof(*e))) == NULL)
+						return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+					e->kind = SQL_E_COL;
+					e->pos = s->pos;
+					e->height = 1;
+					e->col_index = (int)(f->offset + k);
+					snprintf(e->col, sizeof(e->col), "%s", scs[j]->cols[k].name);
+					snprintf(e->qual, sizeof(e->qual), "%s", f->alias[0] ? f->alias : f->table);
+					memset(&t[n], 0, sizeof(t[n]));
+					t[n].e = e;
+					t[n].pos = s->pos;
+					snprintf(t[n].name, sizeof(t[n].name), "%s", scs[j]->cols[k].name);
+					n++;
+				}
+			}
+		}
+		q->targets = t;
+		q->ntargets = n;
+	}
+	for (i = 0; i < q->nfroms; i++)
+		if ((rc = bind_join_expr(q->froms[i].on, &js, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	for (i = 0; i < q->ntargets; i++)
+		if ((rc = bind_join_expr(q->targets[i].e, &js, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	for (i = 0; i < q->ngroup; i++)
+		if ((rc = bind_join_expr(q->group[i], &js, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	if ((rc = bind_join_expr(q->having, &js, err, errlen, errpos)) != LWC_OK)
+		return rc;
+	for (i = 0; i < q->norder; i++)
+		if ((rc = bind_join_expr(q->order[i].e, &js, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	return bind_join_expr(st->where, &js, err, errlen, errpos);
+}

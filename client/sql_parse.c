@@ -45,6 +45,9 @@ struct tx {
 	char tname[SQL_NAME_MAX + 1];   /* the SELECT's table and its alias     */
 	char talias[SQL_NAME_MAX + 1];
 	char outer[SQL_NAME_MAX + 1];   /* in a subquery: the outer table (or alias) */
+	struct sql_query *join;   /* a general SELECT of several tables: its FROM */
+	const struct sql_query *outer_join;  /* in a subquery: the outer join   */
+	size_t capfroms;
 	char *err;
 	size_t errlen;
 	int errpos;
@@ -885,6 +888,8 @@ static struct sql_expr *sub_link(struct tx *x, const PgQuery__SubLink *l)
 	sub->shared_arena = 1;
 	sub->limit = -1;
 	snprintf(x->outer, sizeof(x->outer), "%s", x->talias[0] != '\0' ? x->talias : x->tname);
+	x->outer_join = x->join;
+	x->join = NULL;
 	x->tname[0] = x->talias[0] = '\0';
 	x->agg_ok = 0;
 	x->aggs = NULL;
@@ -937,18 +942,53 @@ static struct sql_expr *bool_expr(struct tx *x, const PgQuery__BoolExpr *b)
 	return NULL;
 }
 
+/* The FROM entry a name (alias, or table without one) stands for, or -1. */
+static int from_index(const struct sql_query *q, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < q->nfroms; i++) {
+		const struct sql_from *f = &q->froms[i];
+
+		if (strcmp(f->alias[0] != '\0' ? f->alias : f->table, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
 static struct sql_expr *column_ref(struct tx *x, const PgQuery__ColumnRef *c)
 {
 	struct sql_expr *e;
 	const char *name;
 
+	if (x->join != NULL && c->n_fields <= 2) {
+		const char *q = c->n_fields == 2 ? str_of(c->fields[0]) : NULL;
+
+		if (c->n_fields == 2 && (q == NULL || from_index(x->join, q) < 0)) {
+			if (q != NULL && ((x->outer[0] != '\0' && strcmp(q, x->outer) == 0) ||
+					  (x->outer_join != NULL && from_index(x->outer_join, q) >= 0)))
+				return unsupported(x, c->location, "correlated subqueries"), NULL;
+			return fail(x, c->location, "missing FROM-clause entry for table \"%s\"",
+				    q != NULL ? q : "?"), NULL;
+		}
+		name = str_of(c->fields[c->n_fields - 1]);
+		if (c->fields[c->n_fields - 1]->node_case == PG_QUERY__NODE__NODE_A_STAR)
+			return unsupported(x, c->location, "* here"), NULL;
+		if (name == NULL || (e = new_expr(x, SQL_E_COL, c->location)) == NULL ||
+		    take(x, name, e->col, c->location) != 0)
+			return NULL;
+		if (q != NULL)
+			snprintf(e->qual, sizeof(e->qual), "%s", q);
+		return e;
+	}
 	if (c->n_fields == 2 && str_of(c->fields[0]) != NULL &&
 	    ((x->talias[0] != '\0' && strcmp(str_of(c->fields[0]), x->talias) == 0) ||
 	     (x->talias[0] == '\0' && x->tname[0] != '\0' &&
 	      strcmp(str_of(c->fields[0]), x->tname) == 0))) {
 		name = str_of(c->fields[1]);
-	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL && x->outer[0] != '\0' &&
-		   strcmp(str_of(c->fields[0]), x->outer) == 0) {
+	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL &&
+		   ((x->outer[0] != '\0' && strcmp(str_of(c->fields[0]), x->outer) == 0) ||
+		    (x->outer_join != NULL && from_index(x->outer_join, str_of(c->fields[0])) >= 0))) {
 		return unsupported(x, c->location, "correlated subqueries"), NULL;
 	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL) {
 		return fail(x, c->location, "missing FROM-clause entry for table \"%s\"",
@@ -1571,6 +1611,137 @@ static int needs_general(const PgQuery__SelectStmt *s)
 	return 0;
 }
 
+/* A table of FROM into q->froms. */
+static int from_table(struct tx *x, const PgQuery__RangeVar *rv, struct sql_query *q,
+		      enum sql_join join)
+{
+	struct sql_from *f;
+	const char *name;
+
+	if (q->nfroms == x->capfroms) {
+		q->froms = sql_arena_grow(x->ar, q->froms, q->nfroms, &x->capfroms, sizeof(*q->froms));
+		if (q->froms == NULL)
+			return fail_nomem(x);
+	}
+	f = &q->froms[q->nfroms];
+	memset(f, 0, sizeof(*f));
+	f->join = join;
+	f->pos = rv->location;
+	if (table_name(x, rv, f->table, NULL) != 0)
+		return -1;
+	if (rv->alias != NULL) {
+		if (rv->alias->n_colnames > 0)
+			return unsupported(x, rv->location, "column aliases in FROM");
+		if (take(x, rv->alias->aliasname, f->alias, rv->location) != 0)
+			return -1;
+	}
+	name = f->alias[0] != '\0' ? f->alias : f->table;
+	if (from_index(q, name) >= 0)
+		return fail(x, rv->location, "table name \"%s\" specified more than once", name);
+	q->nfroms++;
+	return 0;
+}
+
+/* A FROM item: a table, or a join of items (flattened in order; the ON of
+ * a join goes to the last table of its right side). */
+static int from_item(struct tx *x, const Node *n, struct sql_query *q, enum sql_join join, int pos)
+{
+	const PgQuery__JoinExpr *j;
+	enum sql_join jt;
+	size_t first_right;
+
+	if (++x->depth > SQL_MAX_NESTING)
+		return fail(x, pos, "expression nested too deeply");
+	x->depth--;
+	switch (n->node_case) {
+	case PG_QUERY__NODE__NODE_RANGE_VAR:
+		return from_table(x, n->range_var, q, join);
+	case PG_QUERY__NODE__NODE_JOIN_EXPR:
+		break;
+	default:
+		return node_unsupported(x, n, pos);
+	}
+	j = n->join_expr;
+	if (j->is_natural)
+		return unsupported(x, pos, "NATURAL JOIN");
+	if (j->alias != NULL || j->join_using_alias != NULL)
+		return unsupported(x, pos, "aliases of joins");
+	switch (j->jointype) {
+	case PG_QUERY__JOIN_TYPE__JOIN_INNER:
+		jt = j->quals != NULL || j->n_using_clause > 0 ? SQL_JOIN_INNER : SQL_JOIN_NONE;
+		break;
+	case PG_QUERY__JOIN_TYPE__JOIN_LEFT:
+		jt = SQL_JOIN_LEFT;
+		break;
+	case PG_QUERY__JOIN_TYPE__JOIN_RIGHT:
+		return unsupported(x, pos, "RIGHT JOIN");
+	case PG_QUERY__JOIN_TYPE__JOIN_FULL:
+		return unsupported(x, pos, "FULL JOIN");
+	default:
+		return unsupported(x, pos, "this kind of join");
+	}
+	if (from_item(x, j->larg, q, join, pos) != 0)
+		return -1;
+	first_right = q->nfroms;
+	if (jt == SQL_JOIN_LEFT && j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+		return unsupported(x, pos, "LEFT JOIN of a parenthesized join");
+	if (from_item(x, j->rarg, q, jt == SQL_JOIN_LEFT ? SQL_JOIN_LEFT : SQL_JOIN_NONE, pos) != 0)
+		return -1;
+	if (jt == SQL_JOIN_NONE)
+		return 0;
+	if (j->quals != NULL) {
+		struct sql_expr *on = cond(x, j->quals, "JOIN/ON");
+
+		if (on == NULL)
+			return -1;
+		q->froms[q->nfroms - 1].on = on;
+	} else {
+		/* USING (a, ...): left.a = right.a AND ... */
+		struct sql_expr *all = NULL;
+		const struct sql_from *l = &q->froms[first_right - 1], *r = &q->froms[q->nfroms - 1];
+		size_t k;
+
+		for (k = 0; k < j->n_using_clause; k++) {
+			const char *nm = str_of(j->using_clause[k]);
+			struct sql_expr *a, *b, *eq, *and;
+
+			if (nm == NULL || (a = new_expr(x, SQL_E_COL, pos)) == NULL ||
+			    (b = new_expr(x, SQL_E_COL, pos)) == NULL ||
+			    (eq = new_expr(x, SQL_E_CMP, pos)) == NULL)
+				return -1;
+			snprintf(a->col, sizeof(a->col), "%s", nm);
+			snprintf(b->col, sizeof(b->col), "%s", nm);
+			snprintf(a->qual, sizeof(a->qual), "%s", l->alias[0] ? l->alias : l->table);
+			snprintf(b->qual, sizeof(b->qual), "%s", r->alias[0] ? r->alias : r->table);
+			eq->op = SQL_EQ;
+			eq->a = a;
+			eq->b = b;
+			if (finish(x, eq) == NULL)
+				return -1;
+			if (all == NULL) {
+				all = eq;
+				continue;
+			}
+			if ((and = new_expr(x, SQL_E_AND, pos)) == NULL)
+				return -1;
+			and->a = all;
+			and->b = eq;
+			if ((all = finish(x, and)) == NULL)
+				return -1;
+		}
+		q->froms[q->nfroms - 1].on = all;
+		if ((q->froms[q->nfroms - 1].using = talloc(x, j->n_using_clause *
+				sizeof(*q->froms[0].using))) == NULL)
+			return -1;
+		for (k = 0; k < j->n_using_clause; k++)
+			snprintf(q->froms[q->nfroms - 1].using[k], SQL_NAME_MAX + 1, "%s",
+				 str_of(j->using_clause[k]));
+		q->froms[q->nfroms - 1].nusing = j->n_using_clause;
+	}
+	q->froms[q->nfroms - 1].join = jt;
+	return 0;
+}
+
 static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 			  struct sql_stmt *st)
 {
@@ -1580,15 +1751,20 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 	if (q == NULL)
 		return -1;
 	st->q = q;
-	if (s->n_from_clause > 1)
-		return unsupported(x, node_pos(s->from_clause[1]) >= 0 ?
-				   node_pos(s->from_clause[1]) : pos, "joins");
-	if (s->n_from_clause == 1) {
-		const PgQuery__RangeVar *rv;
+	if (s->n_from_clause > 1 ||
+	    (s->n_from_clause == 1 && s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)) {
+		/* a join: names resolve when it is bound */
+		x->join = q;
+		x->capfroms = 0;
+		for (i = 0; i < s->n_from_clause; i++)
+			if (from_item(x, s->from_clause[i], q, SQL_JOIN_NONE, pos) != 0)
+				return -1;
+		memcpy(st->table, q->froms[0].table, sizeof(st->table));
+		st->table_pos = q->froms[0].pos;
+		q->from = 1;
+	} else if (s->n_from_clause == 1) {
+		const PgQuery__RangeVar *rv = s->from_clause[0]->range_var;
 
-		if (s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
-			return node_unsupported(x, s->from_clause[0], pos);
-		rv = s->from_clause[0]->range_var;
 		if (table_name(x, rv, st->table, &st->table_pos) != 0)
 			return -1;
 		memcpy(x->tname, st->table, sizeof(x->tname));
@@ -1621,6 +1797,20 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 		if (is_star(rt->val)) {
 			if (!q->from)
 				return fail(x, rt->location, "SELECT * with no tables specified is not valid");
+			continue;
+		}
+		if (rt->val->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+		    rt->val->column_ref->n_fields == 2 &&
+		    rt->val->column_ref->fields[1]->node_case == PG_QUERY__NODE__NODE_A_STAR) {
+			const char *qn = str_of(rt->val->column_ref->fields[0]);
+
+			if (qn == NULL || !q->from ||
+			    (x->join != NULL ? from_index(q, qn) < 0 :
+			     strcmp(qn, x->talias[0] != '\0' ? x->talias : x->tname) != 0))
+				return fail(x, rt->location, "missing FROM-clause entry for table \"%s\"",
+					    qn != NULL ? qn : "?");
+			if (x->join != NULL)
+				snprintf(t->star_of, sizeof(t->star_of), "%s", qn);
 			continue;
 		}
 		if ((t->e = value(x, rt->val, "SELECT")) == NULL)

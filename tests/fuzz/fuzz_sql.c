@@ -413,6 +413,51 @@ static void check_bound(struct sql_stmt *st)
 		eval_where(st->where);
 }
 
+/* A bound join: pushdown conditions read only their own table; the join
+ * of the fixed rows (each table the same rows) runs, then the SELECT. */
+static void check_join(struct sql_stmt *st)
+{
+	const struct sql_query *q = st->q;
+	struct sql_value *const *tabs[64];
+	struct sql_value *in[NROWS], **jr = NULL;
+	size_t ntab[64], nj = 0, k, r;
+	char err[256];
+	int rc;
+
+	for (k = 0; k < q->nfroms; k++) {
+		struct sql_expr *cond = NULL;
+
+		CHECK(sql_join_pushdown(st, k, &cond) == LWC_OK);
+		if (cond != NULL)
+			eval_where(cond);
+		CHECK(q->froms[k].ncols == NCOLS && q->froms[k].offset == k * NCOLS);
+	}
+	for (r = 0; r < NROWS; r++)
+		in[r] = rows[r];
+	for (k = 0; k < q->nfroms; k++) {
+		tabs[k] = in;
+		/* at most 3 tables of 4 rows each: 64 joined rows */
+		ntab[k] = k < 3 ? NROWS : 1;
+	}
+	rc = sql_join_run(st, tabs, ntab, &jr, &nj, err, sizeof(err));
+	if (rc != LWC_OK) {
+		CHECK(rc == LWC_ERR_ARG || rc == LWC_ERR_NOMEM);
+		check_msg(err, sizeof(err));
+		return;
+	}
+	{
+		struct sql_outrow *out;
+		size_t nout;
+
+		rc = sql_query_run(st, jr, nj, &out, &nout, err, sizeof(err));
+		if (rc == LWC_OK)
+			sql_outrows_free(out, nout);
+		else
+			check_msg(err, sizeof(err));
+	}
+	sql_join_free(jr, nj);
+}
+
 static void check_stmt(struct sql_stmt *st)
 {
 	const struct sql_value *lits[16];
@@ -474,6 +519,23 @@ static void check_stmt(struct sql_stmt *st)
 	}
 	check_cmp_pairs(lits, nlits);
 
+	if (st->q != NULL && st->q->nfroms > 0) {
+		/* a join: every table of FROM is the fixed table */
+		const struct sql_schema *scs[64];
+
+		for (i = 0; i < st->q->nfroms && i < 64; i++)
+			scs[i] = &schema;
+		if (st->q->nfroms > 64)
+			return;
+		rc = sql_bind_join(st, scs, err, sizeof(err), &pos);
+		if (rc != LWC_OK) {
+			CHECK(rc == LWC_ERR_SCHEMA || rc == LWC_ERR_NOMEM);
+			check_msg(err, sizeof(err));
+			return;
+		}
+		check_join(st);
+		return;
+	}
 	rc = sql_bind(st, &schema, err, sizeof(err), &pos);
 	if (rc != LWC_OK) {
 		CHECK(rc == LWC_ERR_SCHEMA || rc == LWC_ERR_NOMEM);
