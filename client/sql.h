@@ -106,7 +106,8 @@ struct sql_expr {
 	int height;               /* 1 + the highest child's (<= SQL_MAX_HEIGHT) */
 	struct sql_value lit;     /* SQL_E_LIT                                 */
 	char col[SQL_NAME_MAX + 1];  /* SQL_E_COL                              */
-	char qual[SQL_NAME_MAX + 1]; /* SQL_E_COL of a join: table or alias ("") */
+	char qual[SQL_NAME_MAX + 1]; /* SQL_E_COL of a join or of an outer
+	                                statement: table or alias ("")      */
 	int col_index;            /* resolved by sql_bind: -1 before           */
 	struct sql_expr *a, *b, *c;
 	struct sql_expr **list;   /* SQL_E_IN, FUNC, CASE                      */
@@ -167,6 +168,14 @@ struct sql_query {
 	struct sql_expr **aggs;   /* every SQL_E_AGG of targets, HAVING, ORDER */
 	size_t naggs;
 	int grouped;              /* aggregates or GROUP BY                    */
+	/* a correlated subquery (it reads columns of the statement around it):
+	 * its rows are its table's columns, then the outer row's
+	 * (corr_base + k for the outer column k); the library fetches its
+	 * table once (corr_rows) and runs it per outer row. */
+	int correlated;
+	size_t corr_base, corr_outer;
+	struct sql_value *const *corr_rows;
+	size_t ncorr_rows;
 };
 
 enum sql_skind {
@@ -252,6 +261,10 @@ struct sql_stmt {
 
 	void *arena;              /* owner of everything above                 */
 	int shared_arena;         /* a subquery: the arena is its statement's  */
+	/* what the library attached (a correlated subquery's fetched rows),
+	 * released by sql_free */
+	void *attach;
+	void (*attach_free)(void *);
 };
 
 /* Parse one statement of sql[0..len) (a trailing ';' and whitespace are
@@ -294,6 +307,14 @@ struct sql_schema {
  * LWC_ERR_ARG (no schema given) or LWC_ERR_NOMEM.  May be called again. */
 int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	     char *err, size_t errlen, int *errpos) LWC_WUR;
+
+/* Bind a general SELECT of one table that is a subquery of a statement of
+ * table outer (named outer_name, or its alias): a column its own table
+ * lacks, or one qualified with outer_name, reads the outer row, and
+ * st->q->correlated is then set.  Errors as sql_bind. */
+int sql_bind_outer(struct sql_stmt *st, const struct sql_schema *sc,
+		   const struct sql_schema *outer, const char *outer_name,
+		   char *err, size_t errlen, int *errpos) LWC_WUR;
 
 /* Bind a general SELECT over a join: scs[i] is the schema of
  * st->q->froms[i]; a row is their columns one after the other.  Errors as

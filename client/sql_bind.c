@@ -87,6 +87,15 @@ static int bind_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
 	return rc;
 }
 
+/* The statement around a subquery being bound (sql_bind_outer). */
+struct outer_scope {
+	const struct sql_schema *sc;
+	const char *name;
+	int used;
+};
+
+static _Thread_local struct outer_scope *outer_scope;
+
 static int bind_expr(struct sql_expr *e, const struct sql_schema *sc, char *err, size_t errlen,
 		     int *errpos)
 {
@@ -96,7 +105,19 @@ static int bind_expr(struct sql_expr *e, const struct sql_schema *sc, char *err,
 	if (e == NULL)
 		return LWC_OK;
 	if (e->kind == SQL_E_COL) {
-		e->col_index = find_col(sc, e->col);
+		struct outer_scope *o = outer_scope;
+
+		e->col_index = e->qual[0] != '\0' ? -1 : find_col(sc, e->col);
+		if (e->col_index < 0 && o != NULL &&
+		    (e->qual[0] == '\0' || o->name == NULL || strcmp(e->qual, o->name) == 0)) {
+			int k = find_col(o->sc, e->col);
+
+			if (k >= 0) {
+				e->col_index = (int)(sc->ncols + (size_t)k);
+				o->used = 1;
+				return LWC_OK;
+			}
+		}
 		if (e->col_index < 0) {
 			*errpos = e->pos;
 			return bind_fail(LWC_ERR_SCHEMA, err, errlen,
@@ -330,6 +351,29 @@ int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 }
 
 /* ---- evaluation --------------------------------------------------------------- */
+
+int sql_bind_outer(struct sql_stmt *st, const struct sql_schema *sc,
+		   const struct sql_schema *outer, const char *outer_name,
+		   char *err, size_t errlen, int *errpos)
+{
+	struct outer_scope o = { outer, outer_name, 0 };
+	int dummy, rc;
+
+	if (errpos == NULL)
+		errpos = &dummy;
+	*errpos = -1;
+	if (st->q == NULL || st->q->nfroms > 0 || !st->q->from)
+		return sql_bind(st, sc, err, errlen, errpos);
+	outer_scope = &o;
+	rc = bind_query(st, sc, err, errlen, errpos);
+	outer_scope = NULL;
+	if (rc == LWC_OK && o.used) {
+		st->q->correlated = 1;
+		st->q->corr_base = sc->ncols;
+		st->q->corr_outer = outer->ncols;
+	}
+	return rc;
+}
 
 /* ---- joins -------------------------------------------------------------------- */
 

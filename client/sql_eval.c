@@ -27,6 +27,11 @@ void sql_eval_set_scratch(struct arena *a)
 	scratch = a;
 }
 
+struct arena *sql_eval_get_scratch(void)
+{
+	return scratch;
+}
+
 static char *scratch_alloc(size_t n, char *err, size_t errlen)
 {
 	struct arena *a = scratch;
@@ -262,6 +267,84 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 	return LWC_ERR_ARG;
 }
 
+/* A correlated subquery on one outer row: its fetched rows, each followed
+ * by the outer row's values, through the general SELECT. */
+static int run_correlated(const struct sql_expr *e, const struct sql_value *outer,
+			  struct sql_outrow **out, size_t *nout, char *err, size_t errlen)
+{
+	const struct sql_query *q = e->sub != NULL ? e->sub->q : NULL;
+	struct sql_value **in = NULL, *cells = NULL;
+	size_t i, k, n, w;
+	int rc;
+
+	if (q == NULL || !q->correlated || outer == NULL) {
+		lwc_errf(err, errlen, "LWC does not support this subquery here");
+		return LWC_ERR_ARG;
+	}
+	n = q->ncorr_rows;
+	w = q->corr_base + q->corr_outer;
+	if (n > 0 && ((in = malloc(n * sizeof(*in))) == NULL ||
+		      (cells = malloc(n * w * sizeof(*cells))) == NULL)) {
+		free(in);
+		lwc_errf(err, errlen, "out of memory");
+		return LWC_ERR_NOMEM;
+	}
+	for (i = 0, k = 0; i < n; i++) {
+		enum sql_tv t;
+
+		in[k] = cells + k * w;
+		memcpy(in[k], q->corr_rows[i], q->corr_base * sizeof(*cells));
+		memcpy(in[k] + q->corr_base, outer, q->corr_outer * sizeof(*cells));
+		/* its WHERE, which reads the outer row too */
+		if ((rc = sql_eval_checked(e->sub->where, in[k], &t, err, errlen)) != LWC_OK) {
+			free(in);
+			free(cells);
+			return rc;
+		}
+		if (t == SQL_TRUE)
+			k++;
+	}
+	rc = sql_query_run(e->sub, in, k, out, nout, err, errlen);
+	free(in);
+	free(cells);
+	return rc;
+}
+
+/* A scalar subquery's value (text copied where this evaluation keeps its
+ * own). */
+static int eval_scalar_sub(const struct sql_expr *e, const struct sql_value *values,
+			   struct sql_value *out, char *err, size_t errlen)
+{
+	struct sql_outrow *rows;
+	size_t n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = run_correlated(e, values, &rows, &n, err, errlen)) != LWC_OK)
+		return rc;
+	if (n > 1) {
+		sql_outrows_free(rows, n);
+		lwc_errf(err, errlen, "more than one row returned by a subquery used as an expression");
+		return LWC_ERR_ARG;
+	}
+	if (n == 1) {
+		*out = rows[0].v[0];
+		if (out->type == SQL_TEXT) {
+			char *p = scratch_alloc(out->len, err, errlen);
+
+			if (p == NULL) {
+				sql_outrows_free(rows, n);
+				return LWC_ERR_ARG;
+			}
+			memcpy(p, out->s, out->len);
+			p[out->len] = '\0';
+			out->s = p;
+		}
+	}
+	sql_outrows_free(rows, n);
+	return LWC_OK;
+}
+
 static int eval_case(const struct sql_expr *e, const struct sql_value *values,
 		     struct sql_value *out, char *err, size_t errlen)
 {
@@ -317,6 +400,8 @@ int sql_eval_value(const struct sql_expr *e, const struct sql_value *values,
 		return eval_func(e, values, out, err, errlen);
 	case SQL_E_CASE:
 		return eval_case(e, values, out, err, errlen);
+	case SQL_E_SCALARSUB:
+		return eval_scalar_sub(e, values, out, err, errlen);
 	case SQL_E_CAST: {
 		struct sql_coldef cd;
 		char *buf;
@@ -523,6 +608,37 @@ static enum sql_tv eval_tv(const struct sql_expr *e, struct evalctx *c)
 		return t == SQL_FALSE && u == SQL_FALSE ? SQL_FALSE : SQL_UNKNOWN;
 	case SQL_E_NOT:
 		return tv_not(eval_tv(e->a, c));
+	case SQL_E_EXISTS:
+	case SQL_E_INSUB: {
+		struct sql_outrow *rows;
+		size_t n;
+		int rc;
+
+		if (e->kind == SQL_E_INSUB && ctx_value(e->a, c, &x) != LWC_OK)
+			return SQL_UNKNOWN;
+		rc = run_correlated(e, c->values, &rows, &n, c->failed ? NULL : c->err,
+				    c->failed ? 0 : c->errlen);
+		if (rc != LWC_OK) {
+			c->failed = 1;
+			return SQL_UNKNOWN;
+		}
+		if (e->kind == SQL_E_EXISTS) {
+			sql_outrows_free(rows, n);
+			return n > 0 ? SQL_TRUE : SQL_FALSE;
+		}
+		t = SQL_FALSE;
+		for (i = 0; i < n; i++) {
+			u = compare(&x, &rows[i].v[0], SQL_EQ, c);
+			if (u == SQL_TRUE) {
+				t = SQL_TRUE;
+				break;
+			}
+			if (u == SQL_UNKNOWN)
+				t = SQL_UNKNOWN;
+		}
+		sql_outrows_free(rows, n);
+		return e->negated ? tv_not(t) : t;
+	}
 	case SQL_E_LIKE:
 		if (ctx_value(e->a, c, &x) != LWC_OK || ctx_value(e->b, c, &y) != LWC_OK)
 			return SQL_UNKNOWN;

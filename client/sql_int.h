@@ -48,6 +48,7 @@ int sql_value_arith(enum sql_arith op, const struct sql_value *a, const struct s
 
 /* The arena text-making functions allocate from on this thread (NULL: none). */
 void sql_eval_set_scratch(struct arena *a);
+struct arena *sql_eval_get_scratch(void);
 
 int sql_check_create(struct arena *ar, const struct sql_stmt *st, char *err, size_t errlen,
 		     int *errpos);

@@ -47,6 +47,8 @@ struct tx {
 	char outer[SQL_NAME_MAX + 1];   /* in a subquery: the outer table (or alias) */
 	struct sql_query *join;   /* a general SELECT of several tables: its FROM */
 	const struct sql_query *outer_join;  /* in a subquery: the outer join   */
+	int fields_ok;            /* in a subquery: outer columns may be read  */
+	int force_general;        /* parse the next SELECT as a general one    */
 	size_t capfroms;
 	char *err;
 	size_t errlen;
@@ -890,6 +892,8 @@ static struct sql_expr *sub_link(struct tx *x, const PgQuery__SubLink *l)
 	snprintf(x->outer, sizeof(x->outer), "%s", x->talias[0] != '\0' ? x->talias : x->tname);
 	x->outer_join = x->join;
 	x->join = NULL;
+	x->force_general = 1;
+	x->fields_ok = 1;
 	x->tname[0] = x->talias[0] = '\0';
 	x->agg_ok = 0;
 	x->aggs = NULL;
@@ -986,10 +990,20 @@ static struct sql_expr *column_ref(struct tx *x, const PgQuery__ColumnRef *c)
 	     (x->talias[0] == '\0' && x->tname[0] != '\0' &&
 	      strcmp(str_of(c->fields[0]), x->tname) == 0))) {
 		name = str_of(c->fields[1]);
+	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL && x->outer_join == NULL &&
+		   x->outer[0] != '\0' && strcmp(str_of(c->fields[0]), x->outer) == 0 &&
+		   x->fields_ok) {
+		/* the outer statement's column: bound with sql_bind_outer */
+		if ((name = str_of(c->fields[1])) == NULL ||
+		    (e = new_expr(x, SQL_E_COL, c->location)) == NULL ||
+		    take(x, name, e->col, c->location) != 0)
+			return NULL;
+		snprintf(e->qual, sizeof(e->qual), "%s", x->outer);
+		return e;
 	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL &&
 		   ((x->outer[0] != '\0' && strcmp(str_of(c->fields[0]), x->outer) == 0) ||
 		    (x->outer_join != NULL && from_index(x->outer_join, str_of(c->fields[0])) >= 0))) {
-		return unsupported(x, c->location, "correlated subqueries"), NULL;
+		return unsupported(x, c->location, "correlated subqueries of joins"), NULL;
 	} else if (c->n_fields == 2 && str_of(c->fields[0]) != NULL) {
 		return fail(x, c->location, "missing FROM-clause entry for table \"%s\"",
 			    str_of(c->fields[0])), NULL;
@@ -1904,8 +1918,11 @@ static int select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, stru
 	if (s->op == PG_QUERY__SET_OPERATION__SETOP_NONE && s->with_clause == NULL &&
 	    s->into_clause == NULL && s->n_values_lists == 0 && s->n_window_clause == 0 &&
 	    s->n_locking_clause == 0 &&
-	    s->limit_option != PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_WITH_TIES && needs_general(s))
+	    s->limit_option != PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_WITH_TIES &&
+	    (x->force_general || needs_general(s))) {
+		x->force_general = 0;
 		return general_select(x, s, pos, st);
+	}
 	if (select_plain(x, s, pos) != 0)
 		return -1;
 	if (table_name(x, s->from_clause[0]->range_var, st->table, &st->table_pos) != 0)
@@ -2531,6 +2548,10 @@ int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
 
 void sql_free(struct sql_stmt *st)
 {
+	if (st != NULL && st->attach_free != NULL) {
+		st->attach_free(st->attach);
+		st->attach_free = NULL;
+	}
 	if (st != NULL && !st->shared_arena)
 		sql_arena_destroy(st->arena);
 }

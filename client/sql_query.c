@@ -437,6 +437,7 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 	const struct sql_query *q = st->q;
 	struct run x;
 	struct arena *scratch = sql_arena_new();
+	struct arena *outer_scratch = sql_eval_get_scratch();
 	size_t i, skip, keep;
 	int rc = LWC_OK;
 
@@ -465,7 +466,7 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 		rc = distinct(&x);
 	if (rc == LWC_OK)
 		rc = order(&x);
-	sql_eval_set_scratch(NULL);
+	sql_eval_set_scratch(outer_scratch);
 	sql_arena_destroy(scratch);
 	free(x.tmp);
 	if (rc != LWC_OK) {
