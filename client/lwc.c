@@ -320,10 +320,13 @@ static int open_row(lwc_conn *c, const struct sql_schema *sc, const uint8_t *ct,
 				goto bad;
 			u = cry_get_be64(rec + p);
 			p += 8;
-			if (tag == CRY_TAG_INT)
+			if (tag == CRY_TAG_INT) {
 				row->v[i].i = (int64_t)u;
-			else
+				row->v[i].i4 = i < sc->ncols && sc->cols[i].type == SQL_CT_INT;
+			}
+			else {
 				memcpy(&row->v[i].f, &u, 8);
+			}
 		} else if (tag == CRY_TAG_TEXT) {
 			size_t l;
 			if (p + 2 > c->R)

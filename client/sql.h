@@ -50,6 +50,8 @@ struct sql_value {
 	double f;
 	const char *s;            /* TEXT: bytes (NUL-terminated), len below  */
 	size_t len;
+	int i4;                   /* SQL_INT: PostgreSQL's integer (int4), whose
+	                             arithmetic is checked against 32 bits      */
 };
 
 /* Column types as declared. */
@@ -117,6 +119,8 @@ struct sql_expr {
 	int icase;                /* SQL_E_LIKE: ILIKE                         */
 	enum sql_ctype cast_type; /* SQL_E_CAST                                */
 	struct sql_stmt *sub;     /* SQL_E_EXISTS, INSUB, SCALARSUB: a SELECT  */
+	enum sql_vtype rtype;     /* CASE, COALESCE ...: FLOAT when a branch is
+	                             (integers then convert), else SQL_NULL      */
 };
 
 /* A SELECT beyond a plain list of columns, run in the client over the
@@ -393,6 +397,9 @@ struct sql_outrow {
 int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size_t nrows,
 		  struct sql_outrow **out, size_t *nout, char *err, size_t errlen) LWC_WUR;
 void sql_outrows_free(struct sql_outrow *rows, size_t n);
+/* After binding: the common type of CASE / COALESCE / NULLIF / GREATEST /
+ * LEAST branches (rtype), from the schema a row follows. */
+void sql_query_settypes(struct sql_stmt *st, const struct sql_schema *sc);
 /* The type of output column i when known from the expressions (SQL_NULL
  * when it is not). */
 enum sql_vtype sql_query_coltype(const struct sql_stmt *st, size_t i,

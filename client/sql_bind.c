@@ -275,7 +275,11 @@ static int bind_query(struct sql_stmt *st, const struct sql_schema *sc, char *er
 	for (i = 0; i < q->norder; i++)
 		if ((rc = bind_expr(q->order[i].e, sc, err, errlen, errpos)) != LWC_OK)
 			return rc;
-	return bind_expr(st->where, sc, err, errlen, errpos);
+	if ((rc = bind_expr(st->where, sc, err, errlen, errpos)) != LWC_OK)
+		return rc;
+	if (outer_scope == NULL)
+		sql_query_settypes(st, sc);
+	return LWC_OK;
 }
 
 int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
@@ -536,5 +540,19 @@ int sql_bind_join(struct sql_stmt *st, const struct sql_schema *const *scs,
 	for (i = 0; i < q->norder; i++)
 		if ((rc = bind_join_expr(q->order[i].e, &js, err, errlen, errpos)) != LWC_OK)
 			return rc;
-	return bind_join_expr(st->where, &js, err, errlen, errpos);
+	if ((rc = bind_join_expr(st->where, &js, err, errlen, errpos)) != LWC_OK)
+		return rc;
+	{
+		/* the types of the joined row: every table's columns */
+		struct sql_schema all = { .name = "", .ncols = off, .pk = -1 };
+
+		if ((all.cols = malloc((off ? off : 1) * sizeof(*all.cols))) == NULL)
+			return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+		for (i = 0, n = 0; i < q->nfroms; i++)
+			for (j = 0; j < scs[i]->ncols; j++)
+				all.cols[n++] = scs[i]->cols[j];
+		sql_query_settypes(st, &all);
+		free(all.cols);
+	}
+	return LWC_OK;
 }

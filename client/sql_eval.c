@@ -167,12 +167,13 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 	}
 	if (strcmp(f, "abs") == 0) {
 		if (a[0].type == SQL_INT) {
-			if (a[0].i == INT64_MIN) {
-				lwc_errf(err, errlen, "bigint out of range");
+			if (a[0].i == INT64_MIN || (a[0].i4 && a[0].i == INT32_MIN)) {
+				lwc_errf(err, errlen, a[0].i4 ? "integer out of range" : "bigint out of range");
 				return LWC_ERR_ARG;
 			}
 			out->type = SQL_INT;
 			out->i = a[0].i < 0 ? -a[0].i : a[0].i;
+			out->i4 = a[0].i4;
 			return LWC_OK;
 		}
 		if (a[0].type == SQL_FLOAT) {
@@ -205,6 +206,7 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 	if (strcmp(f, "length") == 0 || strcmp(f, "char_length") == 0) {
 		out->type = SQL_INT;
 		out->i = (int64_t)sql_utf8_chars(a[0].s, a[0].len);
+		out->i4 = 1;
 		return LWC_OK;
 	}
 	if (strcmp(f, "lower") == 0 || strcmp(f, "upper") == 0) {
@@ -397,9 +399,14 @@ int sql_eval_value(const struct sql_expr *e, const struct sql_value *values,
 		*out = e->lit;
 		return LWC_OK;
 	case SQL_E_FUNC:
-		return eval_func(e, values, out, err, errlen);
 	case SQL_E_CASE:
-		return eval_case(e, values, out, err, errlen);
+		rc = e->kind == SQL_E_FUNC ? eval_func(e, values, out, err, errlen)
+					   : eval_case(e, values, out, err, errlen);
+		if (rc == LWC_OK && e->rtype == SQL_FLOAT && out->type == SQL_INT) {
+			out->f = (double)out->i;
+			out->type = SQL_FLOAT;
+		}
+		return rc;
 	case SQL_E_SCALARSUB:
 		return eval_scalar_sub(e, values, out, err, errlen);
 	case SQL_E_CAST: {

@@ -432,6 +432,7 @@ static struct sql_expr *constant(struct tx *x, const PgQuery__AConst *c)
 	case PG_QUERY__A__CONST__VAL_IVAL:
 		e->lit.type = SQL_INT;
 		e->lit.i = c->ival != NULL ? c->ival->ival : 0;
+		e->lit.i4 = 1;
 		return e;
 	case PG_QUERY__A__CONST__VAL_FVAL:
 		if (number_text(x, c->fval != NULL ? c->fval->fval : "0", c->location, &e->lit) != 0)

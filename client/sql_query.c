@@ -188,6 +188,8 @@ static int aggregate(struct sql_expr *agg, struct sql_value *const *rows, const 
 			rc = LWC_ERR_ARG;
 			goto out;
 		}
+	for (i = 0; i < nv; i++)
+		vals[i].i4 = 0;         /* sum(int4) is an int8 */
 	acc = vals[0];
 	for (i = 1; i < nv; i++) {
 		struct sql_value r;
@@ -527,6 +529,8 @@ static enum sql_vtype expr_type(const struct sql_expr *e, const struct sql_schem
 		return e->cast_type == SQL_CT_TEXT ? SQL_TEXT : e->cast_type == SQL_CT_FLOAT ? SQL_FLOAT
 											: SQL_INT;
 	case SQL_E_CASE:
+		if (e->rtype == SQL_FLOAT)
+			return SQL_FLOAT;
 		for (i = 1; i < e->nlist; i += 2)
 			if ((a = expr_type(e->list[i], sc)) != SQL_NULL)
 				return a;
@@ -539,6 +543,8 @@ static enum sql_vtype expr_type(const struct sql_expr *e, const struct sql_schem
 		if (strcmp(e->fname, "lower") == 0 || strcmp(e->fname, "upper") == 0 ||
 		    strcmp(e->fname, "||") == 0 || strncmp(e->fname, "substr", 6) == 0)
 			return SQL_TEXT;
+		if (e->rtype == SQL_FLOAT)
+			return SQL_FLOAT;
 		for (i = 0; i < e->nlist; i++)
 			if ((a = expr_type(e->list[i], sc)) != SQL_NULL)
 				return a;
@@ -546,6 +552,59 @@ static enum sql_vtype expr_type(const struct sql_expr *e, const struct sql_schem
 	default:
 		return SQL_NULL;
 	}
+}
+
+/* FLOAT when one of e's result branches is a FLOAT. */
+static enum sql_vtype branch_type(const struct sql_expr *e, const struct sql_schema *sc)
+{
+	size_t i;
+
+	if (e->kind == SQL_E_CASE) {
+		for (i = 1; i < e->nlist; i += 2)
+			if (expr_type(e->list[i], sc) == SQL_FLOAT)
+				return SQL_FLOAT;
+		return e->b != NULL && expr_type(e->b, sc) == SQL_FLOAT ? SQL_FLOAT : SQL_NULL;
+	}
+	if (strcmp(e->fname, "coalesce") == 0 || strcmp(e->fname, "greatest") == 0 ||
+	    strcmp(e->fname, "least") == 0 || strcmp(e->fname, "nullif") == 0)
+		for (i = 0; i < e->nlist; i++)
+			if (expr_type(e->list[i], sc) == SQL_FLOAT)
+				return SQL_FLOAT;
+	return SQL_NULL;
+}
+
+static void settypes(struct sql_expr *e, const struct sql_schema *sc)
+{
+	size_t i;
+
+	if (e == NULL)
+		return;
+	settypes(e->a, sc);
+	settypes(e->b, sc);
+	settypes(e->c, sc);
+	for (i = 0; i < e->nlist; i++)
+		settypes(e->list[i], sc);
+	if (e->kind == SQL_E_CASE || e->kind == SQL_E_FUNC)
+		e->rtype = branch_type(e, sc);
+}
+
+void sql_query_settypes(struct sql_stmt *st, const struct sql_schema *sc)
+{
+	struct sql_query *q = st->q;
+	size_t i;
+
+	settypes(st->where, sc);
+	if (q == NULL)
+		return;
+	for (i = 0; i < q->ntargets; i++)
+		settypes(q->targets[i].e, sc);
+	for (i = 0; i < q->ngroup; i++)
+		settypes(q->group[i], sc);
+	settypes(q->having, sc);
+	for (i = 0; i < q->norder; i++)
+		settypes(q->order[i].e, sc);
+	for (i = 0; i < q->nfroms; i++)
+		settypes(q->froms[i].on, sc);
 }
 
 enum sql_vtype sql_query_coltype(const struct sql_stmt *st, size_t i, const struct sql_schema *sc)

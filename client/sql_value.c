@@ -99,8 +99,8 @@ int sql_value_neg(const struct sql_value *a, struct sql_value *out, char *err, s
 	case SQL_NULL:
 		return LWC_OK;
 	case SQL_INT:
-		if (a->i == INT64_MIN) {
-			lwc_errf(err, errlen, "bigint out of range");
+		if (a->i == INT64_MIN || (a->i4 && a->i == INT32_MIN)) {
+			lwc_errf(err, errlen, a->i4 ? "integer out of range" : "bigint out of range");
 			return LWC_ERR_ARG;
 		}
 		out->i = -a->i;
@@ -156,12 +156,18 @@ int sql_value_arith(enum sql_arith op, const struct sql_value *a, const struct s
 			}
 			break;
 		}
+		if (a->i4 && b->i4 && !ovf && (res < INT32_MIN || res > INT32_MAX)) {
+			/* int4 op int4 is an int4 in PostgreSQL */
+			lwc_errf(err, errlen, "integer out of range");
+			return LWC_ERR_ARG;
+		}
 		if (ovf) {
 			lwc_errf(err, errlen, "bigint out of range");
 			return LWC_ERR_ARG;
 		}
 		out->type = SQL_INT;
 		out->i = res;
+		out->i4 = a->i4 && b->i4;
 		return LWC_OK;
 	}
 	x = to_double(a);
@@ -416,6 +422,7 @@ int sql_coerce(const struct sql_coldef *col, const struct sql_value *in, struct 
 			goto range;
 		out->type = SQL_INT;
 		out->i = v;
+		out->i4 = !big;
 		return LWC_OK;
 	case SQL_CT_FLOAT:
 		out->type = SQL_FLOAT;
