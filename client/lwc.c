@@ -1574,7 +1574,10 @@ const char *lwc_value_text(lwc_result *r, int col, size_t *len)
 	if (v != NULL) {
 		switch (v->type) {
 		case SQL_INT:
-			snprintf(r->numbuf[col], sizeof(r->numbuf[col]), "%lld", (long long)v->i);
+			if (v->boolean)
+				snprintf(r->numbuf[col], sizeof(r->numbuf[col]), "%s", v->i ? "t" : "f");
+			else
+				snprintf(r->numbuf[col], sizeof(r->numbuf[col]), "%lld", (long long)v->i);
 			s = r->numbuf[col];
 			break;
 		case SQL_FLOAT:
@@ -2234,16 +2237,130 @@ static lwc_result *fetch_rows(lwc_conn *c, struct sql_stmt *owner, struct ltable
 	return r;
 }
 
+/* The rows of one table of a join, from one fetch or several. */
+struct jtab {
+	lwc_result **rs;
+	size_t nrs;
+	struct sql_value **rows;
+	size_t nrows, cap;
+};
+
+static int jtab_add(struct jtab *j, lwc_result *r)
+{
+	lwc_result **p = realloc(j->rs, (j->nrs + 1) * sizeof(*p));
+
+	if (p == NULL)
+		return LWC_ERR_NOMEM;
+	j->rs = p;
+	j->rs[j->nrs++] = r;
+	if (r->status == LWC_RESULT_ERROR)
+		return LWC_OK;
+	if (j->nrows + r->nrows > j->cap) {
+		size_t cap = j->nrows + r->nrows + 64;
+		struct sql_value **q = realloc(j->rows, cap * sizeof(*q));
+
+		if (q == NULL)
+			return LWC_ERR_NOMEM;
+		j->rows = q;
+		j->cap = cap;
+	}
+	for (size_t i = 0; i < r->nrows; i++)
+		j->rows[j->nrows++] = r->rows[i].v;
+	return LWC_OK;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	int c = sql_value_cmp(a, b);
+
+	return c == SQL_CMP_ERR ? 0 : c;
+}
+
+#define JOIN_KEYS_BATCH 256
+
+/* Fetch table k by the keys of the fetched table j: the distinct values
+ * of j's column jl become IN lists (JOIN_KEYS_BATCH at a time) on k's
+ * column kl, each with cond, as SELECTs of their own. */
+static int fetch_by_keys(lwc_conn *c, struct sql_stmt *st, struct ltable *t, struct sql_expr *cond,
+			 int kl, const struct jtab *jt, int jl, struct jtab *out)
+{
+	struct sql_value *keys = malloc((jt->nrows ? jt->nrows : 1) * sizeof(*keys));
+	size_t nk = 0, u = 0;
+	int rc = LWC_OK;
+
+	if (keys == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < jt->nrows; i++)
+		if (jt->rows[i][jl].type != SQL_NULL)
+			keys[nk++] = jt->rows[i][jl];
+	if (nk > 1)
+		qsort(keys, nk, sizeof(*keys), key_cmp);
+	for (size_t i = 0; i < nk; i++)
+		if (u == 0 || key_cmp(&keys[u - 1], &keys[i]) != 0)
+			keys[u++] = keys[i];
+	for (size_t b = 0; b < u && rc == LWC_OK; b += JOIN_KEYS_BATCH) {
+		size_t n = u - b < JOIN_KEYS_BATCH ? u - b : JOIN_KEYS_BATCH;
+		struct sql_expr *in = sql_arena_alloc(st->arena, sizeof(*in));
+		struct sql_expr *col = sql_arena_alloc(st->arena, sizeof(*col));
+		struct sql_expr **list = sql_arena_alloc(st->arena, n * sizeof(*list));
+		struct sql_expr *all = in;
+		lwc_result *r;
+
+		if (in == NULL || col == NULL || list == NULL)
+			return free(keys), LWC_ERR_NOMEM;
+		col->kind = SQL_E_COL;
+		col->col_index = kl;
+		col->height = 1;
+		snprintf(col->col, sizeof(col->col), "%s", t->sc.cols[kl].name);
+		for (size_t i = 0; i < n; i++) {
+			/* the key's text stays in table j's rows while the statement runs */
+			if ((list[i] = sql_arena_alloc(st->arena, sizeof(*list[i]))) == NULL)
+				return free(keys), LWC_ERR_NOMEM;
+			list[i]->kind = SQL_E_LIT;
+			list[i]->col_index = -1;
+			list[i]->height = 1;
+			list[i]->lit = keys[b + i];
+		}
+		in->kind = SQL_E_IN;
+		in->col_index = -1;
+		in->a = col;
+		in->list = list;
+		in->nlist = n;
+		in->height = 2;
+		if (cond != NULL) {
+			if ((all = sql_arena_alloc(st->arena, sizeof(*all))) == NULL)
+				return free(keys), LWC_ERR_NOMEM;
+			all->kind = SQL_E_AND;
+			all->col_index = -1;
+			all->a = in;
+			all->b = cond;
+			all->height = 1 + (cond->height > 2 ? cond->height : 2);
+		}
+		r = fetch_rows(c, st, t, all);
+		if ((rc = jtab_add(out, r)) != LWC_OK)
+			lwc_result_free(r);
+		else if (r->status == LWC_RESULT_ERROR)
+			break;
+	}
+	free(keys);
+	return rc;
+}
+
 /* A general SELECT of several tables: each table fetched with the part of
  * the WHERE and ON that reads it alone as its index predicate (one SELECT
- * of the proxy's per table), then joined and run in the client. */
+ * of the proxy's per table), tables with such a predicate first; a table
+ * an equality of columns links to a fetched one is fetched by that one's
+ * keys (IN lists of their tokens, in batches) instead of whole.  Then the
+ * client joins the rows and runs the rest. */
 static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 {
 	struct sql_query *q = st->q;
 	size_t nf = q->nfroms, total = 0, nj = 0;
 	struct ltable **ts = calloc(nf, sizeof(*ts));
 	const struct sql_schema **scs = calloc(nf, sizeof(*scs));
-	lwc_result **frs = calloc(nf, sizeof(*frs));
+	struct jtab *jt = calloc(nf, sizeof(*jt));
+	struct sql_expr **conds = calloc(nf, sizeof(*conds));
+	int *fetched = calloc(nf, sizeof(*fetched));
 	struct sql_value ***tabs = calloc(nf, sizeof(*tabs));
 	size_t *ntab = calloc(nf, sizeof(*ntab));
 	struct sql_value **jrows = NULL;
@@ -2251,7 +2368,7 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 	char err[512];
 	int errpos = -1, rc;
 
-	if (!ts || !scs || !frs || !tabs || !ntab || !r) {
+	if (!ts || !scs || !jt || !conds || !fetched || !tabs || !ntab || !r) {
 		if (r == NULL)
 			r = &nomem_result;
 		else
@@ -2285,25 +2402,57 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 		r = result_error(r, LWC_ERR_SCHEMA, errpos, "%s", err);
 		goto out;
 	}
-	for (size_t k = 0; k < nf; k++) {
-		struct sql_expr *cond = NULL;
+	for (size_t k = 0; k < nf; k++)
+		if (sql_join_pushdown(st, k, &conds[k]) != LWC_OK) {
+			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+			goto out;
+		}
+	for (size_t step = 0; step < nf; step++) {
+		size_t k = nf, lk = nf;
+		int kcol = -1, jcol = -1, linked = 0;
 
-		if (sql_join_pushdown(st, k, &cond) != LWC_OK) {
-			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		/* a table with a predicate of its own, else one linked to a
+		 * fetched table, else the first left */
+		for (size_t i = 0; i < nf && k == nf; i++)
+			if (!fetched[i] && conds[i] != NULL)
+				k = i;
+		for (size_t i = 0; i < nf && k == nf && lk == nf; i++)
+			if (!fetched[i] && sql_join_link(st, i, fetched, scs, &kcol, &jcol))
+				lk = i;
+		if (k == nf && lk != nf) {
+			k = lk;
+			linked = 1;
+		}
+		for (size_t i = 0; i < nf && k == nf; i++)
+			if (!fetched[i])
+				k = i;
+		if (!linked && sql_join_link(st, k, fetched, scs, &kcol, &jcol))
+			linked = 1;
+		if (linked) {
+			size_t j = 0;
+
+			while (j + 1 < nf && (size_t)jcol >= q->froms[j + 1].offset)
+				j++;
+			rc = fetch_by_keys(c, st, ts[k], conds[k], kcol - (int)q->froms[k].offset, &jt[j],
+					   jcol - (int)q->froms[j].offset, &jt[k]);
+		} else {
+			lwc_result *f = fetch_rows(c, st, ts[k], conds[k]);
+
+			if ((rc = jtab_add(&jt[k], f)) != LWC_OK)
+				lwc_result_free(f);
+		}
+		if (rc != LWC_OK) {
+			r = result_error(r, rc, -1, "out of memory");
 			goto out;
 		}
-		frs[k] = fetch_rows(c, st, ts[k], cond);
-		if (frs[k]->status == LWC_RESULT_ERROR) {
-			r = result_error(r, frs[k]->errcode, -1, "%s", frs[k]->errmsg);
-			goto out;
-		}
-		ntab[k] = frs[k]->nrows;
-		if (ntab[k] > 0 && (tabs[k] = malloc(ntab[k] * sizeof(*tabs[k]))) == NULL) {
-			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
-			goto out;
-		}
-		for (size_t i = 0; i < ntab[k]; i++)
-			tabs[k][i] = frs[k]->rows[i].v;
+		for (size_t i = 0; i < jt[k].nrs; i++)
+			if (jt[k].rs[i]->status == LWC_RESULT_ERROR) {
+				r = result_error(r, jt[k].rs[i]->errcode, -1, "%s", jt[k].rs[i]->errmsg);
+				goto out;
+			}
+		fetched[k] = 1;
+		tabs[k] = jt[k].rows;
+		ntab[k] = jt[k].nrows;
 	}
 	if ((rc = sql_join_run(st, (struct sql_value *const *const *)tabs, ntab, &jrows, &nj, err,
 			       sizeof(err))) != LWC_OK) {
@@ -2313,15 +2462,17 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 	r = general_finish(r, st, jrows, nj);
 out:
 	sql_join_free(jrows, nj);
-	for (size_t k = 0; frs != NULL && k < nf; k++) {
-		if (frs[k] != NULL)
-			lwc_result_free(frs[k]);
-		if (tabs != NULL)
-			free(tabs[k]);
+	for (size_t k = 0; jt != NULL && k < nf; k++) {
+		for (size_t i = 0; i < jt[k].nrs; i++)
+			lwc_result_free(jt[k].rs[i]);
+		free(jt[k].rs);
+		free(jt[k].rows);
 	}
 	free(ts);
 	free(scs);
-	free(frs);
+	free(jt);
+	free(conds);
+	free(fetched);
 	free(tabs);
 	free(ntab);
 	return r;

@@ -52,6 +52,8 @@ struct sql_value {
 	size_t len;
 	int i4;                   /* SQL_INT: PostgreSQL's integer (int4), whose
 	                             arithmetic is checked against 32 bits      */
+	int boolean;              /* SQL_INT 1 / 0: a condition's value (TRUE /
+	                             FALSE), shown as t / f                     */
 };
 
 /* Column types as declared. */
@@ -339,6 +341,13 @@ int sql_join_run(const struct sql_stmt *st, struct sql_value *const *const *tabs
 		 const size_t *ntab, struct sql_value ***out, size_t *nout,
 		 char *err, size_t errlen) LWC_WUR;
 void sql_join_free(struct sql_value **rows, size_t n);
+/* Whether table k of a bound join is linked by an equality of columns
+ * (a WHERE conjunct, or an ON conjunct that may restrict k) to a table
+ * already fetched (fetched[j] != 0), of the same type: then *kcol and
+ * *jcol are the two columns (indexes in the joined row), and only rows of
+ * k whose kcol is among the fetched values of jcol can join. */
+int sql_join_link(const struct sql_stmt *st, size_t k, const int *fetched,
+		  const struct sql_schema *const *scs, int *kcol, int *jcol);
 
 /* Evaluate a bound WHERE expression on a row (values[i] for column i).
  * Comparing TEXT with a number, or an arithmetic error (division by zero,

@@ -448,9 +448,19 @@ int sql_eval_value(const struct sql_expr *e, const struct sql_value *values,
 		    (rc = sql_eval_value(e->b, values, &b, err, errlen)) != LWC_OK)
 			return rc;
 		return sql_value_arith(e->arith, &a, &b, out, err, errlen);
-	default:
-		lwc_errf(err, errlen, "LWC does not support conditions as values");
-		return LWC_ERR_ARG;
+	default: {
+		/* a condition as a value: boolean (NULL for UNKNOWN) */
+		enum sql_tv t;
+
+		if ((rc = sql_eval_checked(e, values, &t, err, errlen)) != LWC_OK)
+			return rc;
+		if (t != SQL_UNKNOWN) {
+			out->type = SQL_INT;
+			out->i = t == SQL_TRUE;
+			out->boolean = 1;
+		}
+		return LWC_OK;
+	}
 	}
 }
 

@@ -7,8 +7,14 @@
  *   sql_text.c    UTF-8, message quoting, splitting a script into statements
  *   sql_parse.c   PostgreSQL's grammar (libpg_query) into struct sql_stmt
  *   sql_bind.c    column names against a schema, CREATE TABLE checks
- *   sql_eval.c    three-valued evaluation of expressions on a row
+ *   sql_eval.c    three-valued evaluation of expressions on a row (functions,
+ *                 CASE, LIKE, correlated subqueries)
  *   sql_value.c   comparison, arithmetic and PostgreSQL's assignment rules
+ *   sql_query.c   a general SELECT: grouping, HAVING, select list, DISTINCT,
+ *                 ORDER BY, OFFSET / LIMIT
+ *   sql_aggregate.c  COUNT, SUM, AVG, MIN, MAX (DISTINCT)
+ *   sql_sort.c    PostgreSQL's order of values and rows
+ *   sql_join.c    joins: pushdown of predicates, key links, nested loops
  */
 #ifndef LWC_SQL_INT_H
 #define LWC_SQL_INT_H
@@ -49,6 +55,25 @@ int sql_value_arith(enum sql_arith op, const struct sql_value *a, const struct s
 /* The arena text-making functions allocate from on this thread (NULL: none). */
 void sql_eval_set_scratch(struct arena *a);
 struct arena *sql_eval_get_scratch(void);
+
+/* Sorting rows by keys (sql_sort.c). */
+struct keyed {
+	size_t idx;               /* input row or output row                   */
+	struct sql_value *k;      /* nkeys values                               */
+};
+
+struct sortctx {
+	size_t nkeys;
+	const struct sql_sortkey *order;   /* NULL: all ascending          */
+};
+
+int sql_cmp_sort(const struct sql_value *a, const struct sql_value *b);
+void sql_sort_keyed(struct keyed *v, size_t n, const struct sortctx *ctx);
+int sql_same_keys(const struct sql_value *a, const struct sql_value *b, size_t n);
+
+/* One aggregate over rows[idx[0..n)], into agg->lit (sql_aggregate.c). */
+int sql_aggregate(struct sql_expr *agg, struct sql_value *const *rows, const size_t *idx,
+		  size_t n, char *err, size_t errlen);
 
 int sql_check_create(struct arena *ar, const struct sql_stmt *st, char *err, size_t errlen,
 		     int *errpos);

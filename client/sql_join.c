@@ -292,3 +292,77 @@ out_err:
 	free(tmp);
 	return rc;
 }
+
+/* The type family of a column: INT and BIGINT compare alike. */
+static int family(enum sql_ctype t)
+{
+	return t == SQL_CT_BIGINT ? SQL_CT_INT : (int)t;
+}
+
+static int from_of(const struct sql_query *q, int col)
+{
+	size_t i;
+
+	for (i = q->nfroms; i-- > 0;)
+		if ((size_t)col >= q->froms[i].offset)
+			return (int)i;
+	return -1;
+}
+
+/* Whether conjunct e is "column of k = column of a fetched table"; sets
+ * the columns (global indexes). */
+static int link_of(const struct sql_query *q, const struct sql_expr *e, size_t k,
+		   const int *fetched, const struct sql_schema *const *scs, int *kcol, int *jcol)
+{
+	const struct sql_expr *a = e->a, *b = e->b;
+	int fa, fb;
+
+	if (e->kind != SQL_E_CMP || e->op != SQL_EQ || a == NULL || b == NULL ||
+	    a->kind != SQL_E_COL || b->kind != SQL_E_COL || a->col_index < 0 || b->col_index < 0)
+		return 0;
+	fa = from_of(q, a->col_index);
+	fb = from_of(q, b->col_index);
+	if (fb == (int)k) {
+		const struct sql_expr *t = a;
+		int ft = fa;
+
+		a = b;
+		b = t;
+		fa = fb;
+		fb = ft;
+	}
+	if (fa != (int)k || fb < 0 || fb == (int)k || !fetched[fb])
+		return 0;
+	if (family(scs[fa]->cols[(size_t)a->col_index - q->froms[fa].offset].type) !=
+	    family(scs[fb]->cols[(size_t)b->col_index - q->froms[fb].offset].type))
+		return 0;
+	*kcol = a->col_index;
+	*jcol = b->col_index;
+	return 1;
+}
+
+int sql_join_link(const struct sql_stmt *st, size_t k, const int *fetched,
+		  const struct sql_schema *const *scs, int *kcol, int *jcol)
+{
+	const struct sql_query *q = st->q;
+	struct sql_expr *v[MAX_CONJ];
+	size_t n, i, m;
+
+	/* WHERE: a row of k without a partner fails the equality, NULL-extended
+	 * or not */
+	n = conjuncts(st->where, v, 0, MAX_CONJ);
+	for (i = 0; i < n; i++)
+		if (link_of(q, v[i], k, fetched, scs, kcol, jcol))
+			return 1;
+	/* ON: of an inner join on either side; of a LEFT JOIN only for its
+	 * right table (its left rows stay, NULL-extended) */
+	for (m = 1; m < q->nfroms; m++) {
+		if (q->froms[m].on == NULL || (q->froms[m].join == SQL_JOIN_LEFT && m != k))
+			continue;
+		n = conjuncts(q->froms[m].on, v, 0, MAX_CONJ);
+		for (i = 0; i < n; i++)
+			if (link_of(q, v[i], k, fetched, scs, kcol, jcol))
+				return 1;
+	}
+	return 0;
+}

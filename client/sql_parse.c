@@ -451,9 +451,23 @@ static struct sql_expr *constant(struct tx *x, const PgQuery__AConst *c)
 		e->lit.len = n;
 		return e;
 	}
-	case PG_QUERY__A__CONST__VAL_BOOLVAL:
-		unsupported(x, c->location, "boolean values");
-		return NULL;
+	case PG_QUERY__A__CONST__VAL_BOOLVAL: {
+		/* TRUE / FALSE: the constant condition 1 = 1 / 1 = 0 */
+		struct sql_expr *a = new_expr(x, SQL_E_LIT, c->location);
+		struct sql_expr *b = new_expr(x, SQL_E_LIT, c->location);
+
+		if (a == NULL || b == NULL)
+			return NULL;
+		a->lit.type = b->lit.type = SQL_INT;
+		a->lit.i4 = b->lit.i4 = 1;
+		a->lit.i = 1;
+		b->lit.i = c->boolval != NULL && c->boolval->boolval;
+		e->kind = SQL_E_CMP;
+		e->op = SQL_EQ;
+		e->a = a;
+		e->b = b;
+		return finish(x, e);
+	}
 	case PG_QUERY__A__CONST__VAL_BSVAL:
 		unsupported(x, c->location, "bit strings");
 		return NULL;
@@ -1527,6 +1541,8 @@ static const char *figure_name(const Node *n)
 				 n->func_call->n_funcname);
 	case PG_QUERY__NODE__NODE_CASE_EXPR: return "case";
 	case PG_QUERY__NODE__NODE_COALESCE_EXPR: return "coalesce";
+	case PG_QUERY__NODE__NODE_A_CONST:
+		return n->a_const->val_case == PG_QUERY__A__CONST__VAL_BOOLVAL ? "bool" : NULL;
 	case PG_QUERY__NODE__NODE_SUB_LINK: {
 		const PgQuery__SubLink *l = n->sub_link;
 		const PgQuery__SelectStmt *s;
@@ -1828,7 +1844,7 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 				snprintf(t->star_of, sizeof(t->star_of), "%s", qn);
 			continue;
 		}
-		if ((t->e = value(x, rt->val, "SELECT")) == NULL)
+		if ((t->e = expr(x, rt->val)) == NULL)
 			return -1;
 		name = rt->name != NULL && rt->name[0] != '\0' ? rt->name : figure_name(rt->val);
 		snprintf(t->name, sizeof(t->name), "%s", name != NULL ? name : "?column?");

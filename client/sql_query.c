@@ -20,196 +20,6 @@
 
 #include "sql_int.h"
 
-/* NULLs after everything (PostgreSQL's ascending order); mixed types
- * (already refused by the expressions) compare equal. */
-static int cmp_sort(const struct sql_value *a, const struct sql_value *b)
-{
-	int c;
-
-	if (a->type == SQL_NULL || b->type == SQL_NULL)
-		return (a->type == SQL_NULL) - (b->type == SQL_NULL);
-	c = sql_value_cmp(a, b);
-	return c == SQL_CMP_ERR ? 0 : c;
-}
-
-struct keyed {
-	size_t idx;               /* input row or output row                   */
-	struct sql_value *k;      /* nkeys values                               */
-};
-
-struct sortctx {
-	size_t nkeys;
-	const struct sql_sortkey *order;   /* NULL: all ascending          */
-};
-
-static _Thread_local const struct sortctx *sort_ctx;
-
-static int cmp_keyed(const void *pa, const void *pb)
-{
-	const struct keyed *a = pa, *b = pb;
-	size_t i;
-
-	for (i = 0; i < sort_ctx->nkeys; i++) {
-		int c;
-
-		if (sort_ctx->order != NULL) {
-			const struct sql_sortkey *o = &sort_ctx->order[i];
-			int an = a->k[i].type == SQL_NULL, bn = b->k[i].type == SQL_NULL;
-
-			if (an || bn) {
-				if (an == bn)
-					continue;
-				return (an ? 1 : -1) * (o->nulls_first ? -1 : 1);
-			}
-			c = cmp_sort(&a->k[i], &b->k[i]);
-			if (c != 0)
-				return o->desc ? -c : c;
-		} else if ((c = cmp_sort(&a->k[i], &b->k[i])) != 0) {
-			return c;
-		}
-	}
-	/* stable: input order */
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static void sort_keyed(struct keyed *v, size_t n, const struct sortctx *ctx)
-{
-	const struct sortctx *old = sort_ctx;
-
-	sort_ctx = ctx;
-	qsort(v, n, sizeof(*v), cmp_keyed);
-	sort_ctx = old;
-}
-
-static int same_keys(const struct sql_value *a, const struct sql_value *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if ((a[i].type == SQL_NULL) != (b[i].type == SQL_NULL))
-			return 0;
-		if (a[i].type != SQL_NULL && cmp_sort(&a[i], &b[i]) != 0)
-			return 0;
-	}
-	return 1;
-}
-
-/* One aggregate over the rows rows[idx[0..n)]. */
-static int aggregate(struct sql_expr *agg, struct sql_value *const *rows, const size_t *idx,
-		     size_t n, char *err, size_t errlen)
-{
-	struct sql_value *vals = NULL, acc;
-	size_t i, nv = 0;
-	int rc = LWC_OK, is_count = strcmp(agg->fname, "count") == 0;
-
-	memset(&acc, 0, sizeof(acc));
-	if (agg->a == NULL) {           /* count(*) */
-		agg->lit.type = SQL_INT;
-		agg->lit.i = (int64_t)n;
-		return LWC_OK;
-	}
-	if (n > 0 && (vals = malloc(n * sizeof(*vals))) == NULL) {
-		lwc_errf(err, errlen, "out of memory");
-		return LWC_ERR_NOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		struct sql_value v;
-
-		if ((rc = sql_eval_value(agg->a, rows[idx[i]], &v, err, errlen)) != LWC_OK)
-			goto out;
-		if (v.type != SQL_NULL)
-			vals[nv++] = v;
-	}
-	if (agg->distinct && nv > 1) {
-		struct keyed *k = malloc(nv * sizeof(*k));
-		struct sortctx ctx = { 1, NULL };
-		size_t m = 0;
-
-		if (k == NULL) {
-			lwc_errf(err, errlen, "out of memory");
-			rc = LWC_ERR_NOMEM;
-			goto out;
-		}
-		for (i = 0; i < nv; i++) {
-			k[i].idx = i;
-			k[i].k = &vals[i];
-		}
-		sort_keyed(k, nv, &ctx);
-		for (i = 0; i < nv; i++)
-			if (m == 0 || !same_keys(k[i].k, k[m - 1].k, 1))
-				k[m++] = k[i];
-		{
-			struct sql_value *dv = malloc(m * sizeof(*dv));
-
-			if (dv == NULL) {
-				free(k);
-				lwc_errf(err, errlen, "out of memory");
-				rc = LWC_ERR_NOMEM;
-				goto out;
-			}
-			for (i = 0; i < m; i++)
-				dv[i] = *k[i].k;
-			free(vals);
-			vals = dv;
-			nv = m;
-		}
-		free(k);
-	}
-	if (is_count) {
-		agg->lit.type = SQL_INT;
-		agg->lit.i = (int64_t)nv;
-		goto out;
-	}
-	memset(&agg->lit, 0, sizeof(agg->lit));
-	if (nv == 0)
-		goto out;               /* NULL */
-	if (strcmp(agg->fname, "min") == 0 || strcmp(agg->fname, "max") == 0) {
-		int mx = agg->fname[1] == 'a';
-
-		acc = vals[0];
-		for (i = 1; i < nv; i++) {
-			int c = sql_value_cmp(&vals[i], &acc);
-
-			if (c == SQL_CMP_ERR) {
-				lwc_errf(err, errlen, "function %s does not accept mixed types", agg->fname);
-				rc = LWC_ERR_ARG;
-				goto out;
-			}
-			if (mx ? c > 0 : c < 0)
-				acc = vals[i];
-		}
-		agg->lit = acc;
-		goto out;
-	}
-	/* sum, avg */
-	for (i = 0; i < nv; i++)
-		if (vals[i].type == SQL_TEXT) {
-			lwc_errf(err, errlen, "function %s(text) does not exist", agg->fname);
-			rc = LWC_ERR_ARG;
-			goto out;
-		}
-	for (i = 0; i < nv; i++)
-		vals[i].i4 = 0;         /* sum(int4) is an int8 */
-	acc = vals[0];
-	for (i = 1; i < nv; i++) {
-		struct sql_value r;
-
-		if ((rc = sql_value_arith(SQL_ADD, &acc, &vals[i], &r, err, errlen)) != LWC_OK)
-			goto out;
-		acc = r;
-	}
-	if (agg->fname[0] == 'a') {
-		double d = acc.type == SQL_INT ? (double)acc.i : acc.f;
-
-		acc.type = SQL_FLOAT;
-		acc.f = d / (double)nv;
-	}
-	agg->lit = acc;
-out:
-	free(vals);
-	return rc;
-}
-
 static void outrow_free(struct sql_outrow *r)
 {
 	free(r->v);
@@ -331,14 +141,14 @@ static int run_grouped(struct run *x, struct sql_value *const *rows, size_t nrow
 	if (q->ngroup > 0 && nrows > 1) {
 		struct sortctx ctx = { q->ngroup, NULL };
 
-		sort_keyed(k, nrows, &ctx);
+		sql_sort_keyed(k, nrows, &ctx);
 	}
 	if (nrows == 0 && q->ngroup == 0) {
 		/* no GROUP BY: one group, even of no rows */
 		if ((nullrow = calloc(ncols ? ncols : 1, sizeof(*nullrow))) == NULL)
 			goto nomem;
 		for (j = 0; j < q->naggs; j++)
-			if ((rc = aggregate(q->aggs[j], rows, NULL, 0, x->err, x->errlen)) != LWC_OK)
+			if ((rc = sql_aggregate(q->aggs[j], rows, NULL, 0, x->err, x->errlen)) != LWC_OK)
 				goto out;
 		rc = emit(x, nullrow);
 		goto out;
@@ -346,10 +156,10 @@ static int run_grouped(struct run *x, struct sql_value *const *rows, size_t nrow
 	for (i = 0; i < nrows; i = g) {
 		size_t n = 0;
 
-		for (g = i; g < nrows && (q->ngroup == 0 || same_keys(k[g].k, k[i].k, q->ngroup)); g++)
+		for (g = i; g < nrows && (q->ngroup == 0 || sql_same_keys(k[g].k, k[i].k, q->ngroup)); g++)
 			idx[n++] = k[g].idx;
 		for (j = 0; j < q->naggs; j++)
-			if ((rc = aggregate(q->aggs[j], rows, idx, n, x->err, x->errlen)) != LWC_OK)
+			if ((rc = sql_aggregate(q->aggs[j], rows, idx, n, x->err, x->errlen)) != LWC_OK)
 				goto out;
 		/* plain columns of the select list read the group's first row */
 		if ((rc = emit(x, rows[idx[0]])) != LWC_OK)
@@ -388,9 +198,9 @@ static int distinct(struct run *x)
 		k[i].idx = i;
 		k[i].k = x->out[i].v;
 	}
-	sort_keyed(k, x->nout, &ctx);
+	sql_sort_keyed(k, x->nout, &ctx);
 	for (i = 0; i < x->nout; i++) {
-		if (m > 0 && same_keys(k[i].k, o[m - 1].v, q->ntargets)) {
+		if (m > 0 && sql_same_keys(k[i].k, o[m - 1].v, q->ntargets)) {
 			outrow_free(&x->out[k[i].idx]);
 			continue;
 		}
@@ -424,7 +234,7 @@ static int order(struct run *x)
 		k[i].idx = i;
 		k[i].k = x->out[i].v + q->ntargets;
 	}
-	sort_keyed(k, x->nout, &ctx);
+	sql_sort_keyed(k, x->nout, &ctx);
 	for (i = 0; i < x->nout; i++)
 		o[i] = x->out[k[i].idx];
 	free(k);
@@ -525,6 +335,17 @@ static enum sql_vtype expr_type(const struct sql_expr *e, const struct sql_schem
 		if (strcmp(e->fname, "avg") == 0)
 			return SQL_FLOAT;
 		return expr_type(e->a, sc);
+	case SQL_E_CMP:
+	case SQL_E_IN:
+	case SQL_E_BETWEEN:
+	case SQL_E_ISNULL:
+	case SQL_E_AND:
+	case SQL_E_OR:
+	case SQL_E_NOT:
+	case SQL_E_LIKE:
+	case SQL_E_EXISTS:
+	case SQL_E_INSUB:
+		return SQL_INT;         /* a boolean: 1 / 0 */
 	case SQL_E_CAST:
 		return e->cast_type == SQL_CT_TEXT ? SQL_TEXT : e->cast_type == SQL_CT_FLOAT ? SQL_FLOAT
 											: SQL_INT;

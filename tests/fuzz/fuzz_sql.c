@@ -472,8 +472,9 @@ static void check_stmt(struct sql_stmt *st)
 
 		CHECK(st->kind == SQL_SELECT && !st->star && !st->count_star && st->nproj == 0);
 		for (i = 0; i < q->ntargets; i++)
-			if (q->targets[i].e != NULL)
-				check_expr(q->targets[i].e, 0, lits, &nlits);
+			if (q->targets[i].e != NULL)   /* a value or a condition */
+				check_expr(q->targets[i].e, is_bool(q->targets[i].e->kind), lits,
+					   &nlits);
 		for (i = 0; i < q->ngroup; i++)
 			check_expr(q->group[i], 0, lits, &nlits);
 		if (q->having != NULL)

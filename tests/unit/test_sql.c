@@ -1502,10 +1502,12 @@ static void test_eval_value(void **state)
 	/* a column without a row */
 	assert_int_equal(sql_eval_value(st->sets[0].value, NULL, &out, err, sizeof(err)), LWC_ERR_ARG);
 	assert_string_equal(err, "column \"a\" is not bound");
-	/* a condition is not a value, a value not a condition */
+	/* a condition as a value is a boolean (1 / 0, NULL for UNKNOWN); a
+	 * value is not a condition */
 	sql_free(st);
 	st = bind_ok("SELECT * FROM t WHERE a = 1");
-	assert_int_equal(sql_eval_value(st->where, row, &out, err, sizeof(err)), LWC_ERR_ARG);
+	assert_int_equal(sql_eval_value(st->where, row, &out, err, sizeof(err)), LWC_OK);
+	assert_true(out.type == SQL_INT && out.i == 1 && out.boolean);
 	assert_int_equal(sql_eval(st->where->a, row), SQL_UNKNOWN);
 	sql_free(st);
 	row[C_BIG] = I(INT64_MIN);
@@ -1526,41 +1528,41 @@ static void test_value_cmp(void **state)
 		struct sql_value a, b;
 		int want;
 	} cases[] = {
-		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 9.2e18, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 9223372036854775808.0, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 9223372036854774784.0, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -9223372036854775808.0, NULL, 0, 0 }, 0 },
-		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -9223372036854777856.0, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -1e300, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, 9007199254740993, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 9007199254740992.0, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, 9007199254740992, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 9007199254740992.0, NULL, 0, 0 }, 0 },
-		{ { SQL_INT, -9007199254740993, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -9007199254740992.0, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, 3, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 3.5, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, 4, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 3.5, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, -3, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -3.5, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, -4, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -3.5, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, 0, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -0.0, NULL, 0, 0 }, 0 },
-		{ { SQL_INT, 0, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, 1e-300, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, 0, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -1e-300, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, INFINITY, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, -INFINITY, NULL, 0, 0 }, 1 },
-		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0 }, { SQL_FLOAT, 0, NAN, NULL, 0, 0 }, -1 },
-		{ { SQL_FLOAT, 0, NAN, NULL, 0, 0 }, { SQL_FLOAT, 0, NAN, NULL, 0, 0 }, 0 },
-		{ { SQL_FLOAT, 0, NAN, NULL, 0, 0 }, { SQL_FLOAT, 0, INFINITY, NULL, 0, 0 }, 1 },
-		{ { SQL_FLOAT, 0, -0.0, NULL, 0, 0 }, { SQL_FLOAT, 0, 0.0, NULL, 0, 0 }, 0 },
-		{ { SQL_FLOAT, 0, 1.5, NULL, 0, 0 }, { SQL_FLOAT, 0, 2.5, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, -1, 0, NULL, 0, 0 }, { SQL_INT, 1, 0, NULL, 0, 0 }, -1 },
-		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0 }, { SQL_INT, INT64_MAX, 0, NULL, 0, 0 }, -1 },
-		{ { SQL_TEXT, 0, 0, "ab", 2, 0 }, { SQL_TEXT, 0, 0, "abc", 3, 0 }, -1 },
-		{ { SQL_TEXT, 0, 0, "", 0, 0 }, { SQL_TEXT, 0, 0, "", 0, 0 }, 0 },
-		{ { SQL_TEXT, 0, 0, "b", 1, 0 }, { SQL_TEXT, 0, 0, "abc", 3, 0 }, 1 },
-		{ { SQL_TEXT, 0, 0, "\xff", 1, 0 }, { SQL_TEXT, 0, 0, "\x01", 1, 0 }, 1 },
-		{ { SQL_TEXT, 0, 0, "a\0b", 3, 0 }, { SQL_TEXT, 0, 0, "a", 1, 0 }, 1 },
-		{ { SQL_TEXT, 0, 0, "B", 1, 0 }, { SQL_TEXT, 0, 0, "a", 1, 0 }, -1 },
-		{ { SQL_TEXT, 0, 0, "1", 1, 0 }, { SQL_INT, 1, 0, NULL, 0, 0 }, SQL_CMP_ERR },
-		{ { SQL_FLOAT, 0, 1, NULL, 0, 0 }, { SQL_TEXT, 0, 0, "1", 1, 0 }, SQL_CMP_ERR },
-		{ { SQL_NULL, 0, 0, NULL, 0, 0 }, { SQL_INT, 1, 0, NULL, 0, 0 }, SQL_CMP_ERR },
-		{ { SQL_NULL, 0, 0, NULL, 0, 0 }, { SQL_NULL, 0, 0, NULL, 0, 0 }, SQL_CMP_ERR },
+		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 9.2e18, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 9223372036854775808.0, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 9223372036854774784.0, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -9223372036854775808.0, NULL, 0, 0, 0 }, 0 },
+		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -9223372036854777856.0, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -1e300, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, 9007199254740993, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 9007199254740992.0, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, 9007199254740992, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 9007199254740992.0, NULL, 0, 0, 0 }, 0 },
+		{ { SQL_INT, -9007199254740993, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -9007199254740992.0, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, 3, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 3.5, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, 4, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 3.5, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, -3, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -3.5, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, -4, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -3.5, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, 0, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -0.0, NULL, 0, 0, 0 }, 0 },
+		{ { SQL_INT, 0, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 1e-300, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, 0, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -1e-300, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, INFINITY, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, -INFINITY, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_INT, INT64_MAX, 0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, NAN, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_FLOAT, 0, NAN, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, NAN, NULL, 0, 0, 0 }, 0 },
+		{ { SQL_FLOAT, 0, NAN, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, INFINITY, NULL, 0, 0, 0 }, 1 },
+		{ { SQL_FLOAT, 0, -0.0, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 0.0, NULL, 0, 0, 0 }, 0 },
+		{ { SQL_FLOAT, 0, 1.5, NULL, 0, 0, 0 }, { SQL_FLOAT, 0, 2.5, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, -1, 0, NULL, 0, 0, 0 }, { SQL_INT, 1, 0, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_INT, INT64_MIN, 0, NULL, 0, 0, 0 }, { SQL_INT, INT64_MAX, 0, NULL, 0, 0, 0 }, -1 },
+		{ { SQL_TEXT, 0, 0, "ab", 2, 0, 0 }, { SQL_TEXT, 0, 0, "abc", 3, 0, 0 }, -1 },
+		{ { SQL_TEXT, 0, 0, "", 0, 0, 0 }, { SQL_TEXT, 0, 0, "", 0, 0, 0 }, 0 },
+		{ { SQL_TEXT, 0, 0, "b", 1, 0, 0 }, { SQL_TEXT, 0, 0, "abc", 3, 0, 0 }, 1 },
+		{ { SQL_TEXT, 0, 0, "\xff", 1, 0, 0 }, { SQL_TEXT, 0, 0, "\x01", 1, 0, 0 }, 1 },
+		{ { SQL_TEXT, 0, 0, "a\0b", 3, 0, 0 }, { SQL_TEXT, 0, 0, "a", 1, 0, 0 }, 1 },
+		{ { SQL_TEXT, 0, 0, "B", 1, 0, 0 }, { SQL_TEXT, 0, 0, "a", 1, 0, 0 }, -1 },
+		{ { SQL_TEXT, 0, 0, "1", 1, 0, 0 }, { SQL_INT, 1, 0, NULL, 0, 0, 0 }, SQL_CMP_ERR },
+		{ { SQL_FLOAT, 0, 1, NULL, 0, 0, 0 }, { SQL_TEXT, 0, 0, "1", 1, 0, 0 }, SQL_CMP_ERR },
+		{ { SQL_NULL, 0, 0, NULL, 0, 0, 0 }, { SQL_INT, 1, 0, NULL, 0, 0, 0 }, SQL_CMP_ERR },
+		{ { SQL_NULL, 0, 0, NULL, 0, 0, 0 }, { SQL_NULL, 0, 0, NULL, 0, 0, 0 }, SQL_CMP_ERR },
 	};
 	size_t i;
 
