@@ -27,7 +27,7 @@ SELECT city, count(*), round(avg(salary)) AS avg_salary, max(age)
 SELECT name, upper(city) AS city FROM people WHERE id < 200 AND name LIKE 'Emma%' ORDER BY name LIMIT 3;
 \echo
 \echo '== A join and a subquery: each table is a SELECT of its own (regions by the'
-\echo '== region token, people by the IN tokens of those regions\' cities); the'
+\echo '== region token, then people by the IN tokens of the cities found); the'
 \echo '== client joins, groups and sorts.'
 DROP TABLE IF EXISTS regions;
 CREATE TABLE regions (city TEXT PRIMARY KEY, region TEXT);
