@@ -2478,6 +2478,153 @@ out:
 	return r;
 }
 
+static lwc_result *resolve_subqueries(lwc_conn *c, struct sql_stmt *st);
+
+/* Run one SELECT of a set operation and keep its rows (copied); the
+ * result stays for its column names and types.  NULL, or the error. */
+static lwc_result *run_branch(lwc_conn *c, struct sql_stmt *b, lwc_result **res,
+			      struct sql_outrow **rows, size_t *n)
+{
+	lwc_result *r;
+	size_t cap = 0;
+	int rc;
+
+	*res = NULL;
+	*rows = NULL;
+	*n = 0;
+	if ((r = resolve_subqueries(c, b)) != NULL)
+		return r;
+	r = exec_select(c, b, 1);
+	if (r->status == LWC_RESULT_ERROR)
+		return r;
+	while ((rc = lwc_result_next(r)) == 1) {
+		struct sql_value v[256];
+
+		for (int i = 0; i < r->ncols && i < 256; i++)
+			v[i] = *cur_value(r, i);
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct sql_outrow *p = realloc(*rows, nc * sizeof(*p));
+
+			if (p == NULL)
+				break;
+			*rows = p;
+			cap = nc;
+		}
+		if (sql_outrow_make(v, (size_t)r->ncols, &(*rows)[*n]) != LWC_OK)
+			break;
+		(*n)++;
+	}
+	if (rc < 0) {
+		lwc_result *e = result_error(NULL, r->errcode ? r->errcode : LWC_ERR_ARG, -1, "%s",
+					     lwc_result_error(r));
+		lwc_result_free(r);
+		sql_outrows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return e;
+	}
+	if (rc == 1) {
+		lwc_result_free(r);
+		sql_outrows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
+	}
+	*res = r;
+	return NULL;
+}
+
+/* UNION / INTERSECT / EXCEPT: both SELECTs run as statements of their
+ * own, the client combines their rows. */
+static lwc_result *exec_setop(lwc_conn *c, struct sql_stmt *st)
+{
+	static const char *const names[] = { "", "UNION", "INTERSECT", "EXCEPT" };
+	struct sql_query *q = st->q;
+	lwc_result *r = result_new(), *lr = NULL, *rr = NULL, *e;
+	struct sql_outrow *lo = NULL, *ro = NULL, *out = NULL;
+	size_t nl = 0, nr = 0, nout = 0;
+	char err[512];
+	int rc;
+
+	if (r == NULL) {
+		sql_free(st);
+		return &nomem_result;
+	}
+	r->stmt = st;
+	if ((e = run_branch(c, q->larg, &lr, &lo, &nl)) != NULL ||
+	    (e = run_branch(c, q->rarg, &rr, &ro, &nr)) != NULL) {
+		r = result_error(r, e->errcode, e->errpos, "%s", e->errmsg);
+		lwc_result_free(e);
+		goto out;
+	}
+	if (lr->ncols != rr->ncols) {
+		r = result_error(r, LWC_ERR_ARG, -1, "each %s query must have the same number of "
+				 "columns", names[q->setop]);
+		goto out;
+	}
+	for (size_t i = 0; i < q->norder; i++) {
+		struct sql_sortkey *o = &q->order[i];
+
+		if (o->e != NULL) {
+			o->target = -1;
+			for (int k = 0; k < lr->ncols && o->target < 0; k++)
+				if (strcmp(lr->colname[k], o->e->col) == 0)
+					o->target = k;
+			if (o->target < 0) {
+				r = result_error(r, LWC_ERR_SCHEMA, o->e->pos, "column \"%s\" does not exist",
+						 o->e->col);
+				goto out;
+			}
+		} else if (o->target >= lr->ncols) {
+			r = result_error(r, LWC_ERR_SCHEMA, -1, "ORDER BY position %d is not in select "
+					 "list", o->target + 1);
+			goto out;
+		}
+	}
+	rc = sql_setop_run(st, lo, nl, ro, nr, (size_t)lr->ncols, &out, &nout, err, sizeof(err));
+	lo = ro = NULL;
+	nl = nr = 0;
+	if (rc != LWC_OK) {
+		r = result_error(r, rc, -1, "%s", err);
+		goto out;
+	}
+	r->ncols = lr->ncols;
+	r->colname = calloc((size_t)r->ncols + 1, sizeof(*r->colname));
+	r->coltype = calloc((size_t)r->ncols + 1, sizeof(*r->coltype));
+	r->colsrc = calloc((size_t)r->ncols + 1, sizeof(*r->colsrc));
+	r->numbuf = calloc((size_t)r->ncols + 1, sizeof(*r->numbuf));
+	r->rows = nout ? calloc(nout, sizeof(*r->rows)) : NULL;
+	if (!r->colname || !r->coltype || !r->colsrc || !r->numbuf || (nout && !r->rows)) {
+		sql_outrows_free(out, nout);
+		r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < r->ncols; i++) {
+		memcpy(r->colname[i], lr->colname[i], sizeof(r->colname[i]));
+		r->coltype[i] = lr->coltype[i];
+		r->colsrc[i] = i;
+	}
+	for (size_t i = 0; i < nout; i++) {
+		r->rows[i].v = out[i].v;
+		r->rows[i].text = out[i].text;
+	}
+	free(out);
+	r->nrows = r->caprows = nout;
+	r->materialised = 1;
+	r->pos = 0;
+	r->limit = -1;
+	r->status = LWC_RESULT_ROWS;
+out:
+	sql_outrows_free(lo, nl);
+	sql_outrows_free(ro, nr);
+	if (lr != NULL)
+		lwc_result_free(lr);
+	if (rr != NULL)
+		lwc_result_free(rr);
+	return r;
+}
+
 static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
@@ -2488,6 +2635,8 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	char err[512];
 	int rc, exact, errpos = -1, code = LWC_ERR_SCHEMA;
 
+	if (st->q != NULL && st->q->setop != SQL_SETOP_NONE)
+		return exec_setop(c, st);
 	if (st->q != NULL && !st->q->from)
 		return exec_nofrom(st);
 	if (st->q != NULL && st->q->nfroms > 0)

@@ -180,6 +180,11 @@ struct sql_query {
 	 * table once (corr_rows) and runs it per outer row. */
 	int correlated;
 	size_t corr_base, corr_outer;
+	/* UNION / INTERSECT / EXCEPT [ALL] of the SELECTs larg and rarg (no
+	 * targets of its own; ORDER BY ordinals, or names in order[i].e) */
+	enum sql_setop { SQL_SETOP_NONE = 0, SQL_UNION, SQL_INTERSECT, SQL_EXCEPT } setop;
+	int setall;
+	struct sql_stmt *larg, *rarg;
 	struct sql_value *const *corr_rows;
 	size_t ncorr_rows;
 };
@@ -406,6 +411,15 @@ struct sql_outrow {
 int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size_t nrows,
 		  struct sql_outrow **out, size_t *nout, char *err, size_t errlen) LWC_WUR;
 void sql_outrows_free(struct sql_outrow *rows, size_t n);
+/* Combine the rows of a set operation's two SELECTs (l, r: ncols values
+ * each, taken over: freed here or moved to *out), then its ORDER BY
+ * (targets resolved), OFFSET and LIMIT.  Errors as sql_query_run. */
+int sql_setop_run(const struct sql_stmt *st, struct sql_outrow *l, size_t nl,
+		  struct sql_outrow *r, size_t nr, size_t ncols,
+		  struct sql_outrow **out, size_t *nout, char *err, size_t errlen) LWC_WUR;
+/* A row of its own (values and text copied). */
+int sql_outrow_make(const struct sql_value *v, size_t n, struct sql_outrow *out) LWC_WUR;
+
 /* After binding: the common type of CASE / COALESCE / NULLIF / GREATEST /
  * LEAST branches (rtype), from the schema a row follows. */
 void sql_query_settypes(struct sql_stmt *st, const struct sql_schema *sc);

@@ -301,6 +301,8 @@ int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	}
 	if (st->kind == SQL_DROP_TABLE)
 		return LWC_OK;
+	if (st->kind == SQL_SELECT && st->q != NULL && st->q->setop != SQL_SETOP_NONE)
+		return LWC_OK;          /* its SELECTs bind when they run */
 	if (st->kind == SQL_SELECT && st->q != NULL && !st->q->from) {
 		static const struct sql_schema none = { .name = "", .ncols = 0, .pk = -1 };
 

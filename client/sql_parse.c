@@ -1927,11 +1927,106 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 	return 0;
 }
 
+/* A SELECT of a set operation: a statement of its own (sharing the
+ * arena), with the parser's per-SELECT state saved around it. */
+static struct sql_stmt *branch(struct tx *x, const PgQuery__SelectStmt *s, int pos)
+{
+	struct sql_stmt *b = talloc(x, sizeof(*b));
+	struct tx save = *x;
+	int rc;
+
+	if (b == NULL)
+		return NULL;
+	b->arena = x->ar;
+	b->shared_arena = 1;
+	b->limit = -1;
+	x->tname[0] = x->talias[0] = '\0';
+	x->join = NULL;
+	x->agg_ok = 0;
+	x->aggs = NULL;
+	x->naggs = x->capaggs = 0;
+	rc = select_stmt(x, s, pos, b);
+	save.rc = x->rc;
+	save.errpos = x->errpos;
+	save.depth = x->depth;
+	*x = save;
+	return rc == 0 ? b : NULL;
+}
+
+/* UNION / INTERSECT / EXCEPT [ALL]. */
+static int setop_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st)
+{
+	struct sql_query *q = talloc(x, sizeof(*q));
+	size_t i;
+
+	if (q == NULL)
+		return -1;
+	st->q = q;
+	q->from = 1;
+	q->setop = s->op == PG_QUERY__SET_OPERATION__SETOP_UNION ? SQL_UNION :
+		   s->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT ? SQL_INTERSECT : SQL_EXCEPT;
+	q->setall = s->all;
+	if (s->with_clause != NULL)
+		return unsupported(x, s->with_clause->location, "WITH");
+	if (s->into_clause != NULL)
+		return unsupported(x, pos, "SELECT INTO");
+	if (s->n_locking_clause > 0)
+		return unsupported(x, pos, "FOR UPDATE and FOR SHARE");
+	if (s->limit_option == PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_WITH_TIES)
+		return unsupported(x, pos, "FETCH ... WITH TIES");
+	if (s->larg == NULL || s->rarg == NULL)
+		return fail(x, pos, "malformed set operation");
+	if ((q->larg = branch(x, s->larg, pos)) == NULL || (q->rarg = branch(x, s->rarg, pos)) == NULL)
+		return -1;
+	if (s->n_sort_clause > 0) {
+		if ((q->order = talloc(x, s->n_sort_clause * sizeof(*q->order))) == NULL)
+			return -1;
+		for (i = 0; i < s->n_sort_clause; i++) {
+			const PgQuery__SortBy *sb = s->sort_clause[i]->sort_by;
+			struct sql_sortkey *o = &q->order[i];
+			int64_t k = const_int(sb->node);
+
+			if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
+				return unsupported(x, sb->location, "ORDER BY ... USING");
+			o->desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+			o->nulls_first = sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
+					 (sb->sortby_nulls <= PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
+					  o->desc);
+			o->target = -1;
+			if (k >= 1 && k <= 1000) {
+				o->target = (int)k - 1;   /* checked against the columns when run */
+			} else if (sb->node->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
+				   sb->node->column_ref->n_fields == 1 &&
+				   str_of(sb->node->column_ref->fields[0]) != NULL) {
+				if ((o->e = new_expr(x, SQL_E_COL, sb->location)) == NULL ||
+				    take(x, str_of(sb->node->column_ref->fields[0]), o->e->col,
+					 node_pos(sb->node)) != 0)
+					return -1;
+				o->e->pos = node_pos(sb->node);
+			} else if (k >= 0) {
+				return fail(x, node_pos(sb->node), "ORDER BY position %lld is not in select "
+					    "list", (long long)k);
+			} else {
+				return unsupported(x, node_pos(sb->node) >= 0 ? node_pos(sb->node) : pos,
+						   "ORDER BY expressions on UNION, INTERSECT or EXCEPT");
+			}
+		}
+		q->norder = s->n_sort_clause;
+	}
+	if (s->limit_count != NULL && limit_value(x, s->limit_count, "LIMIT", &st->limit) != 0)
+		return -1;
+	if (s->limit_offset != NULL && limit_value(x, s->limit_offset, "OFFSET", &q->offset) != 0)
+		return -1;
+	return 0;
+}
+
 static int select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st)
 {
 	size_t i, n = s->n_target_list;
 
 	st->kind = SQL_SELECT;
+	if (s->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
+		return setop_stmt(x, s, pos, st);
 	if (s->op == PG_QUERY__SET_OPERATION__SETOP_NONE && s->with_clause == NULL &&
 	    s->into_clause == NULL && s->n_values_lists == 0 && s->n_window_clause == 0 &&
 	    s->n_locking_clause == 0 &&

@@ -36,7 +36,7 @@ void sql_outrows_free(struct sql_outrow *rows, size_t n)
 }
 
 /* The values v[0..n) as an output row of its own (text copied). */
-static int make_outrow(const struct sql_value *v, size_t n, struct sql_outrow *out)
+int sql_outrow_make(const struct sql_value *v, size_t n, struct sql_outrow *out)
 {
 	size_t i, tl = 0, o = 0;
 
@@ -108,7 +108,7 @@ static int emit(struct run *x, const struct sql_value *row)
 		x->out = p;
 		x->capout = cap;
 	}
-	if (make_outrow(x->tmp, x->width, &x->out[x->nout]) != LWC_OK)
+	if (sql_outrow_make(x->tmp, x->width, &x->out[x->nout]) != LWC_OK)
 		goto nomem;
 	x->nout++;
 	return LWC_OK;
@@ -248,13 +248,18 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 {
 	const struct sql_query *q = st->q;
 	struct run x;
-	struct arena *scratch = sql_arena_new();
+	struct arena *scratch;
 	struct arena *outer_scratch = sql_eval_get_scratch();
 	size_t i, skip, keep;
 	int rc = LWC_OK;
 
 	*out = NULL;
 	*nout = 0;
+	if (q->setop != SQL_SETOP_NONE) {
+		lwc_errf(err, errlen, "a set operation runs its SELECTs first");
+		return LWC_ERR_ARG;
+	}
+	scratch = sql_arena_new();
 	memset(&x, 0, sizeof(x));
 	x.st = st;
 	x.q = q;
@@ -303,6 +308,182 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 		*out = NULL;
 	}
 	return LWC_OK;
+}
+
+/* ---- UNION, INTERSECT, EXCEPT ------------------------------------------------------ */
+
+static int keyed_of(struct sql_outrow *rows, size_t n, struct keyed **out)
+{
+	size_t i;
+
+	*out = NULL;
+	if (n == 0)
+		return LWC_OK;
+	if ((*out = malloc(n * sizeof(**out))) == NULL)
+		return LWC_ERR_NOMEM;
+	for (i = 0; i < n; i++) {
+		(*out)[i].idx = i;
+		(*out)[i].k = rows[i].v;
+	}
+	return LWC_OK;
+}
+
+int sql_setop_run(const struct sql_stmt *st, struct sql_outrow *l, size_t nl,
+		  struct sql_outrow *r, size_t nr, size_t ncols,
+		  struct sql_outrow **out, size_t *nout, char *err, size_t errlen)
+{
+	const struct sql_query *q = st->q;
+	struct sortctx all = { ncols, NULL };
+	struct keyed *kl = NULL, *kr = NULL;
+	struct sql_outrow *o = NULL;
+	char *keepl = NULL, *keepr = NULL;
+	size_t i, j, n = 0, skip, keep;
+	int rc = LWC_ERR_NOMEM;
+
+	*out = NULL;
+	*nout = 0;
+	if ((nl + nr > 0 && (o = malloc((nl + nr) * sizeof(*o))) == NULL) ||
+	    (nl > 0 && (keepl = calloc(nl, 1)) == NULL) || (nr > 0 && (keepr = calloc(nr, 1)) == NULL) ||
+	    keyed_of(l, nl, &kl) != LWC_OK || keyed_of(r, nr, &kr) != LWC_OK)
+		goto fail;
+	if (q->setop == SQL_UNION && q->setall) {
+		memset(keepl, 1, nl);
+		memset(keepr, 1, nr);
+	} else if (q->setop == SQL_UNION) {
+		/* the first of each run of equal rows of both sides */
+		struct keyed *b = malloc((nl + nr ? nl + nr : 1) * sizeof(*b));
+
+		if (b == NULL)
+			goto fail;
+		for (i = 0; i < nl; i++)
+			b[i] = kl[i];
+		for (i = 0; i < nr; i++) {
+			b[nl + i] = kr[i];
+			b[nl + i].idx = nl + i;
+		}
+		sql_sort_keyed(b, nl + nr, &all);
+		for (i = 0; i < nl + nr; i++)
+			if (i == 0 || !sql_same_keys(b[i].k, b[i - 1].k, ncols)) {
+				if (b[i].idx < nl)
+					keepl[b[i].idx] = 1;
+				else
+					keepr[b[i].idx - nl] = 1;
+			}
+		free(b);
+	} else {
+		/* runs of equal rows on each side, merged */
+		sql_sort_keyed(kl, nl, &all);
+		sql_sort_keyed(kr, nr, &all);
+		for (i = 0, j = 0; i < nl;) {
+			size_t ei = i, ej, cl, cr, emit, t;
+			int c = 1;
+
+			while (ei < nl && sql_same_keys(kl[ei].k, kl[i].k, ncols))
+				ei++;
+			while (j < nr) {
+				size_t k;
+
+				for (k = 0, c = 0; k < ncols && c == 0; k++) {
+					int an = kr[j].k[k].type == SQL_NULL, bn = kl[i].k[k].type == SQL_NULL;
+
+					c = an || bn ? an - bn : sql_cmp_sort(&kr[j].k[k], &kl[i].k[k]);
+				}
+				if (c >= 0)
+					break;
+				j++;
+			}
+			ej = j;
+			while (ej < nr && c == 0 && sql_same_keys(kr[ej].k, kl[i].k, ncols))
+				ej++;
+			cl = ei - i;
+			cr = ej - j;
+			if (q->setop == SQL_INTERSECT)
+				emit = q->setall ? (cl < cr ? cl : cr) : (cr > 0);
+			else
+				emit = q->setall ? (cl > cr ? cl - cr : 0) : (cr == 0);
+			for (t = 0; t < emit; t++)
+				keepl[kl[i + t].idx] = 1;
+			i = ei;
+			j = ej;
+		}
+	}
+	/* left rows then right rows, each in their order */
+	for (i = 0; i < nl; i++) {
+		if (keepl[i])
+			o[n++] = l[i];
+		else
+			free(l[i].v), free(l[i].text);
+	}
+	for (i = 0; i < nr; i++) {
+		if (keepr[i])
+			o[n++] = r[i];
+		else
+			free(r[i].v), free(r[i].text);
+	}
+	free(l);
+	free(r);
+	l = r = NULL;
+	nl = nr = 0;
+	/* ORDER BY output columns */
+	if (q->norder > 0 && n > 1) {
+		struct keyed *k = malloc(n * sizeof(*k));
+		struct sql_value *keys = malloc(n * q->norder * sizeof(*keys));
+		struct sql_outrow *s2 = malloc(n * sizeof(*s2));
+		struct sortctx ctx = { q->norder, q->order };
+
+		if (k == NULL || keys == NULL || s2 == NULL) {
+			free(k);
+			free(keys);
+			free(s2);
+			sql_outrows_free(o, n);
+			o = NULL;
+			goto fail;
+		}
+		for (i = 0; i < n; i++) {
+			k[i].idx = i;
+			k[i].k = keys + i * q->norder;
+			for (j = 0; j < q->norder; j++)
+				k[i].k[j] = o[i].v[q->order[j].target];
+		}
+		sql_sort_keyed(k, n, &ctx);
+		for (i = 0; i < n; i++)
+			s2[i] = o[k[i].idx];
+		free(o);
+		o = s2;
+		free(k);
+		free(keys);
+	}
+	skip = q->offset > 0 ? ((uint64_t)q->offset > n ? n : (size_t)q->offset) : 0;
+	keep = n - skip;
+	if (st->limit >= 0 && (uint64_t)st->limit < keep)
+		keep = (size_t)st->limit;
+	for (i = 0; i < skip; i++)
+		free(o[i].v), free(o[i].text);
+	for (i = skip + keep; i < n; i++)
+		free(o[i].v), free(o[i].text);
+	if (skip > 0 && keep > 0)
+		memmove(o, o + skip, keep * sizeof(*o));
+	if (keep == 0) {
+		free(o);
+		o = NULL;
+	}
+	*out = o;
+	*nout = keep;
+	free(kl);
+	free(kr);
+	free(keepl);
+	free(keepr);
+	return LWC_OK;
+fail:
+	lwc_errf(err, errlen, "out of memory");
+	sql_outrows_free(l, nl);
+	sql_outrows_free(r, nr);
+	free(o);
+	free(kl);
+	free(kr);
+	free(keepl);
+	free(keepr);
+	return rc;
 }
 
 static enum sql_vtype expr_type(const struct sql_expr *e, const struct sql_schema *sc)

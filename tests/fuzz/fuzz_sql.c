@@ -466,7 +466,15 @@ static void check_stmt(struct sql_stmt *st)
 	int pos, rc, rc2;
 
 	CHECK(st->kind >= SQL_CREATE_TABLE && st->kind <= SQL_DELETE);
-	CHECK(st->table[0] != '\0' || (st->kind == SQL_SELECT && st->q != NULL && !st->q->from));
+	CHECK(st->table[0] != '\0' ||
+	      (st->kind == SQL_SELECT && st->q != NULL && (!st->q->from || st->q->setop)));
+	if (st->q != NULL && st->q->setop != SQL_SETOP_NONE) {
+		/* a set operation: two SELECTs of their own */
+		CHECK(st->q->larg != NULL && st->q->rarg != NULL && st->q->ntargets == 0);
+		CHECK(st->q->larg->shared_arena && st->q->rarg->shared_arena);
+		check_stmt(st->q->larg);
+		check_stmt(st->q->rarg);
+	}
 	if (st->q != NULL) {
 		const struct sql_query *q = st->q;
 
@@ -481,7 +489,9 @@ static void check_stmt(struct sql_stmt *st)
 			check_expr(q->having, 1, lits, &nlits);
 		for (i = 0; i < q->norder; i++) {
 			CHECK((q->order[i].e != NULL) != (q->order[i].target >= 0));
-			CHECK(q->order[i].target < (int)q->ntargets);
+			/* a set operation's targets are its SELECTs' columns, known
+			 * when they have run */
+			CHECK(q->setop || q->order[i].target < (int)q->ntargets);
 			if (q->order[i].e != NULL)
 				check_expr(q->order[i].e, 0, lits, &nlits);
 		}
