@@ -32,8 +32,15 @@
  * NULL, AND, OR, NOT, parentheses, literal-first comparisons, type errors),
  * ORDER BY (a unique key last, so that the order is total) with LIMIT,
  * UPDATE ... SET literals (NULL, a primary key onto an existing one or onto
- * itself), DELETE ... WHERE.  The generator steers the table sizes (a few
- * dozen rows) from the reference's affected-row counts.
+ * itself), DELETE ... WHERE, and (gen_query, about 45 % of the SELECTs)
+ * the SQL the client runs itself: expressions in the select list
+ * (arithmetic, unary minus, abs, CASE, COALESCE, NULLIF, upper, lower,
+ * length, ||, aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE, aggregates
+ * (count(*), count, min, max, sum, count(DISTINCT)) with GROUP BY and
+ * HAVING, joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries
+ * ([NOT] IN, [NOT] EXISTS, scalar, correlated EXISTS) and SELECTs without
+ * FROM.  The generator steers the table sizes (a few dozen rows) from the
+ * reference's affected-row counts.
  *
  * Rows stay within the database's record size (R = 128 bytes: 1 + per column
  * 9 bytes for a number, 3 + length for a string); unbounded TEXT values are
