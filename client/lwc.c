@@ -2487,7 +2487,7 @@ static lwc_result *run_branch(lwc_conn *c, struct sql_stmt *b, lwc_result **res,
 {
 	lwc_result *r;
 	size_t cap = 0;
-	int rc;
+	int rc = 1;
 
 	*res = NULL;
 	*rows = NULL;
@@ -2497,10 +2497,10 @@ static lwc_result *run_branch(lwc_conn *c, struct sql_stmt *b, lwc_result **res,
 	r = exec_select(c, b, 1);
 	if (r->status == LWC_RESULT_ERROR)
 		return r;
-	while ((rc = lwc_result_next(r)) == 1) {
-		struct sql_value v[256];
+	struct sql_value *v = calloc((size_t)r->ncols + 1, sizeof(*v));
 
-		for (int i = 0; i < r->ncols && i < 256; i++)
+	while (v != NULL && (rc = lwc_result_next(r)) == 1) {
+		for (int i = 0; i < r->ncols; i++)
 			v[i] = *cur_value(r, i);
 		if (*n == cap) {
 			size_t nc = cap ? cap * 2 : 64;
@@ -2515,6 +2515,9 @@ static lwc_result *run_branch(lwc_conn *c, struct sql_stmt *b, lwc_result **res,
 			break;
 		(*n)++;
 	}
+	if (v == NULL)
+		rc = 1;                 /* out of memory, as below */
+	free(v);
 	if (rc < 0) {
 		lwc_result *e = result_error(NULL, r->errcode ? r->errcode : LWC_ERR_ARG, -1, "%s",
 					     lwc_result_error(r));
