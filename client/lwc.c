@@ -2735,26 +2735,46 @@ static int apply_sets(const struct ltable *t, const struct sql_stmt *st,
 		      char *err, size_t errlen)
 {
 	size_t tl = 0;
+	/* text that functions make (lower, ||, CAST) lives in an arena for this
+	 * row and is copied into text */
+	struct arena *scratch = sql_arena_new(), *outer = sql_eval_get_scratch();
+	int rc = LWC_OK;
 
+	if (scratch == NULL)
+		return LWC_ERR_NOMEM;
+	sql_eval_set_scratch(scratch);
 	memcpy(nv, old, t->sc.ncols * sizeof(*nv));
-	for (size_t i = 0; i < st->nsets; i++) {
+	for (size_t i = 0; i < st->nsets && rc == LWC_OK; i++) {
 		const struct sql_set *s = &st->sets[i];
 		struct sql_value v, out;
-		int rc;
 
 		if ((rc = sql_eval_value(s->value, old, &v, err, errlen)) != LWC_OK)
-			return rc;
-		if (textlen - tl < SQL_NUM_TEXT_MAX + 1)
-			return LWC_ERR_NOMEM;
+			break;
+		if (textlen - tl < SQL_NUM_TEXT_MAX + 1) {
+			rc = LWC_ERR_NOMEM;
+			break;
+		}
 		rc = sql_coerce(&t->sc.cols[s->col_index], &v, &out, text + tl, textlen - tl,
 				err, errlen);
 		if (rc != LWC_OK)
-			return rc;
-		if (out.type == SQL_TEXT && out.s == text + tl)
+			break;
+		if (out.type == SQL_TEXT && out.s != text + tl) {
+			if (textlen - tl < out.len + 1) {
+				lwc_errf(err, errlen, "row too large");
+				rc = LWC_ERR_ARG;
+				break;
+			}
+			memmove(text + tl, out.s, out.len);
+			text[tl + out.len] = '\0';
+			out.s = text + tl;
+		}
+		if (out.type == SQL_TEXT)
 			tl += out.len + 1;
 		nv[s->col_index] = out;
 	}
-	return LWC_OK;
+	sql_eval_set_scratch(outer);
+	sql_arena_destroy(scratch);
+	return rc;
 }
 
 /* UPDATE, or DELETE with residual predicates: answer Candidates chunks. */
