@@ -34,6 +34,8 @@ CFLAGS  := -std=c11 -Wall -Wextra -Werror $(OPTF) $(SAN) -pthread \
            -Icommon -Iclient -I$(OUT)/gen -I$(PG_INC) $(XCFLAGS)
 LDFLAGS := $(SAN) -pthread
 LIBS_COMMON := -lprotobuf-c -lsodium -lm
+# liblwc parses SQL with PostgreSQL's grammar (libpg_query)
+LIBS_CLIENT := -lpg_query
 LIBS_CS     := -levent -levent_pthreads -llmdb -lpq -lhiredis $(LIBS_COMMON)
 
 COMMON_SRC := $(wildcard common/*.c)
@@ -107,7 +109,7 @@ $(BIN)/lwc-proxy: $(OUT)/proxy/main.o $(OUT)/libproxy.a $(OUT)/libcommon.a
 
 $(BIN)/lwc: $(LWCSH_OBJ) $(OUT)/libclient.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ -ledit $(LIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ -ledit $(LIBS_CLIENT) $(LIBS_COMMON)
 
 $(BIN)/lwc-kma: $(OUT)/keymgmt/kma.o $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
@@ -125,7 +127,7 @@ $(BIN)/lwc-cs-bench: $(OUT)/bench/cs_bench.o $(OUT)/libcommon.a
 BENCH_OBJ := $(patsubst %.c,$(OUT)/%.o,bench/lwc_bench.c $(wildcard bench/bench_*.c))
 $(BIN)/lwc-bench: $(BENCH_OBJ) $(OUT)/libclient.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ -lpq $(LIBS_COMMON) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lpq $(LIBS_CLIENT) $(LIBS_COMMON) -lm
 
 # lwc-audit: bench/lwc_audit.c (options, workload) and its parts
 # bench/audit_*.c; liblwc for the workload, the proxy's read-only locator
@@ -133,7 +135,7 @@ $(BIN)/lwc-bench: $(BENCH_OBJ) $(OUT)/libclient.a $(OUT)/libcommon.a
 AUDIT_OBJ := $(patsubst %.c,$(OUT)/%.o,bench/lwc_audit.c $(wildcard bench/audit_*.c))
 $(BIN)/lwc-audit: $(AUDIT_OBJ) $(OUT)/libclient.a $(OUT)/libproxy.a $(OUT)/libcommon.a
 	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ -llmdb $(LIBS_COMMON)
+	$(CC) $(LDFLAGS) -o $@ $^ -llmdb $(LIBS_CLIENT) $(LIBS_COMMON)
 
 # its trace reader and attacks, without a deployment
 $(OUT)/tests/test_audit: $(OUT)/tests/unit/test_audit.o $(OUT)/bench/audit_trace.o \
@@ -142,7 +144,7 @@ $(OUT)/tests/test_audit: $(OUT)/tests/unit/test_audit.o $(OUT)/bench/audit_trace
 
 $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libclient.a $(OUT)/libproxy.a \
 		     $(OUT)/libcloudstore.a $(OUT)/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CLIENT) $(LIBS_CS)
 
 $(OUT)/tests/harness.o: tests/integration/harness.c $(OUT)/gen/lwc.pb-c.h
 	@mkdir -p $(dir $@)
@@ -155,7 +157,7 @@ $(OUT)/tests/pxc.o: tests/integration/pxc.c $(OUT)/gen/lwc.pb-c.h
 # (libcloudstore for the Redis Cluster router: raw access to the store)
 $(OUT)/tests/it_%: $(OUT)/tests/integration/it_%.o $(ITEST_LIB) $(OUT)/libclient.a \
 		   $(OUT)/libproxy.a $(OUT)/libcloudstore.a $(OUT)/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpq -llmdb -lhiredis $(LIBS_COMMON) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -lpq -llmdb -lhiredis $(LIBS_CLIENT) $(LIBS_COMMON) -lm
 
 test: all
 	@$(MAKE) --no-print-directory run-tests

@@ -41,6 +41,7 @@
 #include "lwc.pb-c.h"
 #include "net.h"
 #include "sql.h"
+#include "sql_int.h"
 #include "userkey.h"
 #include "wire.h"
 
@@ -320,10 +321,13 @@ static int open_row(lwc_conn *c, const struct sql_schema *sc, const uint8_t *ct,
 				goto bad;
 			u = cry_get_be64(rec + p);
 			p += 8;
-			if (tag == CRY_TAG_INT)
+			if (tag == CRY_TAG_INT) {
 				row->v[i].i = (int64_t)u;
-			else
+				row->v[i].i4 = i < sc->ncols && sc->cols[i].type == SQL_CT_INT;
+			}
+			else {
 				memcpy(&row->v[i].f, &u, 8);
+			}
 		} else if (tag == CRY_TAG_TEXT) {
 			size_t l;
 			if (p + 2 > c->R)
@@ -1577,7 +1581,10 @@ const char *lwc_value_text(lwc_result *r, int col, size_t *len)
 	if (v != NULL) {
 		switch (v->type) {
 		case SQL_INT:
-			snprintf(r->numbuf[col], sizeof(r->numbuf[col]), "%lld", (long long)v->i);
+			if (v->boolean)
+				snprintf(r->numbuf[col], sizeof(r->numbuf[col]), "%s", v->i ? "t" : "f");
+			else
+				snprintf(r->numbuf[col], sizeof(r->numbuf[col]), "%lld", (long long)v->i);
 			s = r->numbuf[col];
 			break;
 		case SQL_FLOAT:
@@ -2088,6 +2095,568 @@ static lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 	return r;
 }
 
+/* The columns of a general SELECT: its select list, typed from the
+ * expressions or else from the first value that is not NULL. */
+static int general_columns(lwc_result *r, const struct sql_stmt *st, const struct sql_schema *sc)
+{
+	r->ncols = (int)st->q->ntargets;
+	r->colname = calloc((size_t)r->ncols + 1, sizeof(*r->colname));
+	r->coltype = calloc((size_t)r->ncols + 1, sizeof(*r->coltype));
+	r->colsrc = calloc((size_t)r->ncols + 1, sizeof(*r->colsrc));
+	r->numbuf = calloc((size_t)r->ncols + 1, sizeof(*r->numbuf));
+	if (!r->colname || !r->coltype || !r->colsrc || !r->numbuf)
+		return LWC_ERR_NOMEM;
+	for (int i = 0; i < r->ncols; i++) {
+		enum sql_vtype t = sql_query_coltype(st, (size_t)i, sc);
+
+		for (size_t k = 0; t == SQL_NULL && k < r->nrows; k++)
+			t = r->rows[k].v[i].type;
+		snprintf(r->colname[i], sizeof(r->colname[i]), "%s", st->q->targets[i].name);
+		r->coltype[i] = t == SQL_NULL ? LWC_TYPE_TEXT : (enum lwc_type)t;
+		r->colsrc[i] = i;
+	}
+	return LWC_OK;
+}
+
+/* Run a general SELECT over r->rows (the fetched rows, or none) and make
+ * its output the result's rows. */
+static lwc_result *general_finish(lwc_result *r, struct sql_stmt *st, struct sql_value *const *in,
+				  size_t nin)
+{
+	struct sql_outrow *out = NULL;
+	size_t nout = 0;
+	char err[512];
+	int rc = sql_query_run(st, in, nin, &out, &nout, err, sizeof(err));
+
+	for (size_t i = 0; i < r->nrows; i++)
+		row_free(&r->rows[i]);
+	free(r->rows);
+	r->rows = NULL;
+	r->nrows = r->caprows = 0;
+	if (rc != LWC_OK)
+		return result_error(r, rc, -1, "%s", err);
+	if (nout > 0) {
+		r->rows = calloc(nout, sizeof(*r->rows));
+		if (r->rows == NULL) {
+			sql_outrows_free(out, nout);
+			return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		}
+		for (size_t i = 0; i < nout; i++) {
+			r->rows[i].v = out[i].v;
+			r->rows[i].text = out[i].text;
+		}
+		free(out);
+	}
+	r->nrows = r->caprows = nout;
+	r->materialised = 1;
+	r->pos = 0;
+	r->limit = -1;
+	if (general_columns(r, st, &r->sc) != LWC_OK)
+		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+	r->status = LWC_RESULT_ROWS;
+	return r;
+}
+
+/* SELECT without FROM: one row of no columns. */
+static lwc_result *exec_nofrom(struct sql_stmt *st)
+{
+	lwc_result *r = result_new();
+	struct sql_value none = { .type = SQL_NULL };
+	struct sql_value *one = &none;
+	char err[512];
+	int errpos = -1;
+
+	if (r == NULL) {
+		sql_free(st);
+		return &nomem_result;
+	}
+	r->stmt = st;
+	if (sql_bind(st, NULL, err, sizeof(err), &errpos) != LWC_OK)
+		return result_error(r, LWC_ERR_SCHEMA, errpos, "%s", err);
+	return general_finish(r, st, &one, 1);
+}
+
+/* A general SELECT of a table: every row its WHERE selects, then the rest
+ * in the client. */
+static lwc_result *exec_general(lwc_conn *c, lwc_result *r, struct sql_stmt *st,
+				struct ltable *t, Lwc__Pred *pred, int exact)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__Select sel = LWC__SELECT__INIT;
+	struct sql_value **in = NULL;
+	lwc_result *res;
+	int rc;
+
+	r->limit = -1;
+	r->filter = !exact;
+	sel.table.data = t->handle;
+	sel.table.len = sizeof(t->handle);
+	sel.where = pred;
+	sel.candidates = !exact;
+	req.op_case = LWC__PROXY_REQUEST__OP_SELECT;
+	req.select = &sel;
+	req.seq = r->seq = ++c->seq;
+	rc = send_req(c, &req);
+	pred_free(pred);
+	if (rc != LWC_OK)
+		return result_error(r, rc, -1, "connection to the proxy lost: %s", conn_lost_msg(rc));
+	r->stmt = st;
+	r->conn = c;
+	c->open = r;
+	r->status = LWC_RESULT_ROWS;
+	if (materialise(r) != LWC_OK)
+		return r;
+	if (r->nrows > 0 && (in = malloc(r->nrows * sizeof(*in))) == NULL) {
+		result_drain(r);
+		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+	}
+	for (size_t i = 0; i < r->nrows; i++)
+		in[i] = r->rows[i].v;
+	res = general_finish(r, st, in, r->nrows);
+	free(in);
+	return res;
+}
+
+/* Fetch the rows of table t that cond (on its own rows, or NULL) may
+ * select, decrypted and filtered: a SELECT of its own to the proxy. */
+static lwc_result *fetch_rows(lwc_conn *c, struct sql_stmt *owner, struct ltable *t,
+			      struct sql_expr *cond)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__Select sel = LWC__SELECT__INIT;
+	struct sql_stmt *fs = sql_arena_alloc(owner->arena, sizeof(*fs));
+	Lwc__Pred *pred = NULL;
+	lwc_result *r = result_new();
+	char err[512];
+	int rc, exact, errpos = -1, code = LWC_ERR_SCHEMA;
+
+	if (r == NULL || fs == NULL) {
+		free(r);
+		return &nomem_result;
+	}
+	fs->kind = SQL_SELECT;
+	fs->where = cond;
+	fs->arena = owner->arena;
+	fs->shared_arena = 1;
+	fs->limit = -1;
+	snprintf(fs->table, sizeof(fs->table), "%s", t->sc.name);
+	r->stmt = fs;
+	r->limit = -1;
+	if (schema_copy(&r->sc, &t->sc) != LWC_OK)
+		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+	if ((rc = translate(c, &r->sc, cond, &pred, &exact, err, sizeof(err), &errpos,
+			    &code)) != LWC_OK)
+		return result_error(r, code, errpos, "%s", err);
+	r->filter = !exact;
+	sel.table.data = t->handle;
+	sel.table.len = sizeof(t->handle);
+	sel.where = pred;
+	sel.candidates = !exact;
+	req.op_case = LWC__PROXY_REQUEST__OP_SELECT;
+	req.select = &sel;
+	req.seq = r->seq = ++c->seq;
+	rc = send_req(c, &req);
+	pred_free(pred);
+	if (rc != LWC_OK)
+		return result_error(r, rc, -1, "connection to the proxy lost: %s", conn_lost_msg(rc));
+	r->conn = c;
+	c->open = r;
+	r->status = LWC_RESULT_ROWS;
+	materialise(r);
+	return r;
+}
+
+/* The rows of one table of a join, from one fetch or several. */
+struct jtab {
+	lwc_result **rs;
+	size_t nrs;
+	struct sql_value **rows;
+	size_t nrows, cap;
+};
+
+static int jtab_add(struct jtab *j, lwc_result *r)
+{
+	lwc_result **p = realloc(j->rs, (j->nrs + 1) * sizeof(*p));
+
+	if (p == NULL)
+		return LWC_ERR_NOMEM;
+	j->rs = p;
+	j->rs[j->nrs++] = r;
+	if (r->status == LWC_RESULT_ERROR)
+		return LWC_OK;
+	if (j->nrows + r->nrows > j->cap) {
+		size_t cap = j->nrows + r->nrows + 64;
+		struct sql_value **q = realloc(j->rows, cap * sizeof(*q));
+
+		if (q == NULL)
+			return LWC_ERR_NOMEM;
+		j->rows = q;
+		j->cap = cap;
+	}
+	for (size_t i = 0; i < r->nrows; i++)
+		j->rows[j->nrows++] = r->rows[i].v;
+	return LWC_OK;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	int c = sql_value_cmp(a, b);
+
+	return c == SQL_CMP_ERR ? 0 : c;
+}
+
+#define JOIN_KEYS_BATCH 256
+
+/* Fetch table k by the keys of the fetched table j: the distinct values
+ * of j's column jl become IN lists (JOIN_KEYS_BATCH at a time) on k's
+ * column kl, each with cond, as SELECTs of their own. */
+static int fetch_by_keys(lwc_conn *c, struct sql_stmt *st, struct ltable *t, struct sql_expr *cond,
+			 int kl, const struct jtab *jt, int jl, struct jtab *out)
+{
+	struct sql_value *keys = malloc((jt->nrows ? jt->nrows : 1) * sizeof(*keys));
+	size_t nk = 0, u = 0;
+	int rc = LWC_OK;
+
+	if (keys == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < jt->nrows; i++)
+		if (jt->rows[i][jl].type != SQL_NULL)
+			keys[nk++] = jt->rows[i][jl];
+	if (nk > 1)
+		qsort(keys, nk, sizeof(*keys), key_cmp);
+	for (size_t i = 0; i < nk; i++)
+		if (u == 0 || key_cmp(&keys[u - 1], &keys[i]) != 0)
+			keys[u++] = keys[i];
+	for (size_t b = 0; b < u && rc == LWC_OK; b += JOIN_KEYS_BATCH) {
+		size_t n = u - b < JOIN_KEYS_BATCH ? u - b : JOIN_KEYS_BATCH;
+		struct sql_expr *in = sql_arena_alloc(st->arena, sizeof(*in));
+		struct sql_expr *col = sql_arena_alloc(st->arena, sizeof(*col));
+		struct sql_expr **list = sql_arena_alloc(st->arena, n * sizeof(*list));
+		struct sql_expr *all = in;
+		lwc_result *r;
+
+		if (in == NULL || col == NULL || list == NULL)
+			return free(keys), LWC_ERR_NOMEM;
+		col->kind = SQL_E_COL;
+		col->col_index = kl;
+		col->height = 1;
+		snprintf(col->col, sizeof(col->col), "%s", t->sc.cols[kl].name);
+		for (size_t i = 0; i < n; i++) {
+			/* the key's text stays in table j's rows while the statement runs */
+			if ((list[i] = sql_arena_alloc(st->arena, sizeof(*list[i]))) == NULL)
+				return free(keys), LWC_ERR_NOMEM;
+			list[i]->kind = SQL_E_LIT;
+			list[i]->col_index = -1;
+			list[i]->height = 1;
+			list[i]->lit = keys[b + i];
+		}
+		in->kind = SQL_E_IN;
+		in->col_index = -1;
+		in->a = col;
+		in->list = list;
+		in->nlist = n;
+		in->height = 2;
+		if (cond != NULL) {
+			if ((all = sql_arena_alloc(st->arena, sizeof(*all))) == NULL)
+				return free(keys), LWC_ERR_NOMEM;
+			all->kind = SQL_E_AND;
+			all->col_index = -1;
+			all->a = in;
+			all->b = cond;
+			all->height = 1 + (cond->height > 2 ? cond->height : 2);
+		}
+		r = fetch_rows(c, st, t, all);
+		if ((rc = jtab_add(out, r)) != LWC_OK)
+			lwc_result_free(r);
+		else if (r->status == LWC_RESULT_ERROR)
+			break;
+	}
+	free(keys);
+	return rc;
+}
+
+/* A general SELECT of several tables: each table fetched with the part of
+ * the WHERE and ON that reads it alone as its index predicate (one SELECT
+ * of the proxy's per table), tables with such a predicate first; a table
+ * an equality of columns links to a fetched one is fetched by that one's
+ * keys (IN lists of their tokens, in batches) instead of whole.  Then the
+ * client joins the rows and runs the rest. */
+static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
+{
+	struct sql_query *q = st->q;
+	size_t nf = q->nfroms, total = 0, nj = 0;
+	struct ltable **ts = calloc(nf, sizeof(*ts));
+	const struct sql_schema **scs = calloc(nf, sizeof(*scs));
+	struct jtab *jt = calloc(nf, sizeof(*jt));
+	struct sql_expr **conds = calloc(nf, sizeof(*conds));
+	int *fetched = calloc(nf, sizeof(*fetched));
+	struct sql_value ***tabs = calloc(nf, sizeof(*tabs));
+	size_t *ntab = calloc(nf, sizeof(*ntab));
+	struct sql_value **jrows = NULL;
+	lwc_result *r = result_new();
+	char err[512];
+	int errpos = -1, rc;
+
+	if (!ts || !scs || !jt || !conds || !fetched || !tabs || !ntab || !r) {
+		if (r == NULL)
+			r = &nomem_result;
+		else
+			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		sql_free(st);
+		goto out;
+	}
+	r->stmt = st;
+	for (size_t k = 0; k < nf; k++) {
+		if ((ts[k] = find_table(c, q->froms[k].table, 1)) == NULL) {
+			r->stmt = NULL;
+			lwc_result_free(r);
+			r = no_table(q->froms[k].table, q->froms[k].pos);
+			sql_free(st);
+			goto out;
+		}
+		scs[k] = &ts[k]->sc;
+		total += ts[k]->sc.ncols;
+	}
+	/* the result's schema: every table's columns one after the other */
+	r->sc.ncols = total;
+	r->sc.pk = -1;
+	if ((r->sc.cols = calloc(total ? total : 1, sizeof(*r->sc.cols))) == NULL) {
+		r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (size_t k = 0, o = 0; k < nf; k++)
+		for (size_t i = 0; i < scs[k]->ncols; i++)
+			r->sc.cols[o++] = scs[k]->cols[i];
+	if (sql_bind_join(st, scs, err, sizeof(err), &errpos) != LWC_OK) {
+		r = result_error(r, LWC_ERR_SCHEMA, errpos, "%s", err);
+		goto out;
+	}
+	for (size_t k = 0; k < nf; k++)
+		if (sql_join_pushdown(st, k, &conds[k]) != LWC_OK) {
+			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+			goto out;
+		}
+	for (size_t step = 0; step < nf; step++) {
+		size_t k = nf, lk = nf;
+		int kcol = -1, jcol = -1, linked = 0;
+
+		/* a table with a predicate of its own, else one linked to a
+		 * fetched table, else the first left */
+		for (size_t i = 0; i < nf && k == nf; i++)
+			if (!fetched[i] && conds[i] != NULL)
+				k = i;
+		for (size_t i = 0; i < nf && k == nf && lk == nf; i++)
+			if (!fetched[i] && sql_join_link(st, i, fetched, scs, &kcol, &jcol))
+				lk = i;
+		if (k == nf && lk != nf) {
+			k = lk;
+			linked = 1;
+		}
+		for (size_t i = 0; i < nf && k == nf; i++)
+			if (!fetched[i])
+				k = i;
+		if (!linked && sql_join_link(st, k, fetched, scs, &kcol, &jcol))
+			linked = 1;
+		if (linked) {
+			size_t j = 0;
+
+			while (j + 1 < nf && (size_t)jcol >= q->froms[j + 1].offset)
+				j++;
+			rc = fetch_by_keys(c, st, ts[k], conds[k], kcol - (int)q->froms[k].offset, &jt[j],
+					   jcol - (int)q->froms[j].offset, &jt[k]);
+		} else {
+			lwc_result *f = fetch_rows(c, st, ts[k], conds[k]);
+
+			if ((rc = jtab_add(&jt[k], f)) != LWC_OK)
+				lwc_result_free(f);
+		}
+		if (rc != LWC_OK) {
+			r = result_error(r, rc, -1, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < jt[k].nrs; i++)
+			if (jt[k].rs[i]->status == LWC_RESULT_ERROR) {
+				r = result_error(r, jt[k].rs[i]->errcode, -1, "%s", jt[k].rs[i]->errmsg);
+				goto out;
+			}
+		fetched[k] = 1;
+		tabs[k] = jt[k].rows;
+		ntab[k] = jt[k].nrows;
+	}
+	if ((rc = sql_join_run(st, (struct sql_value *const *const *)tabs, ntab, &jrows, &nj, err,
+			       sizeof(err))) != LWC_OK) {
+		r = result_error(r, rc, -1, "%s", err);
+		goto out;
+	}
+	r = general_finish(r, st, jrows, nj);
+out:
+	sql_join_free(jrows, nj);
+	for (size_t k = 0; jt != NULL && k < nf; k++) {
+		for (size_t i = 0; i < jt[k].nrs; i++)
+			lwc_result_free(jt[k].rs[i]);
+		free(jt[k].rs);
+		free(jt[k].rows);
+	}
+	free(ts);
+	free(scs);
+	free(jt);
+	free(conds);
+	free(fetched);
+	free(tabs);
+	free(ntab);
+	return r;
+}
+
+static lwc_result *resolve_subqueries(lwc_conn *c, struct sql_stmt *st);
+
+/* Run one SELECT of a set operation and keep its rows (copied); the
+ * result stays for its column names and types.  NULL, or the error. */
+static lwc_result *run_branch(lwc_conn *c, struct sql_stmt *b, lwc_result **res,
+			      struct sql_outrow **rows, size_t *n)
+{
+	lwc_result *r;
+	size_t cap = 0;
+	int rc = 1;
+
+	*res = NULL;
+	*rows = NULL;
+	*n = 0;
+	if ((r = resolve_subqueries(c, b)) != NULL)
+		return r;
+	r = exec_select(c, b, 1);
+	if (r->status == LWC_RESULT_ERROR)
+		return r;
+	struct sql_value *v = calloc((size_t)r->ncols + 1, sizeof(*v));
+
+	while (v != NULL && (rc = lwc_result_next(r)) == 1) {
+		for (int i = 0; i < r->ncols; i++)
+			v[i] = *cur_value(r, i);
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct sql_outrow *p = realloc(*rows, nc * sizeof(*p));
+
+			if (p == NULL)
+				break;
+			*rows = p;
+			cap = nc;
+		}
+		if (sql_outrow_make(v, (size_t)r->ncols, &(*rows)[*n]) != LWC_OK)
+			break;
+		(*n)++;
+	}
+	if (v == NULL)
+		rc = 1;                 /* out of memory, as below */
+	free(v);
+	if (rc < 0) {
+		lwc_result *e = result_error(NULL, r->errcode ? r->errcode : LWC_ERR_ARG, -1, "%s",
+					     lwc_result_error(r));
+		lwc_result_free(r);
+		sql_outrows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return e;
+	}
+	if (rc == 1) {
+		lwc_result_free(r);
+		sql_outrows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
+	}
+	*res = r;
+	return NULL;
+}
+
+/* UNION / INTERSECT / EXCEPT: both SELECTs run as statements of their
+ * own, the client combines their rows. */
+static lwc_result *exec_setop(lwc_conn *c, struct sql_stmt *st)
+{
+	static const char *const names[] = { "", "UNION", "INTERSECT", "EXCEPT" };
+	struct sql_query *q = st->q;
+	lwc_result *r = result_new(), *lr = NULL, *rr = NULL, *e;
+	struct sql_outrow *lo = NULL, *ro = NULL, *out = NULL;
+	size_t nl = 0, nr = 0, nout = 0;
+	char err[512];
+	int rc;
+
+	if (r == NULL) {
+		sql_free(st);
+		return &nomem_result;
+	}
+	r->stmt = st;
+	if ((e = run_branch(c, q->larg, &lr, &lo, &nl)) != NULL ||
+	    (e = run_branch(c, q->rarg, &rr, &ro, &nr)) != NULL) {
+		r = result_error(r, e->errcode, e->errpos, "%s", e->errmsg);
+		lwc_result_free(e);
+		goto out;
+	}
+	if (lr->ncols != rr->ncols) {
+		r = result_error(r, LWC_ERR_ARG, -1, "each %s query must have the same number of "
+				 "columns", names[q->setop]);
+		goto out;
+	}
+	for (size_t i = 0; i < q->norder; i++) {
+		struct sql_sortkey *o = &q->order[i];
+
+		if (o->e != NULL) {
+			o->target = -1;
+			for (int k = 0; k < lr->ncols && o->target < 0; k++)
+				if (strcmp(lr->colname[k], o->e->col) == 0)
+					o->target = k;
+			if (o->target < 0) {
+				r = result_error(r, LWC_ERR_SCHEMA, o->e->pos, "column \"%s\" does not exist",
+						 o->e->col);
+				goto out;
+			}
+		} else if (o->target >= lr->ncols) {
+			r = result_error(r, LWC_ERR_SCHEMA, -1, "ORDER BY position %d is not in select "
+					 "list", o->target + 1);
+			goto out;
+		}
+	}
+	rc = sql_setop_run(st, lo, nl, ro, nr, (size_t)lr->ncols, &out, &nout, err, sizeof(err));
+	lo = ro = NULL;
+	nl = nr = 0;
+	if (rc != LWC_OK) {
+		r = result_error(r, rc, -1, "%s", err);
+		goto out;
+	}
+	r->ncols = lr->ncols;
+	r->colname = calloc((size_t)r->ncols + 1, sizeof(*r->colname));
+	r->coltype = calloc((size_t)r->ncols + 1, sizeof(*r->coltype));
+	r->colsrc = calloc((size_t)r->ncols + 1, sizeof(*r->colsrc));
+	r->numbuf = calloc((size_t)r->ncols + 1, sizeof(*r->numbuf));
+	r->rows = nout ? calloc(nout, sizeof(*r->rows)) : NULL;
+	if (!r->colname || !r->coltype || !r->colsrc || !r->numbuf || (nout && !r->rows)) {
+		sql_outrows_free(out, nout);
+		r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < r->ncols; i++) {
+		memcpy(r->colname[i], lr->colname[i], sizeof(r->colname[i]));
+		r->coltype[i] = lr->coltype[i];
+		r->colsrc[i] = i;
+	}
+	for (size_t i = 0; i < nout; i++) {
+		r->rows[i].v = out[i].v;
+		r->rows[i].text = out[i].text;
+	}
+	free(out);
+	r->nrows = r->caprows = nout;
+	r->materialised = 1;
+	r->pos = 0;
+	r->limit = -1;
+	r->status = LWC_RESULT_ROWS;
+out:
+	sql_outrows_free(lo, nl);
+	sql_outrows_free(ro, nr);
+	if (lr != NULL)
+		lwc_result_free(lr);
+	if (rr != NULL)
+		lwc_result_free(rr);
+	return r;
+}
+
 static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
@@ -2098,6 +2667,12 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	char err[512];
 	int rc, exact, errpos = -1, code = LWC_ERR_SCHEMA;
 
+	if (st->q != NULL && st->q->setop != SQL_SETOP_NONE)
+		return exec_setop(c, st);
+	if (st->q != NULL && !st->q->from)
+		return exec_nofrom(st);
+	if (st->q != NULL && st->q->nfroms > 0)
+		return exec_join(c, st);
 	if (t == NULL) {
 		r = no_table(st->table, st->table_pos);
 		if (own_stmt)
@@ -2117,6 +2692,8 @@ static lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	if ((rc = translate(c, &r->sc, st->where, &pred, &exact, err, sizeof(err), &errpos,
 			    &code)) != LWC_OK)
 		return result_error(r, code, errpos, "%s", err);
+	if (st->q != NULL)
+		return exec_general(c, r, st, t, pred, exact);
 	/* columns */
 	if (st->count_star) {
 		r->ncols = 1;
@@ -2187,26 +2764,46 @@ static int apply_sets(const struct ltable *t, const struct sql_stmt *st,
 		      char *err, size_t errlen)
 {
 	size_t tl = 0;
+	/* text that functions make (lower, ||, CAST) lives in an arena for this
+	 * row and is copied into text */
+	struct arena *scratch = sql_arena_new(), *outer = sql_eval_get_scratch();
+	int rc = LWC_OK;
 
+	if (scratch == NULL)
+		return LWC_ERR_NOMEM;
+	sql_eval_set_scratch(scratch);
 	memcpy(nv, old, t->sc.ncols * sizeof(*nv));
-	for (size_t i = 0; i < st->nsets; i++) {
+	for (size_t i = 0; i < st->nsets && rc == LWC_OK; i++) {
 		const struct sql_set *s = &st->sets[i];
 		struct sql_value v, out;
-		int rc;
 
 		if ((rc = sql_eval_value(s->value, old, &v, err, errlen)) != LWC_OK)
-			return rc;
-		if (textlen - tl < SQL_NUM_TEXT_MAX + 1)
-			return LWC_ERR_NOMEM;
+			break;
+		if (textlen - tl < SQL_NUM_TEXT_MAX + 1) {
+			rc = LWC_ERR_NOMEM;
+			break;
+		}
 		rc = sql_coerce(&t->sc.cols[s->col_index], &v, &out, text + tl, textlen - tl,
 				err, errlen);
 		if (rc != LWC_OK)
-			return rc;
-		if (out.type == SQL_TEXT && out.s == text + tl)
+			break;
+		if (out.type == SQL_TEXT && out.s != text + tl) {
+			if (textlen - tl < out.len + 1) {
+				lwc_errf(err, errlen, "row too large");
+				rc = LWC_ERR_ARG;
+				break;
+			}
+			memmove(text + tl, out.s, out.len);
+			text[tl + out.len] = '\0';
+			out.s = text + tl;
+		}
+		if (out.type == SQL_TEXT)
 			tl += out.len + 1;
 		nv[s->col_index] = out;
 	}
-	return LWC_OK;
+	sql_eval_set_scratch(outer);
+	sql_arena_destroy(scratch);
+	return rc;
 }
 
 /* UPDATE, or DELETE with residual predicates: answer Candidates chunks. */
@@ -2423,6 +3020,316 @@ static lwc_result *exec_update_delete(lwc_conn *c, struct sql_stmt *st)
 	return r;
 }
 
+/* ---- subqueries ------------------------------------------------------------------- */
+
+/* Subqueries run first, each as a SELECT of its own (one access pattern of
+ * the proxy's like any other statement), and the expression that held one
+ * is rewritten with its result: x IN (SELECT ...) becomes an IN list of
+ * literals (so the outer WHERE gets an exact index predicate), EXISTS a
+ * constant condition, a scalar subquery a literal.  Uncorrelated
+ * subqueries only: each runs once. */
+struct subq {
+	lwc_conn *c;
+	struct sql_stmt *root;    /* the statement lwc_exec runs               */
+	struct arena *ar;         /* the outer statement's: literals live there */
+	lwc_result *err;          /* the first error                            */
+	int depth;
+};
+
+/* The fetched rows of correlated subqueries, freed with the statement. */
+struct corr_fetch {
+	lwc_result *r;
+	struct sql_value **rows;
+	struct corr_fetch *next;
+};
+
+static void corr_free(void *p)
+{
+	struct corr_fetch *f = p, *next;
+
+	for (; f != NULL; f = next) {
+		next = f->next;
+		lwc_result_free(f->r);
+		free(f->rows);
+		free(f);
+	}
+}
+
+static lwc_result *fetch_rows(lwc_conn *c, struct sql_stmt *owner, struct ltable *t,
+			      struct sql_expr *cond);
+static int subq_fail(struct subq *s, lwc_result *r);
+
+/* The conjuncts of where that read only the subquery's own table
+ * (columns below base), as its fetch's condition. */
+static struct sql_expr *own_part(struct arena *ar, struct sql_expr *e, size_t base)
+{
+	struct sql_expr *a, *b, *n;
+
+	if (e == NULL)
+		return NULL;
+	if (e->kind == SQL_E_AND) {
+		a = own_part(ar, e->a, base);
+		b = own_part(ar, e->b, base);
+		if (a == NULL || b == NULL)
+			return a != NULL ? a : b;
+		if ((n = sql_arena_alloc(ar, sizeof(*n))) == NULL)
+			return NULL;
+		*n = *e;
+		n->a = a;
+		n->b = b;
+		return n;
+	}
+	{
+		/* every column below base, and no subquery */
+		struct sql_expr *stack[SQL_MAX_HEIGHT + 8];
+		size_t sp = 0;
+
+		stack[sp++] = e;
+		while (sp > 0) {
+			const struct sql_expr *x = stack[--sp];
+
+			if (x->kind == SQL_E_COL && (x->col_index < 0 || (size_t)x->col_index >= base))
+				return NULL;
+			if (x->kind == SQL_E_EXISTS || x->kind == SQL_E_INSUB ||
+			    x->kind == SQL_E_SCALARSUB)
+				return NULL;
+			if (sp + 3 + x->nlist > sizeof(stack) / sizeof(stack[0]))
+				return NULL;
+			if (x->a)
+				stack[sp++] = x->a;
+			if (x->b)
+				stack[sp++] = x->b;
+			if (x->c)
+				stack[sp++] = x->c;
+			for (size_t i = 0; i < x->nlist && sp < sizeof(stack) / sizeof(stack[0]); i++)
+				stack[sp++] = x->list[i];
+		}
+	}
+	return e;
+}
+
+/* A subquery of outer that reads outer's columns: fetch its table once
+ * (with the part of its WHERE that reads only it) for the evaluation per
+ * outer row.  1 when it is correlated and ready, 0 when it is not
+ * correlated, -1 on error. */
+static int prepare_correlated(struct subq *s, struct sql_stmt *outer, struct sql_stmt *sub)
+{
+	struct ltable *ot, *it;
+	struct corr_fetch *f;
+	char err[512];
+	int errpos = -1;
+
+	if (sub->q == NULL || !sub->q->from || sub->q->nfroms > 0 || outer->table[0] == '\0' ||
+	    (outer->q != NULL && outer->q->nfroms > 0))
+		return 0;
+	if ((ot = find_table(s->c, outer->table, 1)) == NULL ||
+	    (it = find_table(s->c, sub->table, 1)) == NULL)
+		return 0;               /* the ordinary path reports it */
+	if (sql_bind_outer(sub, &it->sc, &ot->sc, NULL, err, sizeof(err), &errpos) != LWC_OK)
+		return subq_fail(s, result_error(NULL, LWC_ERR_SCHEMA, errpos, "%s", err));
+	if (!sub->q->correlated)
+		return 0;
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
+	f->r = fetch_rows(s->c, sub, it, own_part(sub->arena, sub->where, sub->q->corr_base));
+	f->next = s->root->attach;
+	s->root->attach = f;
+	s->root->attach_free = corr_free;
+	if (f->r->status == LWC_RESULT_ERROR)
+		return subq_fail(s, result_error(NULL, f->r->errcode, -1, "%s", f->r->errmsg));
+	if (f->r->nrows > 0 && (f->rows = malloc(f->r->nrows * sizeof(*f->rows))) == NULL)
+		return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
+	for (size_t i = 0; i < f->r->nrows; i++)
+		f->rows[i] = f->r->rows[i].v;
+	sub->q->corr_rows = f->rows;
+	sub->q->ncorr_rows = f->r->nrows;
+	return 1;
+}
+
+static int resolve_stmt(struct subq *s, struct sql_stmt *st);
+
+/* A literal node holding v (text copied into the arena). */
+static struct sql_expr *lit_node(struct subq *s, const struct sql_value *v, int pos)
+{
+	struct sql_expr *e = sql_arena_alloc(s->ar, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->kind = SQL_E_LIT;
+	e->pos = pos;
+	e->col_index = -1;
+	e->height = 1;
+	e->lit = *v;
+	if (v->type == SQL_TEXT) {
+		char *p = sql_arena_alloc(s->ar, v->len + 1);
+
+		if (p == NULL)
+			return NULL;
+		memcpy(p, v->s, v->len);
+		p[v->len] = '\0';
+		e->lit.s = p;
+	}
+	return e;
+}
+
+/* e becomes the constant condition (1 = want). */
+static int const_cond(struct subq *s, struct sql_expr *e, int want)
+{
+	struct sql_value one = { .type = SQL_INT, .i = 1 }, w = { .type = SQL_INT, .i = want };
+
+	e->kind = SQL_E_CMP;
+	e->op = SQL_EQ;
+	e->negated = 0;
+	e->a = lit_node(s, &one, e->pos);
+	e->b = lit_node(s, &w, e->pos);
+	e->height = 2;
+	return e->a && e->b ? 0 : -1;
+}
+
+static int subq_fail(struct subq *s, lwc_result *r)
+{
+	if (s->err == NULL)
+		s->err = r;
+	else
+		lwc_result_free(r);
+	return -1;
+}
+
+static int resolve_one(struct subq *s, struct sql_stmt *outer, struct sql_expr *e)
+{
+	struct sql_stmt *sub = e->sub;
+	struct sql_expr **vals = NULL;
+	size_t n = 0, cap = 0;
+	lwc_result *r;
+	int rc;
+
+	if (resolve_stmt(s, sub) != 0)
+		return -1;
+	if ((rc = prepare_correlated(s, outer, sub)) != 0)
+		return rc < 0 ? -1 : 0;
+	r = exec_select(s->c, sub, 1);
+	if (r->status == LWC_RESULT_ERROR)
+		return subq_fail(s, r);
+	if (e->kind != SQL_E_EXISTS && r->ncols != 1) {
+		lwc_result_free(r);
+		return subq_fail(s, result_error(NULL, LWC_ERR_ARG, e->pos, e->kind == SQL_E_INSUB ?
+						 "subquery has too many columns" :
+						 "subquery must return only one column"));
+	}
+	while ((rc = lwc_result_next(r)) == 1) {
+		const struct sql_value *v = cur_value(r, 0);
+		struct sql_expr *l;
+
+		if (e->kind == SQL_E_EXISTS) {
+			n = 1;
+			break;
+		}
+		if (e->kind == SQL_E_SCALARSUB && n == 1) {
+			lwc_result_free(r);
+			return subq_fail(s, result_error(NULL, LWC_ERR_ARG, e->pos, "more than one row "
+							 "returned by a subquery used as an expression"));
+		}
+		if (n == cap) {
+			vals = sql_arena_grow(s->ar, vals, n, &cap, sizeof(*vals));
+			if (vals == NULL)
+				break;
+		}
+		if ((l = lit_node(s, v, e->pos)) == NULL)
+			break;
+		vals[n++] = l;
+	}
+	if (rc < 0) {
+		lwc_result *er = result_error(NULL, r->errcode ? r->errcode : LWC_ERR_ARG, -1, "%s",
+					      lwc_result_error(r));
+		lwc_result_free(r);
+		return subq_fail(s, er);
+	}
+	lwc_result_free(r);
+	if (rc == 1 && e->kind != SQL_E_EXISTS)
+		return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
+	switch (e->kind) {
+	case SQL_E_EXISTS:
+		return const_cond(s, e, n > 0);
+	case SQL_E_SCALARSUB: {
+		struct sql_value nul = { .type = SQL_NULL };
+		struct sql_expr *l = n == 1 ? vals[0] : lit_node(s, &nul, e->pos);
+
+		if (l == NULL)
+			return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
+		*e = *l;
+		return 0;
+	}
+	default:
+		/* x IN (no rows) is FALSE even for a NULL x; NOT IN TRUE */
+		if (n == 0)
+			return const_cond(s, e, e->negated);
+		e->kind = SQL_E_IN;
+		e->list = vals;
+		e->nlist = n;
+		e->sub = NULL;
+		e->height = e->a->height + 1;
+		return 0;
+	}
+}
+
+static int resolve_expr(struct subq *s, struct sql_stmt *st, struct sql_expr *e)
+{
+	if (e == NULL)
+		return 0;
+	if (resolve_expr(s, st, e->a) != 0 || resolve_expr(s, st, e->b) != 0 ||
+	    resolve_expr(s, st, e->c) != 0)
+		return -1;
+	for (size_t i = 0; i < e->nlist; i++)
+		if (resolve_expr(s, st, e->list[i]) != 0)
+			return -1;
+	if (e->kind == SQL_E_EXISTS || e->kind == SQL_E_INSUB || e->kind == SQL_E_SCALARSUB)
+		return resolve_one(s, st, e);
+	return 0;
+}
+
+static int resolve_stmt(struct subq *s, struct sql_stmt *st)
+{
+	struct sql_query *q = st->q;
+
+	if (++s->depth > 32) {
+		s->depth--;
+		return subq_fail(s, result_error(NULL, LWC_ERR_ARG, -1, "subqueries nested too deeply"));
+	}
+	if (resolve_expr(s, st, st->where) != 0)
+		goto fail;
+	for (size_t i = 0; i < st->nsets; i++)
+		if (resolve_expr(s, st, st->sets[i].value) != 0)
+			goto fail;
+	if (q != NULL) {
+		for (size_t i = 0; i < q->ntargets; i++)
+			if (resolve_expr(s, st, q->targets[i].e) != 0)
+				goto fail;
+		for (size_t i = 0; i < q->ngroup; i++)
+			if (resolve_expr(s, st, q->group[i]) != 0)
+				goto fail;
+		if (resolve_expr(s, st, q->having) != 0)
+			goto fail;
+		for (size_t i = 0; i < q->norder; i++)
+			if (resolve_expr(s, st, q->order[i].e) != 0)
+				goto fail;
+	}
+	s->depth--;
+	return 0;
+fail:
+	s->depth--;
+	return -1;
+}
+
+/* Run the subqueries of st and rewrite it; NULL, or the error result. */
+static lwc_result *resolve_subqueries(lwc_conn *c, struct sql_stmt *st)
+{
+	struct subq s = { c, st, st->arena, NULL, 0 };
+
+	if (resolve_stmt(&s, st) != 0)
+		return s.err != NULL ? s.err : result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
+	return NULL;
+}
+
 lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 {
 	struct sql_stmt *st = NULL;
@@ -2440,6 +3347,13 @@ lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 				    "closed");
 	if (sql_parse(sql, strlen(sql), &st, err, sizeof(err), &errpos) != LWC_OK)
 		return result_error(NULL, LWC_ERR_ARG, errpos, "%s", err);
+	if ((st->kind == SQL_SELECT || st->kind == SQL_UPDATE || st->kind == SQL_DELETE) &&
+	    (r = resolve_subqueries(c, st)) != NULL) {
+		if (r->errcode == LWC_ERR_NO_TABLE || r->errcode == LWC_ERR_SCHEMA)
+			c->catalog_loaded = 0;
+		sql_free(st);
+		return r;
+	}
 	switch (st->kind) {
 	case SQL_CREATE_TABLE:
 		r = exec_create(c, st);

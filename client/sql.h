@@ -1,23 +1,23 @@
 /*
- * sql.h - the SQL subset of LWC (DESIGN section 10): a hand-written
- * recursive-descent parser into the statement tree below, SQL's
- * three-valued evaluation of a WHERE expression on a decrypted row, and the
- * translation of a WHERE expression into the proxy's index predicate.
+ * sql.h - the SQL of LWC (DESIGN section 10): PostgreSQL's own grammar
+ * (libpg_query) into the statement tree below, SQL's three-valued
+ * evaluation of a WHERE expression on a decrypted row, and the translation
+ * of a WHERE expression into the proxy's index predicate.
  *
- * Identifiers are case-insensitive and folded to lower case unless they are
- * double-quoted; keywords are case-insensitive.  String literals use single
- * quotes ('' for a quote).  Numbers: integers (64-bit) and decimals/exponents
- * (double).  Comments: -- to end of line.
+ * Syntax and syntax errors are PostgreSQL 15's, message and position; a
+ * statement PostgreSQL parses but LWC does not run is refused with
+ * "LWC does not support <construct>".  Names are folded and truncated as
+ * PostgreSQL does (63 bytes).
  *
  * The parser allocates from an arena owned by the statement: sql_free
  * releases everything at once.  Errors carry a message and a byte offset.
  *
- * Beyond the literals of DESIGN section 10, a value may be an arithmetic
- * expression (+ - * / %, unary -, parentheses), as in PostgreSQL and in the
- * conformance files' "UPDATE t1 SET x=x+2".  The parser folds every part
- * that names no column into one literal, so "-3", "3+1" or "(NULL)" arrive
- * as SQL_E_LIT; INSERT rows are always literals; only an expression that
- * reads a column keeps SQL_E_NEG / SQL_E_ARITH nodes (sql_eval_value).
+ * A value may be an arithmetic expression (+ - * / %, unary -,
+ * parentheses), as in the conformance files' "UPDATE t1 SET x=x+2".  The
+ * parser folds every part that names no column into one literal, so "-3",
+ * "3+1" or "(NULL)" arrive as SQL_E_LIT; INSERT rows are always literals;
+ * only an expression that reads a column keeps SQL_E_NEG / SQL_E_ARITH
+ * nodes (sql_eval_value).  The parts of the module: sql_int.h.
  */
 #ifndef LWC_SQL_H
 #define LWC_SQL_H
@@ -29,12 +29,15 @@
 
 #define SQL_NAME_MAX  63
 
-/* Parser recursion: parentheses, NOT, unary signs and IN lists nest at most
- * this deep ("expression nested too deeply").  Expression trees are at most
- * SQL_MAX_HEIGHT nodes high (chains of AND / OR are built balanced, so a
- * long OR list stays shallow): tree walks may recurse. */
-#define SQL_MAX_NESTING  200
+/* PostgreSQL's parse tree is walked at most SQL_MAX_NESTING levels deep
+ * ("expression nested too deeply"; parentheses add no level).  Expression
+ * trees are at most SQL_MAX_HEIGHT nodes high (chains of AND / OR are built
+ * balanced, so a long OR list stays shallow): tree walks may recurse.  A
+ * statement with more than SQL_MAX_TOKENS operators and words on one path
+ * of parentheses is refused before it is parsed ("statement too complex"). */
+#define SQL_MAX_NESTING  1000
 #define SQL_MAX_HEIGHT   1000
+#define SQL_MAX_TOKENS   20000
 
 /* A buffer of this size holds the text of any INT or FLOAT (sql_coerce). */
 #define SQL_NUM_TEXT_MAX 32
@@ -47,6 +50,10 @@ struct sql_value {
 	double f;
 	const char *s;            /* TEXT: bytes (NUL-terminated), len below  */
 	size_t len;
+	int i4;                   /* SQL_INT: PostgreSQL's integer (int4), whose
+	                             arithmetic is checked against 32 bits      */
+	int boolean;              /* SQL_INT 1 / 0: a condition's value (TRUE /
+	                             FALSE), shown as t / f                     */
 };
 
 /* Column types as declared. */
@@ -73,7 +80,18 @@ enum sql_ekind {
 	SQL_E_OR,
 	SQL_E_NOT,
 	SQL_E_NEG,                /* -a (on a column or expression)            */
-	SQL_E_ARITH               /* a arith b (+ - * / %), reads a column     */
+	SQL_E_ARITH,              /* a arith b (+ - * / %), reads a column     */
+	/* general SELECTs (struct sql_query) */
+	SQL_E_LIKE,               /* a [NOT] [I]LIKE b: a condition            */
+	SQL_E_FUNC,               /* fname(list...): abs, lower, ||, ...       */
+	SQL_E_AGG,                /* fname(a | *) [DISTINCT]: its value in lit */
+	SQL_E_CASE,               /* CASE [a] WHEN list[2i] THEN list[2i+1] ... ELSE b */
+	SQL_E_CAST,               /* CAST(a AS cast_type)                      */
+	/* subqueries: each run as a statement of its own before the one that
+	 * holds it, which the library then rewrites with the result */
+	SQL_E_EXISTS,             /* EXISTS (sub): a condition                 */
+	SQL_E_INSUB,              /* a [NOT] IN (sub): a condition             */
+	SQL_E_SCALARSUB           /* (sub): a value                            */
 };
 
 enum sql_cmp { SQL_EQ, SQL_NE, SQL_LT, SQL_LE, SQL_GT, SQL_GE };
@@ -92,10 +110,83 @@ struct sql_expr {
 	int height;               /* 1 + the highest child's (<= SQL_MAX_HEIGHT) */
 	struct sql_value lit;     /* SQL_E_LIT                                 */
 	char col[SQL_NAME_MAX + 1];  /* SQL_E_COL                              */
+	char qual[SQL_NAME_MAX + 1]; /* SQL_E_COL of a join or of an outer
+	                                statement: table or alias ("")      */
 	int col_index;            /* resolved by sql_bind: -1 before           */
 	struct sql_expr *a, *b, *c;
-	struct sql_expr **list;   /* SQL_E_IN                                  */
+	struct sql_expr **list;   /* SQL_E_IN, FUNC, CASE                      */
 	size_t nlist;
+	char fname[16];           /* SQL_E_FUNC, SQL_E_AGG (lower case)        */
+	int distinct;             /* SQL_E_AGG: DISTINCT                       */
+	int icase;                /* SQL_E_LIKE: ILIKE                         */
+	enum sql_ctype cast_type; /* SQL_E_CAST                                */
+	struct sql_stmt *sub;     /* SQL_E_EXISTS, INSUB, SCALARSUB: a SELECT  */
+	enum sql_vtype rtype;     /* CASE, COALESCE ...: FLOAT when a branch is
+	                             (integers then convert), else SQL_NULL      */
+};
+
+/* A SELECT beyond a plain list of columns, run in the client over the
+ * rows the WHERE fetched (sql_query.c): expressions, aggregates, GROUP BY,
+ * HAVING, DISTINCT, ORDER BY expressions and ordinals, LIMIT / OFFSET. */
+struct sql_target {
+	struct sql_expr *e;       /* NULL: * (expanded by sql_bind)            */
+	char star_of[SQL_NAME_MAX + 1];  /* e NULL: "t.*" ("" for all)         */
+	char name[SQL_NAME_MAX + 1];  /* output column name                    */
+	int pos;
+};
+
+struct sql_sortkey {
+	struct sql_expr *e;
+	int target;               /* >= 0: sort by that output column          */
+	int desc;
+	int nulls_first;
+};
+
+/* A table of a general SELECT's FROM, in join order: the first, then each
+ * joined to everything before it (comma and CROSS JOIN: join NONE). */
+enum sql_join { SQL_JOIN_NONE = 0, SQL_JOIN_INNER, SQL_JOIN_LEFT };
+
+struct sql_from {
+	char table[SQL_NAME_MAX + 1];
+	char alias[SQL_NAME_MAX + 1];  /* "" when none: the table's name       */
+	int pos;
+	enum sql_join join;
+	struct sql_expr *on;      /* INNER / LEFT: ON (USING as equalities)    */
+	char (*using)[SQL_NAME_MAX + 1];  /* USING columns: merged into the    */
+	size_t nusing;            /* left side's (not in *, not ambiguous)     */
+	size_t offset;            /* after binding: its first column in a row  */
+	size_t ncols;
+};
+
+struct sql_query {
+	struct sql_from *froms;   /* nfroms >= 2: a join (st->table: froms[0]) */
+	size_t nfroms;
+	struct sql_target *targets;
+	size_t ntargets;
+	int from;                 /* 0: SELECT without FROM                    */
+	int distinct;
+	struct sql_expr **group;
+	size_t ngroup;
+	struct sql_expr *having;
+	struct sql_sortkey *order;
+	size_t norder;
+	int64_t offset;           /* 0: none                                   */
+	struct sql_expr **aggs;   /* every SQL_E_AGG of targets, HAVING, ORDER */
+	size_t naggs;
+	int grouped;              /* aggregates or GROUP BY                    */
+	/* a correlated subquery (it reads columns of the statement around it):
+	 * its rows are its table's columns, then the outer row's
+	 * (corr_base + k for the outer column k); the library fetches its
+	 * table once (corr_rows) and runs it per outer row. */
+	int correlated;
+	size_t corr_base, corr_outer;
+	/* UNION / INTERSECT / EXCEPT [ALL] of the SELECTs larg and rarg (no
+	 * targets of its own; ORDER BY ordinals, or names in order[i].e) */
+	enum sql_setop { SQL_SETOP_NONE = 0, SQL_UNION, SQL_INTERSECT, SQL_EXCEPT } setop;
+	int setall;
+	struct sql_stmt *larg, *rarg;
+	struct sql_value *const *corr_rows;
+	size_t ncorr_rows;
 };
 
 enum sql_skind {
@@ -173,10 +264,18 @@ struct sql_stmt {
 	struct sql_set *sets;
 	size_t nsets;
 
+	/* a general SELECT (NULL: star, proj or count_star above) */
+	struct sql_query *q;
+
 	/* SELECT, UPDATE, DELETE */
 	struct sql_expr *where;   /* NULL: all rows                            */
 
 	void *arena;              /* owner of everything above                 */
+	int shared_arena;         /* a subquery: the arena is its statement's  */
+	/* what the library attached (a correlated subquery's fetched rows),
+	 * released by sql_free */
+	void *attach;
+	void (*attach_free)(void *);
 };
 
 /* Parse one statement of sql[0..len) (a trailing ';' and whitespace are
@@ -220,6 +319,41 @@ struct sql_schema {
 int sql_bind(struct sql_stmt *st, const struct sql_schema *sc,
 	     char *err, size_t errlen, int *errpos) LWC_WUR;
 
+/* Bind a general SELECT of one table that is a subquery of a statement of
+ * table outer (named outer_name, or its alias): a column its own table
+ * lacks, or one qualified with outer_name, reads the outer row, and
+ * st->q->correlated is then set.  Errors as sql_bind. */
+int sql_bind_outer(struct sql_stmt *st, const struct sql_schema *sc,
+		   const struct sql_schema *outer, const char *outer_name,
+		   char *err, size_t errlen, int *errpos) LWC_WUR;
+
+/* Bind a general SELECT over a join: scs[i] is the schema of
+ * st->q->froms[i]; a row is their columns one after the other.  Errors as
+ * sql_bind ("column reference \"x\" is ambiguous"). */
+int sql_bind_join(struct sql_stmt *st, const struct sql_schema *const *scs,
+		  char *err, size_t errlen, int *errpos) LWC_WUR;
+
+/* Joins (sql_join.c).  The part of the WHERE and of the ON conditions
+ * that reads only table k of a bound join, as a condition on that table's
+ * own rows (allocated in the statement), or NULL: its fetch's index
+ * predicate.  LWC_OK or LWC_ERR_NOMEM. */
+int sql_join_pushdown(const struct sql_stmt *st, size_t k, struct sql_expr **out) LWC_WUR;
+/* Join the fetched rows: tabs[k][0..ntab[k]) the rows of q->froms[k].
+ * *out: *nout joined rows (malloc'ed; values point into the input rows),
+ * the WHERE already applied; free with sql_join_free. */
+#define SQL_JOIN_MAX_ROWS 5000000
+int sql_join_run(const struct sql_stmt *st, struct sql_value *const *const *tabs,
+		 const size_t *ntab, struct sql_value ***out, size_t *nout,
+		 char *err, size_t errlen) LWC_WUR;
+void sql_join_free(struct sql_value **rows, size_t n);
+/* Whether table k of a bound join is linked by an equality of columns
+ * (a WHERE conjunct, or an ON conjunct that may restrict k) to a table
+ * already fetched (fetched[j] != 0), of the same type: then *kcol and
+ * *jcol are the two columns (indexes in the joined row), and only rows of
+ * k whose kcol is among the fetched values of jcol can join. */
+int sql_join_link(const struct sql_stmt *st, size_t k, const int *fetched,
+		  const struct sql_schema *const *scs, int *kcol, int *jcol);
+
 /* Evaluate a bound WHERE expression on a row (values[i] for column i).
  * Comparing TEXT with a number, or an arithmetic error (division by zero,
  * overflow), makes that comparison UNKNOWN. */
@@ -259,5 +393,39 @@ int sql_value_cmp(const struct sql_value *a, const struct sql_value *b);
  * LWC_OK or LWC_ERR_ARG. */
 int sql_coerce(const struct sql_coldef *col, const struct sql_value *in, struct sql_value *out,
 	       char *buf, size_t buflen, char *err, size_t errlen) LWC_WUR;
+
+/* ---- general SELECTs (sql_query.c) ------------------------------------------ */
+
+/* An output row of a general SELECT: values (TEXT pointing into text). */
+struct sql_outrow {
+	struct sql_value *v;
+	char *text;
+};
+
+/* Run a bound general SELECT over input rows (each st->... table row;
+ * for a SELECT without FROM one row of no columns): grouping, aggregates,
+ * HAVING, the select list, DISTINCT, ORDER BY, OFFSET and LIMIT.  On
+ * success *out holds *nout rows of q->ntargets values, each row and its
+ * text malloc'ed (free with sql_outrows_free).  LWC_OK, LWC_ERR_ARG (an
+ * evaluation error, message in err) or LWC_ERR_NOMEM. */
+int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size_t nrows,
+		  struct sql_outrow **out, size_t *nout, char *err, size_t errlen) LWC_WUR;
+void sql_outrows_free(struct sql_outrow *rows, size_t n);
+/* Combine the rows of a set operation's two SELECTs (l, r: ncols values
+ * each, taken over: freed here or moved to *out), then its ORDER BY
+ * (targets resolved), OFFSET and LIMIT.  Errors as sql_query_run. */
+int sql_setop_run(const struct sql_stmt *st, struct sql_outrow *l, size_t nl,
+		  struct sql_outrow *r, size_t nr, size_t ncols,
+		  struct sql_outrow **out, size_t *nout, char *err, size_t errlen) LWC_WUR;
+/* A row of its own (values and text copied). */
+int sql_outrow_make(const struct sql_value *v, size_t n, struct sql_outrow *out) LWC_WUR;
+
+/* After binding: the common type of CASE / COALESCE / NULLIF / GREATEST /
+ * LEAST branches (rtype), from the schema a row follows. */
+void sql_query_settypes(struct sql_stmt *st, const struct sql_schema *sc);
+/* The type of output column i when known from the expressions (SQL_NULL
+ * when it is not). */
+enum sql_vtype sql_query_coltype(const struct sql_stmt *st, size_t i,
+				 const struct sql_schema *sc);
 
 #endif

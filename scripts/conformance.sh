@@ -61,5 +61,6 @@ trap 'exit 130' INT TERM
 
 "$here/scripts/lwc-local" up --dir "$state" --port-base "$port" >/dev/null
 echo "conformance: deployment in $state (ports $port, $((port + 1)))"
-python3 "$cdir/run.py" --engine "sh $here/scripts/conformance.sh --engine $state/users/admin.key" \
+python3 "$cdir/run.py" --name postgresql \
+	--engine "sh $here/scripts/conformance.sh --engine $state/users/admin.key" \
 	"$@" "$cdir"/*.test

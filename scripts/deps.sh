@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential pkg-config libsodium-dev libevent-dev liblmdb-dev lmdb-utils
-libpq-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libedit-dev
+libpq-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler libedit-dev libpg-query-dev
 postgresql postgresql-contrib gnuplot-nox python3 clang libclang-rt-14-dev procps
 redis-server redis-tools libhiredis-dev"
 

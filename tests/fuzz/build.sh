@@ -29,7 +29,7 @@ PG_INC=$(pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iclient -I$GEN -I$PG_INC \
  -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra $SAN ${FUZZ_CFLAGS:-}"
-LIBS="-lprotobuf-c -lsodium -llmdb -lpq -lhiredis -pthread"
+LIBS="-lpg_query -lprotobuf-c -lsodium -llmdb -lpq -lhiredis -pthread"
 TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request fuzz_admin_request fuzz_sql
  fuzz_rc_parse"
 
@@ -60,10 +60,10 @@ HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h) $GEN/l
 # generated messages and the store side of cloudstore/ (store.c names every
 # backend, so store_pg.c and the Redis Cluster backend come too: -lpq,
 # -lhiredis), the proxy's predicates and state (no engine, no server: no
-# libevent)
+# libevent), the client's SQL
 LIB_SRC="$(ls common/*.c | grep -v '^common/srvkit\.c$') $GEN/lwc.pb-c.c cloudstore/store.c cloudstore/store_lmdb.c \
  cloudstore/store_pg.c cloudstore/store_redis.c cloudstore/rc_cluster.c cloudstore/rc_parse.c \
- cloudstore/proto.c proxy/pred.c proxy/state.c client/sql.c"
+ cloudstore/proto.c proxy/pred.c proxy/state.c $(ls client/sql_*.c)"
 
 pids=""
 objs=""

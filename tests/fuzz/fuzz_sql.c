@@ -1,5 +1,7 @@
 /*
- * fuzz_sql.c - libFuzzer target: the SQL subset (client/sql.c).
+ * fuzz_sql.c - libFuzzer target: the client's SQL (client/sql_*.c): PostgreSQL's
+ * grammar through libpg_query into LWC's statements, binding, evaluation and
+ * the general SELECT executor.
  *
  * Each input is SQL text exactly as given (not NUL-terminated, so ASan sees
  * any read past the end).  It is split with sql_next_statement and every
@@ -117,7 +119,8 @@ static void check_msg(const char *err, size_t errlen)
 static int is_bool(enum sql_ekind k)
 {
 	return k == SQL_E_CMP || k == SQL_E_IN || k == SQL_E_BETWEEN || k == SQL_E_ISNULL ||
-	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT;
+	       k == SQL_E_AND || k == SQL_E_OR || k == SQL_E_NOT || k == SQL_E_LIKE ||
+	       k == SQL_E_EXISTS || k == SQL_E_INSUB;
 }
 
 /* A well-formed literal. */
@@ -133,6 +136,8 @@ static void check_lit(const struct sql_value *v)
 	if (v->type == SQL_FLOAT)
 		CHECK(!isnan(v->f) && !isinf(v->f));
 }
+
+static void check_stmt(struct sql_stmt *st);
 
 /* The tree invariants; returns the height; collects up to 16 literals. */
 static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_value **lits,
@@ -197,6 +202,50 @@ static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_
 		break;
 	case SQL_E_NOT:
 		h = check_expr(e->a, 1, lits, nlits);
+		break;
+	case SQL_E_LIKE:
+		h = check_expr(e->a, 0, lits, nlits);
+		k = check_expr(e->b, 0, lits, nlits);
+		h = k > h ? k : h;
+		break;
+	case SQL_E_FUNC:
+		CHECK(e->fname[0] != '\0' && e->nlist >= 1);
+		for (i = 0; i < e->nlist; i++) {
+			k = check_expr(e->list[i], 0, lits, nlits);
+			h = k > h ? k : h;
+		}
+		break;
+	case SQL_E_AGG:
+		CHECK(e->fname[0] != '\0');
+		if (e->a != NULL)
+			h = check_expr(e->a, 0, lits, nlits);
+		break;
+	case SQL_E_CAST:
+		CHECK(e->cast_type >= SQL_CT_INT && e->cast_type <= SQL_CT_TEXT);
+		h = check_expr(e->a, 0, lits, nlits);
+		break;
+	case SQL_E_CASE:
+		CHECK(e->nlist >= 2 && e->nlist % 2 == 0);
+		if (e->a != NULL)
+			h = check_expr(e->a, 0, lits, nlits);
+		for (i = 0; i < e->nlist; i++) {
+			k = check_expr(e->list[i], i % 2 == 0 && e->a == NULL, lits, nlits);
+			h = k > h ? k : h;
+		}
+		if (e->b != NULL) {
+			k = check_expr(e->b, 0, lits, nlits);
+			h = k > h ? k : h;
+		}
+		break;
+	case SQL_E_EXISTS:
+	case SQL_E_INSUB:
+	case SQL_E_SCALARSUB:
+		/* the subquery is a statement of its own, in the same arena */
+		CHECK(e->sub != NULL && e->sub->kind == SQL_SELECT && e->sub->shared_arena);
+		CHECK((e->a != NULL) == (e->kind == SQL_E_INSUB));
+		if (e->a != NULL)
+			h = check_expr(e->a, 0, lits, nlits);
+		check_stmt(e->sub);
 		break;
 	default:
 		CHECK(0);
@@ -296,6 +345,32 @@ static void check_bound(struct sql_stmt *st)
 
 	switch (st->kind) {
 	case SQL_SELECT:
+		if (st->q != NULL) {
+			struct sql_value *in[NROWS];
+			struct sql_outrow *out;
+			size_t nout, nin = st->q->from ? NROWS : 1;
+			char err[256];
+			int rc;
+
+			for (i = 0; i < st->q->ntargets; i++)
+				CHECK(st->q->targets[i].e != NULL);
+			for (r = 0; r < NROWS; r++)
+				in[r] = rows[r];
+			rc = sql_query_run(st, in, nin, &out, &nout, err, sizeof(err));
+			if (rc != LWC_OK) {
+				CHECK(rc == LWC_ERR_ARG || rc == LWC_ERR_NOMEM);
+				check_msg(err, sizeof(err));
+				break;
+			}
+			CHECK(st->limit < 0 || nout <= (size_t)st->limit);
+			for (r = 0; r < nout; r++)
+				for (j = 0; j < st->q->ntargets; j++)
+					CHECK(out[r].v[j].type <= SQL_TEXT &&
+					      (out[r].v[j].type != SQL_TEXT ||
+					       out[r].v[j].s[out[r].v[j].len] == '\0'));
+			sql_outrows_free(out, nout);
+			break;
+		}
 		for (i = 0; i < st->nproj; i++)
 			CHECK(st->proj_index[i] >= 0 && (size_t)st->proj_index[i] < NCOLS);
 		for (i = 0; i < st->norder; i++)
@@ -338,6 +413,51 @@ static void check_bound(struct sql_stmt *st)
 		eval_where(st->where);
 }
 
+/* A bound join: pushdown conditions read only their own table; the join
+ * of the fixed rows (each table the same rows) runs, then the SELECT. */
+static void check_join(struct sql_stmt *st)
+{
+	const struct sql_query *q = st->q;
+	struct sql_value *const *tabs[64];
+	struct sql_value *in[NROWS], **jr = NULL;
+	size_t ntab[64], nj = 0, k, r;
+	char err[256];
+	int rc;
+
+	for (k = 0; k < q->nfroms; k++) {
+		struct sql_expr *cond = NULL;
+
+		CHECK(sql_join_pushdown(st, k, &cond) == LWC_OK);
+		if (cond != NULL)
+			eval_where(cond);
+		CHECK(q->froms[k].ncols == NCOLS && q->froms[k].offset == k * NCOLS);
+	}
+	for (r = 0; r < NROWS; r++)
+		in[r] = rows[r];
+	for (k = 0; k < q->nfroms; k++) {
+		tabs[k] = in;
+		/* at most 3 tables of 4 rows each: 64 joined rows */
+		ntab[k] = k < 3 ? NROWS : 1;
+	}
+	rc = sql_join_run(st, tabs, ntab, &jr, &nj, err, sizeof(err));
+	if (rc != LWC_OK) {
+		CHECK(rc == LWC_ERR_ARG || rc == LWC_ERR_NOMEM);
+		check_msg(err, sizeof(err));
+		return;
+	}
+	{
+		struct sql_outrow *out;
+		size_t nout;
+
+		rc = sql_query_run(st, jr, nj, &out, &nout, err, sizeof(err));
+		if (rc == LWC_OK)
+			sql_outrows_free(out, nout);
+		else
+			check_msg(err, sizeof(err));
+	}
+	sql_join_free(jr, nj);
+}
+
 static void check_stmt(struct sql_stmt *st)
 {
 	const struct sql_value *lits[16];
@@ -346,7 +466,38 @@ static void check_stmt(struct sql_stmt *st)
 	int pos, rc, rc2;
 
 	CHECK(st->kind >= SQL_CREATE_TABLE && st->kind <= SQL_DELETE);
-	CHECK(st->table[0] != '\0');
+	CHECK(st->table[0] != '\0' ||
+	      (st->kind == SQL_SELECT && st->q != NULL && (!st->q->from || st->q->setop)));
+	if (st->q != NULL && st->q->setop != SQL_SETOP_NONE) {
+		/* a set operation: two SELECTs of their own */
+		CHECK(st->q->larg != NULL && st->q->rarg != NULL && st->q->ntargets == 0);
+		CHECK(st->q->larg->shared_arena && st->q->rarg->shared_arena);
+		check_stmt(st->q->larg);
+		check_stmt(st->q->rarg);
+	}
+	if (st->q != NULL) {
+		const struct sql_query *q = st->q;
+
+		CHECK(st->kind == SQL_SELECT && !st->star && !st->count_star && st->nproj == 0);
+		for (i = 0; i < q->ntargets; i++)
+			if (q->targets[i].e != NULL)   /* a value or a condition */
+				check_expr(q->targets[i].e, is_bool(q->targets[i].e->kind), lits,
+					   &nlits);
+		for (i = 0; i < q->ngroup; i++)
+			check_expr(q->group[i], 0, lits, &nlits);
+		if (q->having != NULL)
+			check_expr(q->having, 1, lits, &nlits);
+		for (i = 0; i < q->norder; i++) {
+			CHECK((q->order[i].e != NULL) != (q->order[i].target >= 0));
+			/* a set operation's targets are its SELECTs' columns, known
+			 * when they have run */
+			CHECK(q->setop || q->order[i].target < (int)q->ntargets);
+			if (q->order[i].e != NULL)
+				check_expr(q->order[i].e, 0, lits, &nlits);
+		}
+		CHECK(q->offset >= 0);
+		CHECK(q->grouped == (q->naggs > 0 || q->ngroup > 0));
+	}
 	CHECK(st->limit >= -1);
 	if (st->where != NULL) {
 		CHECK(st->kind == SQL_SELECT || st->kind == SQL_UPDATE || st->kind == SQL_DELETE);
@@ -379,6 +530,23 @@ static void check_stmt(struct sql_stmt *st)
 	}
 	check_cmp_pairs(lits, nlits);
 
+	if (st->q != NULL && st->q->nfroms > 0) {
+		/* a join: every table of FROM is the fixed table */
+		const struct sql_schema *scs[64];
+
+		for (i = 0; i < st->q->nfroms && i < 64; i++)
+			scs[i] = &schema;
+		if (st->q->nfroms > 64)
+			return;
+		rc = sql_bind_join(st, scs, err, sizeof(err), &pos);
+		if (rc != LWC_OK) {
+			CHECK(rc == LWC_ERR_SCHEMA || rc == LWC_ERR_NOMEM);
+			check_msg(err, sizeof(err));
+			return;
+		}
+		check_join(st);
+		return;
+	}
 	rc = sql_bind(st, &schema, err, sizeof(err), &pos);
 	if (rc != LWC_OK) {
 		CHECK(rc == LWC_ERR_SCHEMA || rc == LWC_ERR_NOMEM);

@@ -32,8 +32,15 @@
  * NULL, AND, OR, NOT, parentheses, literal-first comparisons, type errors),
  * ORDER BY (a unique key last, so that the order is total) with LIMIT,
  * UPDATE ... SET literals (NULL, a primary key onto an existing one or onto
- * itself), DELETE ... WHERE.  The generator steers the table sizes (a few
- * dozen rows) from the reference's affected-row counts.
+ * itself), DELETE ... WHERE, and (gen_query, about 45 % of the SELECTs)
+ * the SQL the client runs itself: expressions in the select list
+ * (arithmetic, unary minus, abs, CASE, COALESCE, NULLIF, upper, lower,
+ * length, ||, aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE, aggregates
+ * (count(*), count, min, max, sum, count(DISTINCT)) with GROUP BY and
+ * HAVING, joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries
+ * ([NOT] IN, [NOT] EXISTS, scalar, correlated EXISTS) and SELECTs without
+ * FROM.  The generator steers the table sizes (a few dozen rows) from the
+ * reference's affected-row counts.
  *
  * Rows stay within the database's record size (R = 128 bytes: 1 + per column
  * 9 bytes for a number, 3 + length for a string); unbounded TEXT values are
@@ -888,6 +895,184 @@ static void gen_select(struct stmt *s, struct gtab *t)
 	s->has_order |= order;
 }
 
+/* ---- general SELECTs: expressions, aggregates, GROUP BY, LIKE, joins,
+ * subqueries (run by the client over the rows the proxy returns) --------------- */
+
+/* A column of t of one of the kinds (mask of 1 << kind), or NULL. */
+static const struct gcol *col_of(const struct gtab *t, int mask)
+{
+	int idx[8], n = 0;
+
+	for (int i = 0; i < t->ncols; i++)
+		if (mask & (1 << t->cols[i].kind))
+			idx[n++] = i;
+	return n ? &t->cols[idx[rn(n)]] : NULL;
+}
+
+#define M_INT    (1 << K_INT)
+#define M_NUM    ((1 << K_INT) | (1 << K_BIGINT) | (1 << K_FLOAT))
+#define M_TEXT   (1 << K_TEXT)
+#define M_ANY    (M_NUM | M_TEXT)
+
+/* A value expression over t's columns (qualified with q when not NULL). */
+static void gen_expr(struct sb *b, const struct gtab *t, const char *q)
+{
+	const struct gcol *c;
+	const char *dot = q ? "." : "";
+	int r = rn(100);
+
+	q = q ? q : "";
+	if (r < 30 || !(c = col_of(t, r < 70 ? M_NUM : M_TEXT))) {
+		c = &t->cols[rn(t->ncols)];
+		sb_printf(b, "%s%s%s", q, dot, c->name);
+		return;
+	}
+	if (c->kind != K_TEXT) {
+		switch (rn(6)) {
+		case 0: sb_printf(b, "%s%s%s + %d", q, dot, c->name, rn(100)); break;
+		case 1: sb_printf(b, "%s%s%s * 2", q, dot, c->name); break;
+		case 2: sb_printf(b, "- %s%s%s", q, dot, c->name); break;
+		case 3: sb_printf(b, "abs(%s%s%s)", q, dot, c->name); break;
+		case 4: sb_printf(b, "COALESCE(%s%s%s, %d)", q, dot, c->name, rn(10)); break;
+		default:
+			sb_printf(b, "CASE WHEN %s%s%s > %d THEN 1 WHEN %s%s%s IS NULL THEN NULL ELSE 0 END",
+				  q, dot, c->name, rn(50), q, dot, c->name);
+			break;
+		}
+		return;
+	}
+	switch (rn(5)) {
+	case 0: sb_printf(b, "upper(%s%s%s)", q, dot, c->name); break;
+	case 1: sb_printf(b, "lower(%s%s%s)", q, dot, c->name); break;
+	case 2: sb_printf(b, "length(%s%s%s)", q, dot, c->name); break;
+	case 3: sb_printf(b, "%s%s%s || 'x'", q, dot, c->name); break;
+	default: sb_printf(b, "NULLIF(%s%s%s, '')", q, dot, c->name); break;
+	}
+}
+
+static void gen_like(struct sb *b, const struct gtab *t)
+{
+	static const char *const pats[] = { "%", "a%", "%a", "%a%", "_", "__%", "", "%b_", "A%" };
+	const struct gcol *c = col_of(t, M_TEXT);
+
+	if (c == NULL) {
+		gen_pred(b, t, 1);
+		return;
+	}
+	sb_printf(b, "%s %sLIKE '%s'", c->name, chance(30) ? "NOT " : "", PICK(pats));
+}
+
+static void gen_query(struct stmt *s)
+{
+	struct sb *b = &s->sql;
+	struct gtab *t = &tabs[rn(3)], *u = &tabs[rn(3)];
+	int r = rn(100);
+
+	s->kind = S_SELECT;
+	if (r < 25) {
+		/* expressions */
+		int n = 1 + rn(3);
+
+		sb_add(b, chance(15) ? "SELECT DISTINCT " : "SELECT ");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				sb_add(b, ", ");
+			gen_expr(b, t, NULL);
+			if (chance(20))
+				sb_printf(b, " AS e%d", i);
+		}
+		sb_printf(b, " FROM %s", t->name);
+		if (chance(70)) {
+			sb_add(b, " WHERE ");
+			if (chance(40))
+				gen_like(b, t);
+			else
+				gen_pred(b, t, 1);
+		}
+		if (chance(30))
+			sb_add(b, " ORDER BY 1");
+	} else if (r < 50) {
+		/* aggregates, GROUP BY, HAVING */
+		const struct gcol *g = col_of(t, M_INT | M_TEXT);
+		const struct gcol *a = col_of(t, M_INT), *m = &t->cols[rn(t->ncols)];
+		int grouped = g != NULL && chance(60);
+
+		sb_add(b, "SELECT ");
+		if (grouped)
+			sb_printf(b, "%s, ", g->name);
+		sb_printf(b, "count(*), count(%s), min(%s), max(%s)", m->name, m->name, m->name);
+		if (a != NULL)
+			sb_printf(b, ", sum(%s), count(DISTINCT %s)", a->name, a->name);
+		sb_printf(b, " FROM %s", t->name);
+		if (chance(60)) {
+			sb_add(b, " WHERE ");
+			gen_pred(b, t, 1);
+		}
+		if (grouped) {
+			sb_printf(b, " GROUP BY %s", g->name);
+			if (chance(30))
+				sb_add(b, " HAVING count(*) > 1");
+		}
+	} else if (r < 70) {
+		/* joins */
+		const struct gcol *x = col_of(t, M_NUM), *y = col_of(u, M_NUM);
+		static const char *const kinds[] = { "JOIN", "LEFT JOIN", "INNER JOIN" };
+
+		if (x == NULL || y == NULL || t == u) {
+			gen_select(s, t);
+			return;
+		}
+		sb_printf(b, "SELECT p.%s, q.%s", t->cols[rn(t->ncols)].name, u->cols[rn(u->ncols)].name);
+		if (chance(50)) {
+			sb_printf(b, " FROM %s p %s %s q ON p.%s = q.%s", t->name, PICK(kinds), u->name,
+				  x->name, y->name);
+			if (chance(50)) {
+				sb_add(b, " WHERE ");
+				gen_pred(b, t, 2);
+			}
+		} else {
+			sb_printf(b, " FROM %s p, %s q WHERE p.%s = q.%s", t->name, u->name, x->name, y->name);
+		}
+	} else if (r < 90) {
+		/* subqueries */
+		const struct gcol *x = col_of(t, M_INT), *y = col_of(u, M_INT);
+
+		if (x == NULL || y == NULL) {
+			gen_select(s, t);
+			return;
+		}
+		sb_printf(b, "SELECT * FROM %s WHERE ", t->name);
+		switch (rn(4)) {
+		case 0:
+			sb_printf(b, "%s %sIN (SELECT %s FROM %s WHERE ", x->name, chance(30) ? "NOT " : "",
+				  y->name, u->name);
+			gen_pred(b, u, 1);
+			sb_add(b, ")");
+			break;
+		case 1:
+			sb_printf(b, "%sEXISTS (SELECT 1 FROM %s WHERE ", chance(30) ? "NOT " : "", u->name);
+			gen_pred(b, u, 1);
+			sb_add(b, ")");
+			break;
+		case 2:
+			sb_printf(b, "%s > (SELECT min(%s) FROM %s)", x->name, y->name, u->name);
+			break;
+		default:
+			/* correlated */
+			sb_printf(b, "EXISTS (SELECT 1 FROM %s z WHERE z.%s = %s.%s)", u->name, y->name,
+				  t->name, x->name);
+			break;
+		}
+	} else {
+		/* no FROM; constants */
+		static const char *const consts[] = { "SELECT 1 + 1", "SELECT 7 / 2, 7 % 3, -5",
+			"SELECT 'a' || 'b', upper('x'), length('héllo')",
+			"SELECT CASE WHEN 1 > 2 THEN 'no' ELSE 'yes' END", "SELECT COALESCE(NULL, 3)",
+			"SELECT 1 / 0", "SELECT abs(-4), 5 * 2" };
+		sb_add(b, PICK(consts));
+	}
+}
+
 static void gen_update(struct stmt *s, struct gtab *t)
 {
 	struct sb *b = &s->sql;
@@ -991,6 +1176,8 @@ static void gen_stmt(struct stmt *s)
 		gen_delete(s, t);
 	else if (r < ins + 2 + del + 14)
 		gen_update(s, t);
+	else if (chance(45))
+		gen_query(s);
 	else
 		gen_select(s, t);
 	if (chance(5))
