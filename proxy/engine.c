@@ -4,6 +4,7 @@
  * pending.c, relocate.c and check.c (engine_int.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1651,6 +1652,10 @@ static int delete_unread(struct stmt *s, const struct px_state *st)
 	return LWC_OK;
 }
 
+/* commit()'s rc holds LMDB codes (0, errno values, MDB_* below -30000);
+ * this one, outside both and every LWC_ERR_*, says s->err is set. */
+#define RC_STMT_ERR INT_MIN
+
 static int commit(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -1741,7 +1746,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 		/* two CREATEs of one name planned side by side: the first wins */
 		if (px_table_find(st, ct->table.data, ct->table.len) != NULL) {
 			stmt_fail(s, LWC_ERR_EXISTS, "table already exists");
-			rc = -1;
+			rc = RC_STMT_ERR;
 			break;
 		}
 		if ((nt = calloc(1, sizeof(*nt))) == NULL) {
@@ -1879,7 +1884,7 @@ fail:
 		free(s->newt);
 		s->newt = NULL;
 	}
-	if (rc == -1)                       /* a statement error already set */
+	if (rc == RC_STMT_ERR)              /* a statement error already set */
 		return s->err;
 	{
 		const char *why;
