@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -158,10 +159,20 @@ static lwc_result *result_error(lwc_result *r, int code, int pos, const char *fm
 	return r;
 }
 
+/* Free a buffer that held plaintext, wiped first like keys (its whole
+ * allocation: rows come from several places, each with its own size). */
+static void wipe_free(void *p)
+{
+	if (p == NULL)
+		return;
+	sodium_memzero(p, malloc_usable_size(p));
+	free(p);
+}
+
 static void row_free(struct lrow *row)
 {
-	free(row->v);
-	free(row->text);
+	wipe_free(row->v);
+	wipe_free(row->text);
 	row->v = NULL;
 	row->text = NULL;
 }
@@ -196,15 +207,17 @@ static enum lwc_type ctype_to_type(enum sql_ctype t)
 	}
 }
 
-static void handle_of(const struct keys *k, const char *table, uint8_t out[CRY_TOKEN_BYTES])
+/* A table's handle: LWC_OK or the error of the derivation (never a token
+ * of zeros, which would name one table for every failure). */
+static int handle_of(const struct keys *k, const char *table, uint8_t out[CRY_TOKEN_BYTES])
 {
-	if (cry_token(out, k->tok, "", "", CRY_TAG_TEXT, table, strlen(table)) != LWC_OK)
-		memset(out, 0, CRY_TOKEN_BYTES);
+	return cry_token(out, k->tok, "", "", CRY_TAG_TEXT, table, strlen(table));
 }
 
-/* Token of a value of column c (value already of the column's type, or NULL). */
-static void value_token(const struct keys *k, const struct sql_schema *sc, size_t c,
-			const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES])
+/* Token of a value of column c (value already of the column's type, or NULL);
+ * LWC_OK or the derivation's error. */
+static int value_token(const struct keys *k, const struct sql_schema *sc, size_t c,
+		       const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES])
 {
 	uint8_t b[8];
 	int rc;
@@ -228,8 +241,7 @@ static void value_token(const struct keys *k, const struct sql_schema *sc, size_
 	default:
 		rc = cry_token(out, k->tok, sc->name, sc->cols[c].name, CRY_TAG_NULL, NULL, 0);
 	}
-	if (rc != LWC_OK)
-		memset(out, 0, CRY_TOKEN_BYTES);
+	return rc;
 }
 
 /* ---- records ---------------------------------------------------------------- */
@@ -845,6 +857,22 @@ struct tr {
 	int code;
 };
 
+/* value_token inside the predicate translation: a failure is the
+ * statement's error. */
+static int tr_token(struct tr *x, size_t c, const struct sql_value *v,
+		    uint8_t out[CRY_TOKEN_BYTES])
+{
+	int rc = value_token(x->c->k, x->sc, c, v, out);
+
+	if (rc != LWC_OK) {
+		snprintf(x->err, sizeof(x->err), "keyword token derivation failed: %s",
+			 lwc_strerror(rc));
+		x->code = LWC_ERR_CRYPTO;
+		return -1;
+	}
+	return 0;
+}
+
 /* The literal of a comparison converted to the column's type for equality:
  * 1 converted, 0 impossible (no value of the column can equal it), -1 error. */
 static int lit_for_eq(struct tr *x, const struct sql_coldef *cd, const struct sql_value *lit,
@@ -1022,7 +1050,8 @@ static int tr_nonnull(struct tr *x, int col, Lwc__Pred **p)
 
 	if (eq == NULL)
 		return -1;
-	value_token(x->c->k, x->sc, (size_t)col, &nul, ((struct pnode *)eq)->toks[0]);
+	if (tr_token(x, (size_t)col, &nul, ((struct pnode *)eq)->toks[0]) != 0)
+		return pred_free(eq), -1;
 	*p = pnot(eq);
 	return *p ? 0 : -1;
 }
@@ -1073,8 +1102,9 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 			Lwc__Pred *eq = ptok((uint32_t)col->col_index, 1);
 			if (eq == NULL)
 				return -1;
-			value_token(x->c->k, x->sc, (size_t)col->col_index, &nul,
-				    ((struct pnode *)eq)->toks[0]);
+			if (tr_token(x, (size_t)col->col_index, &nul,
+				     ((struct pnode *)eq)->toks[0]) != 0)
+				return pred_free(eq), -1;
 			if (tr_nonnull(x, col->col_index, &fa))
 				return pred_free(eq), -1;
 			*T = e->negated ? fa : eq;
@@ -1107,12 +1137,13 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 				neither = ptok((uint32_t)col->col_index, 2);
 				if (eq == NULL || neither == NULL)
 					return pred_free(eq), pred_free(neither), -1;
-				value_token(x->c->k, x->sc, (size_t)col->col_index, &v,
-					    ((struct pnode *)eq)->toks[0]);
-				value_token(x->c->k, x->sc, (size_t)col->col_index, &v,
-					    ((struct pnode *)neither)->toks[0]);
-				value_token(x->c->k, x->sc, (size_t)col->col_index, &nul,
-					    ((struct pnode *)neither)->toks[1]);
+				if (tr_token(x, (size_t)col->col_index, &v,
+					     ((struct pnode *)eq)->toks[0]) != 0 ||
+				    tr_token(x, (size_t)col->col_index, &v,
+					     ((struct pnode *)neither)->toks[0]) != 0 ||
+				    tr_token(x, (size_t)col->col_index, &nul,
+					     ((struct pnode *)neither)->toks[1]) != 0)
+					return pred_free(eq), pred_free(neither), -1;
 				neither = pnot(neither);
 			}
 			*T = e->op == SQL_EQ ? eq : neither;
@@ -1149,13 +1180,13 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 					e->list[i]->pos);
 			if (ok < 0)
 				return pred_free(in), -1;
-			if (ok > 0)
-				value_token(x->c->k, x->sc, (size_t)col->col_index, &v,
-					    ((struct pnode *)in)->toks[n++]);
+			if (ok > 0 && tr_token(x, (size_t)col->col_index, &v,
+					       ((struct pnode *)in)->toks[n++]) != 0)
+				return pred_free(in), -1;
 		}
 		/* NOT IN's FALSE side: no NULL in the list, column not NULL, not in it */
-		value_token(x->c->k, x->sc, (size_t)col->col_index, &nul,
-			    ((struct pnode *)in)->toks[n]);
+		if (tr_token(x, (size_t)col->col_index, &nul, ((struct pnode *)in)->toks[n]) != 0)
+			return pred_free(in), -1;
 		if (has_null) {
 			notin = pnew(LWC__PRED__OP__NONE);
 		} else {
@@ -1672,7 +1703,11 @@ static lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st)
 				    "database's record size of %u bytes", st->table, fixed, c->R);
 	if ((rc = schema_seal(c, &sc, &blob, &blen)) != LWC_OK)
 		return result_error(NULL, rc, -1, "%s", lwc_strerror(rc));
-	handle_of(c->k, st->table, handle);
+	if ((rc = handle_of(c->k, st->table, handle)) != LWC_OK) {
+		free(blob);
+		return result_error(NULL, LWC_ERR_CRYPTO, -1, "table handle derivation failed: %s",
+				    lwc_strerror(rc));
+	}
 	ct.table.data = handle;
 	ct.table.len = sizeof(handle);
 	ct.ncols = (uint32_t)st->ncols;
@@ -1702,7 +1737,9 @@ static lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st)
 
 		if (!st->cols[i].unique || st->cols[i].primary_key)
 			continue;
-		value_token(c->k, &sc, i, &nul, nt);
+		if ((rc = value_token(c->k, &sc, i, &nul, nt)) != LWC_OK)
+			return result_error(NULL, LWC_ERR_CRYPTO, -1,
+					    "keyword token derivation failed: %s", lwc_strerror(rc));
 		ci.table.data = handle;
 		ci.table.len = sizeof(handle);
 		ci.col = (uint32_t)i;
@@ -1726,7 +1763,8 @@ static lwc_result *exec_drop(lwc_conn *c, struct sql_stmt *st)
 	uint8_t handle[CRY_TOKEN_BYTES];
 	lwc_result *r;
 
-	handle_of(c->k, st->table, handle);
+	if (handle_of(c->k, st->table, handle) != LWC_OK)
+		return result_error(NULL, LWC_ERR_CRYPTO, -1, "table handle derivation failed");
 	dt.table.data = handle;
 	dt.table.len = sizeof(handle);
 	dt.if_exists = st->if_exists;
@@ -1773,7 +1811,8 @@ static lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 	}
 	if (col < 0)
 		return result_error(NULL, LWC_ERR_SCHEMA, -1, "an index needs a column");
-	value_token(c->k, &t->sc, (size_t)col, &nul, nt);
+	if (value_token(c->k, &t->sc, (size_t)col, &nul, nt) != LWC_OK)
+		return result_error(NULL, LWC_ERR_CRYPTO, -1, "keyword token derivation failed");
 	ci.table.data = t->handle;
 	ci.table.len = sizeof(t->handle);
 	ci.col = (uint32_t)col;
@@ -1827,7 +1866,11 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 		pr[i].n_tokens = t->sc.ncols;
 		for (size_t j = 0; j < t->sc.ncols; j++) {
 			uint8_t *tk = tokb + (i * t->sc.ncols + j) * CRY_TOKEN_BYTES;
-			value_token(c->k, &t->sc, j, &rows[i][j], tk);
+			if ((rc = value_token(c->k, &t->sc, j, &rows[i][j], tk)) != LWC_OK) {
+				r = result_error(NULL, LWC_ERR_CRYPTO, -1,
+						 "keyword token derivation failed: %s", lwc_strerror(rc));
+				goto out;
+			}
 			toks[i * t->sc.ncols + j].data = tk;
 			toks[i * t->sc.ncols + j].len = CRY_TOKEN_BYTES;
 		}
@@ -2913,9 +2956,19 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 					rows[i].n_tokens = t->sc.ncols;
 					for (size_t j = 0; j < t->sc.ncols; j++) {
 						uint8_t *tk = tokb + (i * t->sc.ncols + j) * CRY_TOKEN_BYTES;
-						value_token(c->k, &t->sc, j, &nv[j], tk);
+						if (value_token(c->k, &t->sc, j, &nv[j], tk) != LWC_OK) {
+							snprintf(err, sizeof(err),
+								 "keyword token derivation failed");
+							rc = LWC_ERR_CRYPTO;
+							break;
+						}
 						toks[i * t->sc.ncols + j].data = tk;
 						toks[i * t->sc.ncols + j].len = CRY_TOKEN_BYTES;
+					}
+					if (rc != LWC_OK) {
+						row_free(&old);
+						failing = 1;
+						break;
 					}
 					dv[i].row = &rows[i];
 				}
