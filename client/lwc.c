@@ -3261,8 +3261,13 @@ static int resolve_one(struct subq *s, struct sql_stmt *outer, struct sql_expr *
 	if ((rc = prepare_correlated(s, outer, sub)) != 0)
 		return rc < 0 ? -1 : 0;
 	r = exec_select(s->c, sub, 1);
-	if (r->status == LWC_RESULT_ERROR)
-		return subq_fail(s, r);
+	if (r->status == LWC_RESULT_ERROR) {
+		/* the error outlives the statement (and the subquery in its arena) */
+		lwc_result *er = result_error(NULL, r->errcode, r->errpos, "%s", lwc_result_error(r));
+
+		lwc_result_free(r);
+		return subq_fail(s, er);
+	}
 	if (e->kind != SQL_E_EXISTS && r->ncols != 1) {
 		lwc_result_free(r);
 		return subq_fail(s, result_error(NULL, LWC_ERR_ARG, e->pos, e->kind == SQL_E_INSUB ?

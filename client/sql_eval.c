@@ -157,8 +157,10 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 			return rc;
 		if ((p = scratch_alloc(x.len + y.len, err, errlen)) == NULL)
 			return LWC_ERR_ARG;
-		memcpy(p, x.s, x.len);
-		memcpy(p + x.len, y.s, y.len);
+		if (x.len > 0)
+			memcpy(p, x.s, x.len);
+		if (y.len > 0)
+			memcpy(p + x.len, y.s, y.len);
 		p[x.len + y.len] = '\0';
 		out->type = SQL_TEXT;
 		out->s = p;

@@ -52,7 +52,8 @@ int sql_outrow_make(const struct sql_value *v, size_t n, struct sql_outrow *out)
 	for (i = 0; i < n; i++) {
 		out->v[i] = v[i];
 		if (v[i].type == SQL_TEXT) {
-			memcpy(out->text + o, v[i].s, v[i].len);
+			if (v[i].len > 0)
+				memcpy(out->text + o, v[i].s, v[i].len);
 			out->text[o + v[i].len] = '\0';
 			out->v[i].s = out->text + o;
 			o += v[i].len + 1;
@@ -347,8 +348,10 @@ int sql_setop_run(const struct sql_stmt *st, struct sql_outrow *l, size_t nl,
 	    keyed_of(l, nl, &kl) != LWC_OK || keyed_of(r, nr, &kr) != LWC_OK)
 		goto fail;
 	if (q->setop == SQL_UNION && q->setall) {
-		memset(keepl, 1, nl);
-		memset(keepr, 1, nr);
+		if (nl > 0)
+			memset(keepl, 1, nl);
+		if (nr > 0)
+			memset(keepr, 1, nr);
 	} else if (q->setop == SQL_UNION) {
 		/* the first of each run of equal rows of both sides */
 		struct keyed *b = malloc((nl + nr ? nl + nr : 1) * sizeof(*b));
