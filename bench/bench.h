@@ -116,9 +116,8 @@ struct stats stats_of(double *v, unsigned n);
  * stderr to ours.  extra_env: "NAME=VALUE" strings or NULL.  Returns the
  * exit status (-1 when it could not run). */
 int run_cmd(char *const argv[], char *const extra_env[], char *capture, size_t caplen);
-int port_free(int port);
 /* Two consecutive free loopback ports. */
-int free_ports(struct rng *r);
+int free_ports(int n);
 
 /* ---- deployments and connections (bench_deploy.c) --------------------------- */
 
@@ -138,7 +137,7 @@ enum { RELOC_DEFAULT = -1, RELOC_OFF = 0, RELOC_ON = 1 };
  * so.  Connections must be reopened after a restart. */
 void lwc_up(int rtt, int relocate);
 void lwc_down(void);
-void pg_start(struct rng *r);
+void pg_start(void);
 void pg_stop(void);
 /* Stops both deployments and removes their directories (unless --keep). */
 void cleanup(void);

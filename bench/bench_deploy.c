@@ -97,16 +97,14 @@ void pg_stop(void)
 	pg_running = 0;
 }
 
-void pg_start(struct rng *r)
+void pg_start(void)
 {
 	for (int tries = 0; tries < 5; tries++) {
 		char port[16];
 		char *argv[] = { (char *)"sh", pg_tmp, (char *)"start", pg_dir, port, NULL };
 		char *nl;
-		int p = 20000 + (int)rng_below(r, 40000);
+		int p = free_ports(1);
 
-		if (!port_free(p))
-			continue;
 		snprintf(port, sizeof(port), "%d", p);
 		pg_running = 1;
 		if (run_cmd(argv, NULL, pg_conninfo, sizeof(pg_conninfo)) == 0) {

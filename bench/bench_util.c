@@ -315,28 +315,17 @@ int run_cmd(char *const argv[], char *const extra_env[], char *capture, size_t c
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int port_free(int port)
+/* P such that 127.0.0.1 ports P .. P+n-1 are free now: scripts/free-port,
+ * the one port picker of the project's tests and scripts. */
+int free_ports(int n)
 {
-	struct sockaddr_in a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+	char script[PATH_MAX + 32], count[16], out[64];
+	char *argv[] = { (char *)"python3", script, count, NULL };
+	int p;
 
-	if (fd < 0)
-		return 0;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons((uint16_t)port);
-	ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-	close(fd);
-	return ok;
-}
-
-int free_ports(struct rng *r)
-{
-	for (int i = 0; i < 200; i++) {
-		int p = 20000 + (int)rng_below(r, 40000);
-		if (port_free(p) && port_free(p + 1))
-			return p;
-	}
-	die("no free loopback ports");
+	snprintf(script, sizeof(script), "%s/scripts/free-port", O.root);
+	snprintf(count, sizeof(count), "%d", n);
+	if (run_cmd(argv, NULL, out, sizeof(out)) != 0 || (p = atoi(out)) <= 0)
+		die("scripts/free-port found no free loopback ports");
+	return p;
 }

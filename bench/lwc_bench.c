@@ -321,7 +321,7 @@ int main(int argc, char **argv)
 
 		snprintf(lwc_dir, sizeof(lwc_dir), "%s/lwc", work_dir);
 		snprintf(lwc_key, sizeof(lwc_key), "%s/users/admin.key", lwc_dir);
-		lwc_port = free_ports(&rng);
+		lwc_port = free_ports(2);
 		if (O.presize) {
 			/* room for every row the run inserts, so no statement pays for
 			 * growing the store: theta slots of m are ever full (48 of 64
@@ -348,7 +348,7 @@ int main(int argc, char **argv)
 		    "%llu rows move none)", deploy_status.relocation ? "on" : "off",
 		    (unsigned long long)deploy_status.stash_max,
 		    (unsigned long long)deploy_status.relocate_max);
-		pg_start(&rng);
+		pg_start();
 		c = lwc_open();
 		p = pg_open();
 		{
