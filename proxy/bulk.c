@@ -10,9 +10,10 @@
  * the new blocks hold this statement's rows (until they move: relocation
  * moves each row out of its block the first time a statement touches it).
  *
- * delete_rows() is the other bulk job of a commit: the index entries,
- * rows and positions of many deleted rows, column by column in token
- * order, a whole duplicate list at once where every row of a value goes.
+ * delete_rows() and update_rows() are the other bulk jobs of a commit: the
+ * index entries, rows and positions of many deleted or updated rows, column
+ * by column in token order (a whole duplicate list at once where every row
+ * of a value goes).
  *
  * The proxy's commit is one LMDB transaction: blocks, nblocks, rows, the
  * index entries (each column's sorted, appended when its index is empty),
@@ -371,6 +372,104 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 	}
 out:
 	free(toks);
+	free(tr);
+	return rc;
+}
+
+static int cmp_upd_row(const void *x, const void *y)
+{
+	const struct upd *a = x, *b = y;
+
+	return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* An UPDATE's commit of the index entries and rows of upds[0..n): the rows
+ * in row-id order, then column by column the old entries deleted and the
+ * new ones put, each in token order (st->mu held; upds sorted here). */
+int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct upd *upds,
+		size_t n)
+{
+	size_t nc = t->ncols;
+	uint8_t *olds = NULL;
+	uint64_t *changed = NULL;
+	struct tokrow *tr = NULL;
+	MDB_cursor *cur = NULL;
+	int rc = 0;
+
+	(void)st;
+	if (n == 0)
+		return 0;
+	qsort(upds, n, sizeof(*upds), cmp_upd_row);
+	olds = malloc(n * nc * CRY_TOKEN_BYTES);
+	changed = calloc(n, sizeof(*changed));
+	tr = malloc(n * sizeof(*tr));
+	if (olds == NULL || changed == NULL || tr == NULL) {
+		rc = ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint8_t key[8];
+		MDB_val k = { 8, key }, d;
+
+		cry_put_be64(key, upds[i].row);
+		if ((rc = mdb_get(txn, t->rows, &k, &d)) != 0)
+			break;
+		if (d.mv_size != nc * CRY_TOKEN_BYTES) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		memcpy(olds + i * nc * CRY_TOKEN_BYTES, d.mv_data, nc * CRY_TOKEN_BYTES);
+		for (size_t c = 0; c < nc; c++)
+			if (memcmp(olds + (i * nc + c) * CRY_TOKEN_BYTES,
+				   upds[i].tokens + c * CRY_TOKEN_BYTES, CRY_TOKEN_BYTES) != 0)
+				changed[i] |= (uint64_t)1 << c;
+		d.mv_size = nc * CRY_TOKEN_BYTES;
+		d.mv_data = upds[i].tokens;
+		rc = mdb_put(txn, t->rows, &k, &d, 0);
+	}
+	for (size_t c = 0; c < nc && rc == 0; c++) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (changed[i] >> c & 1) {
+				tr[m].tok = olds + (i * nc + c) * CRY_TOKEN_BYTES;
+				tr[m].row = upds[i].row;
+				m++;
+			}
+		if (m == 0)
+			continue;
+		qsort(tr, m, sizeof(*tr), cmp_tokrow);
+		if ((rc = mdb_cursor_open(txn, t->cols[c], &cur)) != 0)
+			break;
+		for (size_t i = 0; i < m && rc == 0; i++) {
+			uint8_t v[8];
+			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
+
+			cry_put_be64(v, tr[i].row);
+			if ((rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH)) == 0)
+				rc = mdb_cursor_del(cur, 0);
+		}
+		mdb_cursor_close(cur);
+		cur = NULL;
+		m = 0;
+		for (size_t i = 0; i < n; i++)
+			if (changed[i] >> c & 1) {
+				tr[m].tok = upds[i].tokens + c * CRY_TOKEN_BYTES;
+				tr[m].row = upds[i].row;
+				m++;
+			}
+		qsort(tr, m, sizeof(*tr), cmp_tokrow);
+		for (size_t i = 0; i < m && rc == 0; i++) {
+			uint8_t v[8];
+			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
+
+			cry_put_be64(v, tr[i].row);
+			rc = mdb_put(txn, t->cols[c], &k, &d, 0);
+		}
+	}
+out:
+	free(olds);
+	free(changed);
 	free(tr);
 	return rc;
 }

@@ -1594,21 +1594,6 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 
 /* ---- commit (st->mu held) ------------------------------------------------- */
 
-static int get_tokens(MDB_txn *txn, struct px_table *t, uint64_t loc, const uint8_t **tokens)
-{
-	uint8_t key[8];
-	MDB_val k = { 8, key }, d;
-	int rc;
-
-	cry_put_be64(key, loc);
-	if ((rc = mdb_get(txn, t->rows, &k, &d)) != 0)
-		return rc;
-	if (d.mv_size != t->ncols * CRY_TOKEN_BYTES)
-		return MDB_CORRUPTED;
-	*tokens = d.mv_data;
-	return 0;
-}
-
 static int idx_put(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
 {
 	uint8_t v[8];
@@ -1616,15 +1601,6 @@ static int idx_put(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
 
 	cry_put_be64(v, loc);
 	return mdb_put(txn, dbi, &k, &d, 0);
-}
-
-static int idx_del(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
-{
-	uint8_t v[8];
-	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
-
-	cry_put_be64(v, loc);
-	return mdb_del(txn, dbi, &k, &d);
 }
 
 /* An exact DELETE's rows in the blocks it did not read: their slots are
@@ -1715,26 +1691,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 		rc = delete_rows(st, txn, t, s->dels.v, s->dels.n);
 		break;
 	case ST_UPDATE:
-		for (size_t i = 0; i < s->nupds && rc == 0; i++) {
-			const uint8_t *tok;
-			uint8_t key[8], old[PX_MAX_COLS * CRY_TOKEN_BYTES];
-			MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, s->upds[i].tokens };
-
-			if ((rc = get_tokens(txn, t, s->upds[i].row, &tok)) != 0)
-				break;
-			memcpy(old, tok, t->ncols * CRY_TOKEN_BYTES);
-			for (uint32_t c = 0; c < t->ncols && rc == 0; c++) {
-				const uint8_t *nt = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
-				if (memcmp(nt, old + c * CRY_TOKEN_BYTES, CRY_TOKEN_BYTES) == 0)
-					continue;
-				rc = idx_del(txn, t->cols[c], old + c * CRY_TOKEN_BYTES, s->upds[i].row);
-				if (rc == 0)
-					rc = idx_put(txn, t->cols[c], nt, s->upds[i].row);
-			}
-			cry_put_be64(key, s->upds[i].row);
-			if (rc == 0)
-				rc = mdb_put(txn, t->rows, &k, &d, 0);
-		}
+		rc = update_rows(st, txn, t, s->upds, s->nupds);
 		/* new records of rows served from the stash */
 		for (size_t i = 0; i < s->nsrow && rc == 0; i++)
 			rc = stash_db_put(st, txn, s->srow[i], t->id, s->srec + i * st->g.S);

@@ -147,6 +147,11 @@ int bulk_insert(struct px_worker *w, struct stmt *s);
  * order (st->mu held; dels is sorted in place).  0 or an LMDB error. */
 int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t *dels,
 		size_t n);
+/* New tokens of updated rows: rows, then each changed column's old entries
+ * out and new ones in, in token order (st->mu held; upds sorted by row in
+ * place).  0 or an LMDB error. */
+int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct upd *upds,
+		size_t n);
 
 /* pending.c (st->mu held) */
 int is_null_tok(const struct px_table *t, uint32_t c, const uint8_t *tok);
