@@ -292,6 +292,57 @@ static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamm
 	return LWC_OK;
 }
 
+/*
+ * Padding: want blocks drawn uniformly without replacement among the avail
+ * blocks no other statement holds (locked[b] != 1; 2 marks this
+ * statement's own blocks that an exact DELETE lets the draw pick), locked
+ * and appended to s->ids.  LWC_ERR_NOMEM before anything is drawn.
+ */
+static int draw_padding(struct px_state *st, struct stmt *s, uint64_t want, uint64_t avail)
+{
+	uint64_t n = st->nblocks;
+
+	if (want == 0)
+		return LWC_OK;
+	if (want * 4 <= avail) {
+		/* few of many: draw and redraw on a held block */
+		for (uint64_t got = 0; got < want;) {
+			uint64_t b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
+				     : (((uint64_t)randombytes_random() << 32) |
+					randombytes_random()) % n;
+			if (st->locked[b] == 1)
+				continue;
+			st->locked[b] = 1;
+			s->ids[s->gamma++] = b;
+			got++;
+		}
+		return LWC_OK;
+	}
+	/* many of few: a partial shuffle of the candidates */
+	{
+		uint64_t *cand = malloc(avail * sizeof(uint64_t) + 1), nc = 0;
+
+		if (cand == NULL)
+			return LWC_ERR_NOMEM;
+		for (uint64_t b = 0; b < n && nc < avail; b++)
+			if (st->locked[b] != 1)
+				cand[nc++] = b;
+		for (uint64_t i = 0; i < want && i < nc; i++) {
+			uint64_t j = i + (nc - i <= UINT32_MAX
+					  ? randombytes_uniform((uint32_t)(nc - i))
+					  : randombytes_random() % (nc - i));
+			uint64_t tmp = cand[i];
+
+			cand[i] = cand[j];
+			cand[j] = tmp;
+			st->locked[cand[i]] = 1;
+			s->ids[s->gamma++] = cand[i];
+		}
+		free(cand);
+	}
+	return LWC_OK;
+}
+
 /* DELETE with an exact predicate: it needs no record, so it reads none.
  * Its k blocks are locked (their flags change at commit) and its access is
  * that of a statement matching nothing: γ(0) blocks uniformly among those
@@ -332,39 +383,10 @@ static int lock_blocks_delete(struct px_worker *w, struct stmt *s, size_t k)
 		prev = b;
 	}
 	s->gamma = 0;
-	if (gamma * 4 <= avail) {
-		while (s->gamma < gamma) {
-			uint64_t b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
-				     : (((uint64_t)randombytes_random() << 32) |
-					randombytes_random()) % n;
-			if (st->locked[b] == 1)
-				continue;
-			st->locked[b] = 1;
-			s->ids[s->gamma++] = b;
-		}
-	} else if (gamma > 0) {
-		uint64_t *cand = malloc(avail * sizeof(uint64_t)), nc = 0;
-
-		if (cand == NULL) {
-			prev = UINT64_MAX;
-			for (size_t i = 0; i < s->locs.n; i++)
-				st->locked[PX_LOC_BLOCK(s->locs.v[i])] = 0;
-			return LWC_ERR_NOMEM;
-		}
-		for (uint64_t b = 0; b < n; b++)
-			if (st->locked[b] != 1)
-				cand[nc++] = b;
-		for (uint64_t i = 0; i < gamma; i++) {
-			uint64_t j = i + (nc - i <= UINT32_MAX
-					  ? randombytes_uniform((uint32_t)(nc - i))
-					  : randombytes_random() % (nc - i));
-			uint64_t tmp = cand[i];
-			cand[i] = cand[j];
-			cand[j] = tmp;
-			st->locked[cand[i]] = 1;
-			s->ids[s->gamma++] = cand[i];
-		}
-		free(cand);
+	if (draw_padding(st, s, gamma, avail) != LWC_OK) {
+		for (size_t i = 0; i < s->locs.n; i++)
+			st->locked[PX_LOC_BLOCK(s->locs.v[i])] = 0;
+		return LWC_ERR_NOMEM;
 	}
 	/* the DELETE's blocks the access did not pick: locked, not read */
 	prev = UINT64_MAX;
@@ -439,39 +461,10 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 	}
 	s->nreal = k;
 	/* padding: uniformly among the unlocked blocks */
-	if (want > 0 && want * 4 <= avail) {
-		uint64_t got = 0;
-		while (got < want) {
-			uint64_t b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
-				     : (((uint64_t)randombytes_random() << 32) |
-					randombytes_random()) % n;
-			if (st->locked[b])
-				continue;
-			st->locked[b] = 1;
-			s->ids[s->gamma++] = b;
-			got++;
-		}
-	} else if (want > 0) {
-		uint64_t *cand = malloc(avail * sizeof(uint64_t)), nc = 0;
-		if (cand == NULL) {
-			for (size_t i = 0; i < s->gamma; i++)
-				st->locked[s->ids[i]] = 0;
-			return LWC_ERR_NOMEM;
-		}
-		for (uint64_t b = 0; b < n; b++)
-			if (!st->locked[b])
-				cand[nc++] = b;
-		for (uint64_t i = 0; i < want; i++) {
-			uint64_t j = i + (nc - i <= UINT32_MAX
-					  ? randombytes_uniform((uint32_t)(nc - i))
-					  : randombytes_random() % (nc - i));
-			uint64_t tmp = cand[i];
-			cand[i] = cand[j];
-			cand[j] = tmp;
-			st->locked[cand[i]] = 1;
-			s->ids[s->gamma++] = cand[i];
-		}
-		free(cand);
+	if (draw_padding(st, s, want, avail) != LWC_OK) {
+		for (size_t i = 0; i < s->gamma; i++)
+			st->locked[s->ids[i]] = 0;
+		return LWC_ERR_NOMEM;
 	}
 	st->nlocked += s->gamma;
 	s->locked = 1;
