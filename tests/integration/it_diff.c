@@ -228,7 +228,7 @@ static int chance(int pct)
  *         SELECT * FROM t1 WHERE id = '3 '
  *
  *   D8  (sanitizer builds only) A query with ORDER BY and no row: liblwc
- *       calls qsort(NULL, 0, ...) (client/lwc.c, materialise), which UBSan
+ *       calls qsort(NULL, 0, ...) (client/lwc_result.c, result_materialise), which UBSan
  *       reports ("null pointer passed as argument 1") and make asan aborts
  *       on.  Under a sanitizer such a query (known from the reference's empty
  *       answer) is not sent to LWC.

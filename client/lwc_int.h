@@ -1,0 +1,157 @@
+/*
+ * lwc_int.h - what the parts of liblwc (lwc*.c) share: the connection, the
+ * table catalog, results, and the functions one part calls in another.
+ */
+#ifndef LWC_INT_H
+#define LWC_INT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chan.h"
+#include "cry.h"
+#include "lwc.h"
+#include "lwc.pb-c.h"
+#include "sql.h"
+#include "userkey.h"
+
+#define TIMEOUT_MS        120000
+#define INSERT_FRAME_MAX  (48u << 20)    /* one Insert message (atomic)       */
+#define RESP_MAX          WIRE_FRAME_MAX
+#define SCHEMA_AAD        "lwc-schema"
+
+struct ltable {
+	struct sql_schema sc;
+	uint8_t handle[CRY_TOKEN_BYTES];
+	uint64_t unique;
+	struct ltable *next;
+};
+
+struct keys {
+	uint8_t tok[CRY_KEY_BYTES];
+	uint8_t rec[CRY_KEY_BYTES];
+};
+
+struct lwc_conn {
+	int fd;
+	struct chan *chan;
+	char user[USERKEY_NAME_MAX + 1];
+	struct keys *k;                  /* sodium_malloc'ed                 */
+	uint32_t R, S;
+	uint64_t seq;
+	int broken;
+	struct ltable *tables;
+	int catalog_loaded;
+	lwc_result *open;                /* a streaming result in progress   */
+	volatile sig_atomic_t *cancel;   /* lwc_set_cancel_flag              */
+};
+
+/* A decoded row: values point into text (owned). */
+struct lrow {
+	struct sql_value *v;
+	char *text;
+};
+
+struct lwc_result {
+	enum lwc_result_status status;
+	char *errmsg;
+	int errpos, errcode;
+	char tag[64];
+	uint64_t count;
+
+	/* query */
+	lwc_conn *conn;                  /* set while streaming              */
+	uint64_t seq;
+	struct ltable *t;                /* the table (copy of its schema)   */
+	struct sql_schema sc;            /* copy owned by the result         */
+	struct sql_stmt *stmt;           /* owned                            */
+	int filter;                      /* residual WHERE on candidates     */
+	int ncols;
+	char (*colname)[SQL_NAME_MAX + 1];
+	enum lwc_type *coltype;
+	int *colsrc;                     /* projection: source column        */
+	int count_only;
+	int64_t limit;
+	/* stream state */
+	Lwc__ProxyResponse *chunk;       /* current Rows chunk               */
+	size_t chunk_pos;
+	int stream_done;
+	/* materialised rows (ORDER BY, COUNT(*)) */
+	struct lrow *rows;
+	size_t nrows, caprows, pos;
+	int materialised;
+	/* the first row, read by lwc_exec so errors show at once */
+	struct lrow peek;
+	int have_peek;
+	/* current row */
+	struct lrow cur;
+	int have_cur;
+	uint64_t returned;
+	char (*numbuf)[64];              /* per column: text of numbers      */
+};
+
+
+/* lwc_record.c */
+lwc_result *result_error(lwc_result *r, int code, int pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void row_free(struct lrow *row);
+void schema_free(struct sql_schema *sc);
+int schema_copy(struct sql_schema *dst, const struct sql_schema *src);
+enum lwc_type ctype_to_type(enum sql_ctype t);
+int table_handle(const struct keys *k, const char *table, uint8_t out[CRY_TOKEN_BYTES]);
+int value_token(const struct keys *k, const struct sql_schema *sc, size_t c,
+		       const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES]);
+int record_seal(lwc_conn *c, const struct sql_schema *sc, const struct sql_value *v,
+		    uint8_t *out, char *err, size_t errlen);
+int record_open(lwc_conn *c, const struct sql_schema *sc, const uint8_t *ct, size_t len,
+		    struct lrow *row);
+int schema_seal(lwc_conn *c, const struct sql_schema *sc, uint8_t **out, size_t *len);
+int schema_open(lwc_conn *c, const uint8_t *blob, size_t len, struct ltable *t);
+
+/* lwc_conn.c */
+void conn_break(lwc_conn *c);
+int conn_send(lwc_conn *c, Lwc__ProxyRequest *req);
+int conn_recv(lwc_conn *c, uint64_t seq, Lwc__ProxyResponse **out);
+const char *conn_lost_msg(int rc);
+lwc_result *conn_error_result(lwc_conn *c, lwc_result *r, const Lwc__Error *e);
+lwc_result *conn_call(lwc_conn *c, Lwc__ProxyRequest *req, uint64_t *count);
+int catalog_load(lwc_conn *c, char *err, size_t errlen);
+struct ltable *catalog_find(lwc_conn *c, const char *name, int refresh);
+
+/* lwc_where.c */
+void pred_free(Lwc__Pred *p);
+int where_translate(lwc_conn *c, const struct sql_schema *sc, struct sql_expr *where,
+		     Lwc__Pred **out, int *exact, char *err, size_t errlen, int *errpos, int *code);
+
+/* lwc_result.c */
+extern lwc_result nomem_result;         /* returned when there is no memory */
+lwc_result *result_new(void);
+void result_drain(lwc_result *r);
+int result_stream_next(lwc_result *r, struct lrow *row);
+int result_materialise(lwc_result *r);
+const struct sql_value *result_cur_value(const lwc_result *r, int col);
+
+/* lwc_write.c */
+lwc_result *result_command(const char *tag, uint64_t count);
+lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st);
+lwc_result *exec_drop(lwc_conn *c, struct sql_stmt *st);
+lwc_result *error_no_table(const char *name, int pos);
+lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st);
+lwc_result *unique_error(lwc_result *r, const struct ltable *t, size_t off);
+lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st);
+
+/* lwc_select.c */
+lwc_result *fetch_rows(lwc_conn *c, struct sql_stmt *owner, struct ltable *t,
+			      struct sql_expr *cond);
+lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt);
+
+/* lwc_modify.c */
+lwc_result *exec_update_delete(lwc_conn *c, struct sql_stmt *st);
+
+/* lwc_subquery.c */
+lwc_result *resolve_subqueries(lwc_conn *c, struct sql_stmt *st);
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * lwc_modify.c - liblwc: UPDATE and DELETE (interactive: the proxy sends
+ * candidates, the library decides).
+ */
+#include <string.h>
+
+#include <sodium.h>
+
+#include "sql_int.h"
+#include "lwc_int.h"
+
+/* The new values of a row: each SET value computed on the old row, then
+ * converted to its column's type (PostgreSQL's assignment rules). */
+static int apply_sets(const struct ltable *t, const struct sql_stmt *st,
+		      const struct sql_value *old, struct sql_value *nv, char *text, size_t textlen,
+		      char *err, size_t errlen)
+{
+	size_t tl = 0;
+	/* text that functions make (lower, ||, CAST) lives in an arena for this
+	 * row and is copied into text */
+	struct arena *scratch = sql_arena_new(), *outer = sql_eval_get_scratch();
+	int rc = LWC_OK;
+
+	if (scratch == NULL)
+		return LWC_ERR_NOMEM;
+	sql_eval_set_scratch(scratch);
+	memcpy(nv, old, t->sc.ncols * sizeof(*nv));
+	for (size_t i = 0; i < st->nsets && rc == LWC_OK; i++) {
+		const struct sql_set *s = &st->sets[i];
+		struct sql_value v, out;
+
+		if ((rc = sql_eval_value(s->value, old, &v, err, errlen)) != LWC_OK)
+			break;
+		if (textlen - tl < SQL_NUM_TEXT_MAX + 1) {
+			rc = LWC_ERR_NOMEM;
+			break;
+		}
+		rc = sql_coerce(&t->sc.cols[s->col_index], &v, &out, text + tl, textlen - tl,
+				err, errlen);
+		if (rc != LWC_OK)
+			break;
+		if (out.type == SQL_TEXT && out.s != text + tl) {
+			if (textlen - tl < out.len + 1) {
+				lwc_errf(err, errlen, "row too large");
+				rc = LWC_ERR_ARG;
+				break;
+			}
+			memmove(text + tl, out.s, out.len);
+			text[tl + out.len] = '\0';
+			out.s = text + tl;
+		}
+		if (out.type == SQL_TEXT)
+			tl += out.len + 1;
+		nv[s->col_index] = out;
+	}
+	sql_eval_set_scratch(outer);
+	sql_arena_destroy(scratch);
+	return rc;
+}
+
+/* UPDATE, or DELETE with residual predicates: answer Candidates chunks. */
+static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *st,
+			       Lwc__ProxyRequest *req, int update, const char *verb)
+{
+	Lwc__ProxyResponse *resp = NULL;
+	lwc_result *r = NULL;
+	char err[512] = "";
+	uint64_t seq;
+	int rc, failing = 0;
+
+	req->seq = seq = ++c->seq;
+	if ((rc = conn_send(c, req)) != LWC_OK)
+		return result_error(NULL, rc, -1, "connection to the proxy lost: %s", conn_lost_msg(rc));
+	for (;;) {
+		Lwc__ProxyRequest dr = LWC__PROXY_REQUEST__INIT;
+		Lwc__Decisions ds = LWC__DECISIONS__INIT;
+		Lwc__Decision *dv = NULL, **dp = NULL;
+		Lwc__Row *rows = NULL;
+		ProtobufCBinaryData *toks = NULL;
+		uint8_t *recs = NULL, *tokb = NULL;
+		size_t n;
+
+		if ((rc = conn_recv(c, seq, &resp)) != LWC_OK)
+			return result_error(r, rc, -1, "connection to the proxy lost: %s",
+					    conn_lost_msg(rc));
+		if (resp->result_case == LWC__PROXY_RESPONSE__RESULT_DONE) {
+			char tag[64];
+			uint64_t cnt = resp->done->count;
+			lwc__proxy_response__free_unpacked(resp, NULL);
+			if (r)
+				return r;
+			snprintf(tag, sizeof(tag), "%s %llu", verb, (unsigned long long)cnt);
+			return result_command(tag, cnt);
+		}
+		if (resp->result_case == LWC__PROXY_RESPONSE__RESULT_ERROR) {
+			if (r == NULL) {
+				r = conn_error_result(c, NULL, resp->error);
+				if (r->errcode == LWC_ERR_UNIQUE)
+					unique_error(r, t, 0);
+			}
+			lwc__proxy_response__free_unpacked(resp, NULL);
+			return r;
+		}
+		if (resp->result_case != LWC__PROXY_RESPONSE__RESULT_CANDIDATES) {
+			lwc__proxy_response__free_unpacked(resp, NULL);
+			conn_break(c);
+			return result_error(r, LWC_ERR_PROTO, -1, "unexpected answer from the proxy");
+		}
+		n = resp->candidates->n_records;
+		if (c->cancel && *c->cancel && !failing) {
+			/* abort: the proxy writes none of the statement */
+			failing = 1;
+			snprintf(err, sizeof(err), "canceling statement due to user request");
+		}
+		dv = calloc(n + 1, sizeof(*dv));
+		dp = calloc(n + 1, sizeof(*dp));
+		rows = calloc(n + 1, sizeof(*rows));
+		toks = calloc(n * t->sc.ncols + 1, sizeof(*toks));
+		recs = malloc(n * c->S + 1);
+		tokb = malloc(n * t->sc.ncols * CRY_TOKEN_BYTES + 1);
+		if (!dv || !dp || !rows || !toks || !recs || !tokb) {
+			failing = 1;
+			snprintf(err, sizeof(err), "out of memory");
+		}
+		for (size_t i = 0; i < n && !failing; i++) {
+			struct lrow old;
+			const ProtobufCBinaryData *rec = &resp->candidates->records[i];
+
+			lwc__decision__init(&dv[i]);
+			dp[i] = &dv[i];
+			rc = record_open(c, &t->sc, rec->data, rec->len, &old);
+			if (rc != LWC_OK) {
+				failing = 1;
+				snprintf(err, sizeof(err), "a record of table %s does not decrypt under "
+					 "this key", t->sc.name);
+				break;
+			}
+			enum sql_tv tv = SQL_TRUE;
+			if (st->where &&
+			    sql_eval_checked(st->where, old.v, &tv, err, sizeof(err)) != LWC_OK) {
+				row_free(&old);
+				failing = 1;
+				break;
+			}
+			if (tv == SQL_TRUE) {
+				dv[i].change = 1;
+				if (update) {
+					struct sql_value nv[64];
+					char text[8192];
+
+					lwc__row__init(&rows[i]);
+					rc = apply_sets(t, st, old.v, nv, text, sizeof(text), err,
+							sizeof(err));
+					if (rc == LWC_OK)
+						rc = record_seal(c, &t->sc, nv, recs + i * c->S, err,
+							      sizeof(err));
+					if (rc != LWC_OK) {
+						row_free(&old);
+						failing = 1;
+						break;
+					}
+					rows[i].record.data = recs + i * c->S;
+					rows[i].record.len = c->S;
+					rows[i].tokens = toks + i * t->sc.ncols;
+					rows[i].n_tokens = t->sc.ncols;
+					for (size_t j = 0; j < t->sc.ncols; j++) {
+						uint8_t *tk = tokb + (i * t->sc.ncols + j) * CRY_TOKEN_BYTES;
+						if (value_token(c->k, &t->sc, j, &nv[j], tk) != LWC_OK) {
+							snprintf(err, sizeof(err),
+								 "keyword token derivation failed");
+							rc = LWC_ERR_CRYPTO;
+							break;
+						}
+						toks[i * t->sc.ncols + j].data = tk;
+						toks[i * t->sc.ncols + j].len = CRY_TOKEN_BYTES;
+					}
+					if (rc != LWC_OK) {
+						row_free(&old);
+						failing = 1;
+						break;
+					}
+					dv[i].row = &rows[i];
+				}
+			}
+			row_free(&old);
+		}
+		lwc__proxy_response__free_unpacked(resp, NULL);
+		resp = NULL;
+		dr.seq = seq;
+		dr.op_case = LWC__PROXY_REQUEST__OP_DECISIONS;
+		dr.decisions = &ds;
+		if (failing) {
+			ds.abort = 1;
+			ds.reason = err;
+			if (r == NULL)
+				r = result_error(NULL, LWC_ERR_ABORTED, -1, "%s", err);
+		} else {
+			ds.d = dp;
+			ds.n_d = n;
+		}
+		rc = conn_send(c, &dr);
+		free(dv);
+		free(dp);
+		free(rows);
+		free(toks);
+		if (recs)
+			sodium_memzero(recs, n * c->S);
+		free(recs);
+		free(tokb);
+		if (rc != LWC_OK)
+			return result_error(r, rc, -1, "connection to the proxy lost: %s",
+					    conn_lost_msg(rc));
+	}
+}
+
+lwc_result *exec_update_delete(lwc_conn *c, struct sql_stmt *st)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__Update up = LWC__UPDATE__INIT;
+	Lwc__Delete del = LWC__DELETE__INIT;
+	struct ltable *t = catalog_find(c, st->table, 1);
+	struct sql_schema sc;
+	char err[512];
+	Lwc__Pred *pred = NULL;
+	lwc_result *r;
+	int exact, errpos = -1, code = LWC_ERR_SCHEMA, rc;
+
+	if (t == NULL)
+		return error_no_table(st->table, st->table_pos);
+	if (schema_copy(&sc, &t->sc) != LWC_OK)
+		return &nomem_result;
+	rc = sql_bind(st, &sc, err, sizeof(err), &errpos);
+	schema_free(&sc);
+	if (rc != LWC_OK)
+		return result_error(NULL, LWC_ERR_SCHEMA, errpos, "%s", err);
+	if (st->kind == SQL_UPDATE && t->sc.ncols > 64)
+		return result_error(NULL, LWC_ERR_SCHEMA, -1, "too many columns");
+	/* SET literals are converted once, before any row: a bad one fails the
+	 * statement even when no row matches (as in PostgreSQL) */
+	for (size_t i = 0; st->kind == SQL_UPDATE && i < st->nsets; i++) {
+		const struct sql_set *s = &st->sets[i];
+		struct sql_value out;
+		char buf[SQL_NUM_TEXT_MAX + 8];
+
+		if (s->value->kind != SQL_E_LIT)
+			continue;
+		if ((rc = sql_coerce(&t->sc.cols[s->col_index], &s->value->lit, &out, buf,
+				     sizeof(buf), err, sizeof(err))) != LWC_OK)
+			return result_error(NULL, rc, s->value->pos, "%s", err);
+	}
+	if ((rc = where_translate(c, &t->sc, st->where, &pred, &exact, err, sizeof(err), &errpos,
+			    &code)) != LWC_OK)
+		return result_error(NULL, code, errpos, "%s", err);
+	if (st->kind == SQL_UPDATE) {
+		up.table.data = t->handle;
+		up.table.len = sizeof(t->handle);
+		up.where = pred;
+		up.candidates = !exact;
+		req.op_case = LWC__PROXY_REQUEST__OP_UPDATE;
+		req.update = &up;
+		r = interactive(c, t, st, &req, 1, "UPDATE");
+	} else {
+		del.table.data = t->handle;
+		del.table.len = sizeof(t->handle);
+		del.where = pred;
+		del.candidates = !exact;
+		req.op_case = LWC__PROXY_REQUEST__OP_DELETE;
+		req.delete_ = &del;
+		if (exact) {
+			uint64_t cnt = 0;
+			char tag[64];
+			r = conn_call(c, &req, &cnt);
+			if (r == NULL) {
+				snprintf(tag, sizeof(tag), "DELETE %llu", (unsigned long long)cnt);
+				r = result_command(tag, cnt);
+			}
+		} else {
+			r = interactive(c, t, st, &req, 0, "DELETE");
+		}
+	}
+	pred_free(pred);
+	return r;
+}

@@ -1,0 +1,489 @@
+/*
+ * lwc_write.c - liblwc: CREATE TABLE, DROP TABLE, CREATE INDEX and INSERT.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "lwc_int.h"
+
+/* ---- statements ------------------------------------------------------------------ */
+
+lwc_result *result_command(const char *tag, uint64_t count)
+{
+	lwc_result *r = result_new();
+
+	if (r == NULL)
+		return &nomem_result;
+	r->status = LWC_RESULT_COMMAND;
+	snprintf(r->tag, sizeof(r->tag), "%s", tag);
+	r->count = count;
+	return r;
+}
+
+lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__CreateTable ct = LWC__CREATE_TABLE__INIT;
+	struct sql_schema sc;
+	uint8_t handle[CRY_TOKEN_BYTES], *blob = NULL;
+	size_t blen = 0, fixed = 1;
+	lwc_result *r;
+	int rc;
+
+	if (catalog_find(c, st->table, 1) != NULL && !st->if_not_exists)
+		return result_error(NULL, LWC_ERR_EXISTS, st->table_pos,
+				    "relation \"%s\" already exists", st->table);
+	if (st->ncols > 64)
+		return result_error(NULL, LWC_ERR_SCHEMA, st->table_pos,
+				    "a table has at most 64 columns");
+	memset(&sc, 0, sizeof(sc));
+	snprintf(sc.name, sizeof(sc.name), "%s", st->table);
+	sc.ncols = st->ncols;
+	sc.cols = st->cols;
+	sc.pk = -1;
+	for (size_t i = 0; i < st->ncols; i++) {
+		if (st->cols[i].primary_key)
+			sc.pk = (int)i;
+		fixed += 1 + (st->cols[i].type == SQL_CT_TEXT ? 2 + st->cols[i].max_len : 8);
+	}
+	if (fixed > c->R)
+		return result_error(NULL, LWC_ERR_TOO_BIG, st->table_pos,
+				    "rows of table \"%s\" can take %zu bytes, more than the "
+				    "database's record size of %u bytes", st->table, fixed, c->R);
+	if ((rc = schema_seal(c, &sc, &blob, &blen)) != LWC_OK)
+		return result_error(NULL, rc, -1, "%s", lwc_strerror(rc));
+	if ((rc = table_handle(c->k, st->table, handle)) != LWC_OK) {
+		free(blob);
+		return result_error(NULL, LWC_ERR_CRYPTO, -1, "table handle derivation failed: %s",
+				    lwc_strerror(rc));
+	}
+	ct.table.data = handle;
+	ct.table.len = sizeof(handle);
+	ct.ncols = (uint32_t)st->ncols;
+	ct.pk_col = sc.pk;
+	ct.schema.data = blob;
+	ct.schema.len = blen;
+	ct.if_not_exists = st->if_not_exists;
+	req.op_case = LWC__PROXY_REQUEST__OP_CREATE_TABLE;
+	req.create_table = &ct;
+	r = conn_call(c, &req, NULL);
+	free(blob);
+	if (r) {
+		if (r->errcode == LWC_ERR_EXISTS) {
+			free(r->errmsg);
+			r->errmsg = NULL;
+			return result_error(r, LWC_ERR_EXISTS, st->table_pos,
+					    "relation \"%s\" already exists", st->table);
+		}
+		return r;
+	}
+	c->catalog_loaded = 0;
+	/* UNIQUE column constraints: unique indexes with the NULL exemption */
+	for (size_t i = 0; i < st->ncols; i++) {
+		Lwc__CreateIndex ci = LWC__CREATE_INDEX__INIT;
+		struct sql_value nul = { .type = SQL_NULL };
+		uint8_t nt[CRY_TOKEN_BYTES];
+
+		if (!st->cols[i].unique || st->cols[i].primary_key)
+			continue;
+		if ((rc = value_token(c->k, &sc, i, &nul, nt)) != LWC_OK)
+			return result_error(NULL, LWC_ERR_CRYPTO, -1,
+					    "keyword token derivation failed: %s", lwc_strerror(rc));
+		ci.table.data = handle;
+		ci.table.len = sizeof(handle);
+		ci.col = (uint32_t)i;
+		ci.unique = 1;
+		ci.null_token.data = nt;
+		ci.null_token.len = sizeof(nt);
+		memset(&req, 0, sizeof(req));
+		lwc__proxy_request__init(&req);
+		req.op_case = LWC__PROXY_REQUEST__OP_CREATE_INDEX;
+		req.create_index = &ci;
+		if ((r = conn_call(c, &req, NULL)) != NULL)
+			return r;
+	}
+	return result_command("CREATE TABLE", 0);
+}
+
+lwc_result *exec_drop(lwc_conn *c, struct sql_stmt *st)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__DropTable dt = LWC__DROP_TABLE__INIT;
+	uint8_t handle[CRY_TOKEN_BYTES];
+	lwc_result *r;
+
+	if (table_handle(c->k, st->table, handle) != LWC_OK)
+		return result_error(NULL, LWC_ERR_CRYPTO, -1, "table handle derivation failed");
+	dt.table.data = handle;
+	dt.table.len = sizeof(handle);
+	dt.if_exists = st->if_exists;
+	req.op_case = LWC__PROXY_REQUEST__OP_DROP_TABLE;
+	req.drop_table = &dt;
+	r = conn_call(c, &req, NULL);
+	c->catalog_loaded = 0;
+	if (r && r->errcode == LWC_ERR_NO_TABLE) {
+		free(r->errmsg);
+		r->errmsg = NULL;
+		return result_error(r, LWC_ERR_NO_TABLE, st->table_pos,
+				    "table \"%s\" does not exist", st->table);
+	}
+	return r ? r : result_command("DROP TABLE", 0);
+}
+
+lwc_result *error_no_table(const char *name, int pos)
+{
+	return result_error(NULL, LWC_ERR_NO_TABLE, pos, "relation \"%s\" does not exist", name);
+}
+
+lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__CreateIndex ci = LWC__CREATE_INDEX__INIT;
+	struct ltable *t = catalog_find(c, st->table, 1);
+	struct sql_value nul = { .type = SQL_NULL };
+	uint8_t nt[CRY_TOKEN_BYTES];
+	int col = -1;
+	lwc_result *r;
+
+	if (t == NULL)
+		return error_no_table(st->table, st->table_pos);
+	for (size_t i = 0; i < st->nindex_cols; i++) {
+		int found = -1;
+		for (size_t j = 0; j < t->sc.ncols; j++)
+			if (strcmp(t->sc.cols[j].name, st->index_cols[i]) == 0)
+				found = (int)j;
+		if (found < 0)
+			return result_error(NULL, LWC_ERR_SCHEMA, -1, "column \"%s\" does not exist",
+					    st->index_cols[i]);
+		if (col < 0)
+			col = found;
+	}
+	if (col < 0)
+		return result_error(NULL, LWC_ERR_SCHEMA, -1, "an index needs a column");
+	if (value_token(c->k, &t->sc, (size_t)col, &nul, nt) != LWC_OK)
+		return result_error(NULL, LWC_ERR_CRYPTO, -1, "keyword token derivation failed");
+	ci.table.data = t->handle;
+	ci.table.len = sizeof(t->handle);
+	ci.col = (uint32_t)col;
+	/* every column is indexed already; a one-column UNIQUE index is enforced
+	 * by the proxy, a composite one is accepted as an index only */
+	ci.unique = st->unique && st->nindex_cols == 1;
+	ci.null_token.data = nt;
+	ci.null_token.len = sizeof(nt);
+	req.op_case = LWC__PROXY_REQUEST__OP_CREATE_INDEX;
+	req.create_index = &ci;
+	r = conn_call(c, &req, NULL);
+	if (r && r->errcode == LWC_ERR_UNIQUE) {
+		free(r->errmsg);
+		r->errmsg = NULL;
+		return result_error(r, LWC_ERR_UNIQUE, -1, "could not create unique index \"%s\": "
+				    "key values are duplicated in column \"%s\"", st->index,
+				    t->sc.cols[col].name);
+	}
+	if (r == NULL && ci.unique)
+		t->unique |= (uint64_t)1 << col;
+	return r ? r : result_command("CREATE INDEX", 0);
+}
+
+/* Build and send one Insert of rows[0..n) (values per row, in column order). */
+static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *const *rows,
+			       size_t n, uint64_t *count)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__Insert ins = LWC__INSERT__INIT;
+	Lwc__Row *pr = calloc(n ? n : 1, sizeof(*pr)), **pp = calloc(n ? n : 1, sizeof(*pp));
+	ProtobufCBinaryData *toks = calloc(n * t->sc.ncols + 1, sizeof(*toks));
+	uint8_t *recs = malloc(n * c->S + 1), *tokb = malloc(n * t->sc.ncols * CRY_TOKEN_BYTES + 1);
+	char err[256];
+	lwc_result *r = NULL;
+
+	if (!pr || !pp || !toks || !recs || !tokb) {
+		r = result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+		lwc__row__init(&pr[i]);
+		if ((rc = record_seal(c, &t->sc, rows[i], recs + i * c->S, err, sizeof(err))) !=
+		    LWC_OK) {
+			r = result_error(NULL, rc, -1, "%s", err);
+			goto out;
+		}
+		pr[i].record.data = recs + i * c->S;
+		pr[i].record.len = c->S;
+		pr[i].tokens = toks + i * t->sc.ncols;
+		pr[i].n_tokens = t->sc.ncols;
+		for (size_t j = 0; j < t->sc.ncols; j++) {
+			uint8_t *tk = tokb + (i * t->sc.ncols + j) * CRY_TOKEN_BYTES;
+			if ((rc = value_token(c->k, &t->sc, j, &rows[i][j], tk)) != LWC_OK) {
+				r = result_error(NULL, LWC_ERR_CRYPTO, -1,
+						 "keyword token derivation failed: %s", lwc_strerror(rc));
+				goto out;
+			}
+			toks[i * t->sc.ncols + j].data = tk;
+			toks[i * t->sc.ncols + j].len = CRY_TOKEN_BYTES;
+		}
+		pp[i] = &pr[i];
+	}
+	ins.table.data = t->handle;
+	ins.table.len = sizeof(t->handle);
+	ins.rows = pp;
+	ins.n_rows = n;
+	req.op_case = LWC__PROXY_REQUEST__OP_INSERT;
+	req.insert = &ins;
+	r = conn_call(c, &req, count);
+out:
+	free(pr);
+	free(pp);
+	free(toks);
+	if (recs)
+		sodium_memzero(recs, n * c->S);
+	free(recs);
+	free(tokb);
+	return r;
+}
+
+/* The proxy's "duplicate key value (row R, column N) ..." in the user's
+ * terms: the column's name, and the rows counted from 1 in the whole INSERT
+ * (its first row is row off + 1 of what the proxy saw), so a \copy can name
+ * the input line. */
+lwc_result *unique_error(lwc_result *r, const struct ltable *t, size_t off)
+{
+	const char *m = r->errmsg ? r->errmsg : "";
+	const char *p = strstr(m, "column ");
+	char msg[512], rows[96] = "";
+	size_t a, b;
+	const char *q;
+
+	if ((q = strstr(m, "in rows ")) != NULL && sscanf(q, "in rows %zu and %zu", &a, &b) == 2)
+		snprintf(rows, sizeof(rows), " (rows %zu and %zu of the INSERT)", a + off, b + off);
+	else if ((q = strstr(m, "(row ")) != NULL && sscanf(q, "(row %zu", &a) == 1)
+		snprintf(rows, sizeof(rows), " (row %zu of the INSERT)", a + off);
+	if (p) {
+		unsigned col = (unsigned)strtoul(p + 7, NULL, 10);
+		if (col >= 1 && col <= t->sc.ncols) {
+			snprintf(msg, sizeof(msg), "duplicate key value violates unique constraint "
+				 "on column \"%s\" of table \"%s\"%s", t->sc.cols[col - 1].name,
+				 t->sc.name, rows);
+			free(r->errmsg);
+			r->errmsg = strdup(msg);
+		}
+	}
+	return r;
+}
+
+/* Rows of an INSERT, converted to the table's types. */
+struct rowbuf {
+	struct sql_value **rows;
+	char **texts;
+	size_t n, cap;
+};
+
+static void rowbuf_free(struct rowbuf *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->rows[i]);
+		free(b->texts[i]);
+	}
+	free(b->rows);
+	free(b->texts);
+	memset(b, 0, sizeof(*b));
+}
+
+/* *bad: the index in in[] of the value refused, -1 for the row as a whole. */
+static int rowbuf_add(struct rowbuf *b, const struct ltable *t, const struct sql_value *in,
+		      const int *target, size_t nin, char *err, size_t errlen, int *bad)
+{
+	struct sql_value *row;
+	char *text;
+	size_t tl = 0, cap = 0;
+
+	*bad = -1;
+	if (b->n == b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 64;
+		void *p1 = realloc(b->rows, nc * sizeof(*b->rows));
+		void *p2 = p1 ? realloc(b->texts, nc * sizeof(*b->texts)) : NULL;
+		if (p1)
+			b->rows = p1;
+		if (p2 == NULL)
+			return LWC_ERR_NOMEM;
+		b->texts = p2;
+		b->cap = nc;
+	}
+	for (size_t i = 0; i < nin; i++)
+		if (in[i].type == SQL_TEXT)
+			cap += in[i].len + 1;
+		else
+			cap += SQL_NUM_TEXT_MAX + 8;
+	row = calloc(t->sc.ncols, sizeof(*row));
+	text = malloc(cap + 1);
+	if (row == NULL || text == NULL) {
+		free(row);
+		free(text);
+		return LWC_ERR_NOMEM;
+	}
+	for (size_t j = 0; j < t->sc.ncols; j++)
+		row[j].type = SQL_NULL;
+	for (size_t i = 0; i < nin; i++) {
+		int col = target ? target[i] : (int)i;
+		int rc = sql_coerce(&t->sc.cols[col], &in[i], &row[col], text + tl, cap + 1 - tl,
+				    err, errlen);
+		if (rc != LWC_OK) {
+			free(row);
+			free(text);
+			*bad = (int)i;
+			return rc;
+		}
+		if (row[col].type == SQL_TEXT) {
+			/* own the bytes: the input may be a row that is freed next */
+			if (row[col].s != text + tl)
+				memmove(text + tl, row[col].s, row[col].len);
+			text[tl + row[col].len] = '\0';
+			row[col].s = text + tl;
+			tl += row[col].len + 1;
+		} else if (row[col].type == SQL_FLOAT && row[col].f == 0.0) {
+			row[col].f = 0.0;          /* -0 is 0 */
+		}
+	}
+	/* columns not given are NULL: NOT NULL and the primary key refuse it */
+	for (size_t j = 0; j < t->sc.ncols; j++)
+		if (row[j].type == SQL_NULL && (t->sc.cols[j].not_null || t->sc.cols[j].primary_key)) {
+			lwc_errf(err, errlen, "null value in column \"%s\" of relation \"%s\" "
+				 "violates not-null constraint", t->sc.cols[j].name, t->sc.name);
+			for (size_t i = 0; i < nin; i++)
+				if ((target ? (size_t)target[i] : i) == j)
+					*bad = (int)i;
+			free(row);
+			free(text);
+			return LWC_ERR_SCHEMA;
+		}
+	b->rows[b->n] = row;
+	b->texts[b->n] = text;
+	b->n++;
+	return LWC_OK;
+}
+
+static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
+{
+	uint64_t total = 0, cnt = 0;
+	size_t per = INSERT_FRAME_MAX / (c->S + t->sc.ncols * (CRY_TOKEN_BYTES + 4) + 16);
+	lwc_result *r;
+	char tag[64];
+
+	if (per == 0)
+		per = 1;
+	for (size_t off = 0; off < b->n || (b->n == 0 && off == 0); off += per) {
+		size_t n = b->n - off < per ? b->n - off : per;
+		if ((r = send_insert(c, t, (struct sql_value *const *)b->rows + off, n, &cnt)) != NULL)
+			return r->errcode == LWC_ERR_UNIQUE ? unique_error(r, t, off) : r;
+		total += cnt;
+		if (b->n == 0)
+			break;
+	}
+	snprintf(tag, sizeof(tag), "INSERT 0 %llu", (unsigned long long)total);
+	return result_command(tag, total);
+}
+
+
+lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
+{
+	struct ltable *t = catalog_find(c, st->table, 1);
+	struct sql_schema sc;
+	struct rowbuf b = { 0 };
+	int target[64];
+	char err[1024];
+	lwc_result *r;
+	int rc, errpos = -1;
+
+	if (t == NULL)
+		return error_no_table(st->table, st->table_pos);
+	if (schema_copy(&sc, &t->sc) != LWC_OK)
+		return &nomem_result;
+	if (sql_bind(st, &sc, err, sizeof(err), &errpos) != LWC_OK) {
+		schema_free(&sc);
+		return result_error(NULL, LWC_ERR_SCHEMA, errpos, "%s", err);
+	}
+	schema_free(&sc);
+	if (st->src[0]) {
+		/* INSERT INTO t SELECT * FROM src */
+		struct ltable *s = catalog_find(c, st->src, 1);
+		struct sql_stmt *sel = NULL;
+		char q[160];
+		lwc_result *sr;
+
+		if (s == NULL)
+			return error_no_table(st->src, -1);
+		if (s->sc.ncols != st->ninsert_map)
+			return result_error(NULL, LWC_ERR_SCHEMA, st->src_pos, "INSERT has %s "
+					    "expressions than target columns",
+					    s->sc.ncols > st->ninsert_map ? "more" : "fewer");
+		for (size_t i = 0; i < st->ninsert_map; i++)
+			target[i] = st->insert_map[i];
+		snprintf(q, sizeof(q), "SELECT * FROM \"%s\"", st->src);
+		if (sql_parse(q, strlen(q), &sel, err, sizeof(err), &errpos) != LWC_OK)
+			return result_error(NULL, LWC_ERR_ARG, -1, "%s", err);
+		sr = exec_select(c, sel, 1);
+		if (sr->status == LWC_RESULT_ERROR)
+			return sr;
+		while ((rc = lwc_result_next(sr)) == 1) {
+			struct sql_value v[64];
+
+			/* a FLOAT column into an INT one rounds half to even, as a
+			 * double precision cast does in PostgreSQL */
+			memcpy(v, sr->cur.v, st->ninsert_map * sizeof(*v));
+			for (size_t j = 0; j < st->ninsert_map; j++)
+				if (v[j].type == SQL_FLOAT &&
+				    (t->sc.cols[target[j]].type == SQL_CT_INT ||
+				     t->sc.cols[target[j]].type == SQL_CT_BIGINT))
+					v[j].f = nearbyint(v[j].f);
+			int bad;
+			if ((rc = rowbuf_add(&b, t, v, target, st->ninsert_map, err,
+					     sizeof(err), &bad)) != LWC_OK) {
+				lwc_result_free(sr);
+				rowbuf_free(&b);
+				return result_error(NULL, rc, -1, "%s", err);
+			}
+		}
+		if (rc < 0) {
+			r = result_error(NULL, sr->errcode, -1, "%s", lwc_result_error(sr));
+			lwc_result_free(sr);
+			rowbuf_free(&b);
+			return r;
+		}
+		lwc_result_free(sr);
+	} else {
+		size_t nin = st->ninsert_map;
+		struct sql_value *vals = calloc(nin ? nin : 1, sizeof(*vals));
+
+		if (vals == NULL)
+			return &nomem_result;
+		for (size_t i = 0; i < nin; i++)
+			target[i] = st->insert_map[i];
+		for (size_t i = 0; i < st->nrows; i++) {
+			for (size_t j = 0; j < nin; j++) {
+				const struct sql_expr *e = st->rows[i][j];
+				if (sql_eval_value(e, NULL, &vals[j], err, sizeof(err)) != LWC_OK) {
+					free(vals);
+					rowbuf_free(&b);
+					return result_error(NULL, LWC_ERR_SCHEMA, e->pos, "%s", err);
+				}
+			}
+			int bad;
+			if ((rc = rowbuf_add(&b, t, vals, target, nin, err, sizeof(err),
+					     &bad)) != LWC_OK) {
+				/* the refused value's place in the SQL (a \copy names its
+				 * line and column from it), else its row's */
+				int pos = nin == 0 ? -1 : st->rows[i][bad >= 0 ? bad : 0]->pos;
+				free(vals);
+				rowbuf_free(&b);
+				return result_error(NULL, rc, pos, "%s", err);
+			}
+		}
+		free(vals);
+	}
+	r = insert_rows(c, t, &b);
+	rowbuf_free(&b);
+	return r;
+}
