@@ -210,6 +210,7 @@ void read_machine(void);
 /* the three load averages of /proc/loadavg */
 void loadavg(char *buf, size_t len);
 /* a thread that samples the CPU time of ours and of other processes */
+uint64_t procs_written(const char *needle);
 void sampler_start(void);
 void sampler_end(void);
 
@@ -221,6 +222,7 @@ struct load_res {
 	unsigned stmts;
 	double lwc_s;
 	double pg_copy_s, pg_index_s;
+	uint64_t lwc_written, pg_written;    /* bytes to storage (procs_written) */
 };
 
 struct sel_res {
@@ -234,6 +236,7 @@ struct mod_res {
 	uint64_t rows;
 	unsigned stmts;
 	double lwc_s, pg_s;
+	uint64_t lwc_written, pg_written;    /* bytes to storage (procs_written) */
 };
 
 struct conc_res {

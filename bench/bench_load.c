@@ -87,6 +87,7 @@ static void pg_load(PGconn *p, int layout, const uint64_t *order, struct load_re
 	char sql[512];
 	PGresult *r;
 	double t0;
+	uint64_t w0;
 
 	snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", t);
 	pg_cmd(p, sql);
@@ -94,6 +95,7 @@ static void pg_load(PGconn *p, int layout, const uint64_t *order, struct load_re
 	snprintf(sql, sizeof(sql), "CREATE TABLE %s (id BIGINT NOT NULL, c100 INT, c1k INT, "
 		 "c10k INT, c100k INT, c1m INT, pad VARCHAR(64))", t);
 	pg_cmd(p, sql);
+	w0 = procs_written(pg_dir);
 	t0 = now_s();
 	snprintf(sql, sizeof(sql), "COPY %s FROM STDIN", t);
 	r = PQexec(p, sql);
@@ -128,6 +130,10 @@ static void pg_load(PGconn *p, int layout, const uint64_t *order, struct load_re
 		pg_cmd(p, sql);
 	}
 	lr->pg_index_s = now_s() - t0;
+	/* what the load wrote, its table and index pages included (not timed:
+	 * PostgreSQL writes them at its next checkpoint, LWC at each commit) */
+	PQclear(PQexec(p, "CHECKPOINT"));
+	lr->pg_written = procs_written(pg_dir) - w0;
 	/* statistics for the planner; not part of the load time */
 	snprintf(sql, sizeof(sql), "VACUUM ANALYZE %s", t);
 	pg_cmd(p, sql);
@@ -140,9 +146,11 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 	struct sb b = { 0 };
 	char sql[512];
 	double t0;
+	uint64_t w0;
 
 	snprintf(sql, sizeof(sql), "CREATE TABLE %s %s", t, SCHEMA_COLS);
 	lwc_cmd(c, sql);
+	w0 = procs_written(work_dir);
 	t0 = now_s();
 	lr->stmts = 0;
 	for (uint64_t off = 0; off < O.records; off += O.batch) {
@@ -160,6 +168,7 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 			 (off + n) / el, (O.records - off - n) / ((off + n) / el));
 	}
 	lr->lwc_s = now_s() - t0;
+	lr->lwc_written = procs_written(work_dir) - w0;
 	free(b.s);
 }
 
@@ -168,8 +177,9 @@ static void print_load_header(void)
 	out("\n== Bulk load of N = %llu records of 128 bytes (LWC: INSERT statements of %u rows "
 	    "through liblwc; PostgreSQL: COPY, then primary key + 5 B-tree indexes)\n",
 	    (unsigned long long)O.records, O.batch);
-	out("%-10s %10s %12s %11s %11s %11s %12s %8s\n", "layout", "LWC s", "LWC rows/s",
-	    "PG COPY s", "PG index s", "PG total s", "PG rows/s", "LWC/PG");
+	out("%-10s %10s %12s %11s %11s %11s %12s %8s %12s %12s\n", "layout", "LWC s",
+	    "LWC rows/s", "PG COPY s", "PG index s", "PG total s", "PG rows/s", "LWC/PG",
+	    "LWC B/row", "PG B/row");
 }
 
 static void print_load(int layout)
@@ -177,8 +187,10 @@ static void print_load(int layout)
 	const struct load_res *l = &LOADS[layout];
 	double pg = l->pg_copy_s + l->pg_index_s;
 
-	out("%-10s %10.2f %12.0f %11.2f %11.2f %11.2f %12.0f %7.2fx\n", LAYOUTS[layout], l->lwc_s,
-	    l->rows / l->lwc_s, l->pg_copy_s, l->pg_index_s, pg, l->rows / pg, l->lwc_s / pg);
+	out("%-10s %10.2f %12.0f %11.2f %11.2f %11.2f %12.0f %7.2fx %12.0f %12.0f\n",
+	    LAYOUTS[layout], l->lwc_s, l->rows / l->lwc_s, l->pg_copy_s, l->pg_index_s, pg,
+	    l->rows / pg, l->lwc_s / pg, (double)l->lwc_written / (double)l->rows,
+	    (double)l->pg_written / (double)l->rows);
 }
 
 void run_load(lwc_conn *c, PGconn *p, struct rng *rng)

@@ -107,7 +107,10 @@ static int cmdline_has(int pid, const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
-static size_t read_procs(struct procsample *v, size_t max)
+/* The processes now running; ours: this one (with_me), those whose command
+ * line has one of the needles, and their children. */
+static size_t scan_procs(struct procsample *v, size_t max, const char *const *needles,
+			 size_t nneedles, int with_me)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -141,16 +144,64 @@ static size_t read_procs(struct procsample *v, size_t max)
 		v[n].pid = pid;
 		v[n].ppid = ppid;
 		v[n].ticks = ut + st;
-		v[n].ours = pid == me || cmdline_has(pid, work_dir) || cmdline_has(pid, pg_dir);
+		v[n].ours = with_me && pid == me;
+		for (size_t k = 0; k < nneedles && !v[n].ours; k++)
+			v[n].ours = cmdline_has(pid, needles[k]);
 		n++;
 	}
 	closedir(d);
-	/* children of ours are ours (PostgreSQL backends) */
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < n && !v[i].ours; j++)
-			if (v[j].ours && v[j].pid == v[i].ppid)
-				v[i].ours = 1;
+	/* children of ours are ours (PostgreSQL backends), to any depth */
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n && !v[i].ours; j++)
+				if (v[j].ours && v[j].pid == v[i].ppid)
+					v[i].ours = changed = 1;
+	}
 	return n;
+}
+
+static size_t read_procs(struct procsample *v, size_t max)
+{
+	const char *needles[] = { work_dir, pg_dir };
+
+	return scan_procs(v, max, needles, 2, 1);
+}
+
+/* Bytes the processes of needle (and their children) have had written to
+ * storage so far: /proc/PID/io write_bytes less cancelled_write_bytes,
+ * summed over those running now. */
+uint64_t procs_written(const char *needle)
+{
+	enum { MAXP = 8192 };
+	struct procsample *v = calloc(MAXP, sizeof(*v));
+	uint64_t sum = 0;
+	size_t n;
+
+	if (v == NULL)
+		return 0;
+	n = scan_procs(v, MAXP, &needle, 1, 0);
+	for (size_t i = 0; i < n; i++) {
+		char path[64], line[128];
+		unsigned long long w = 0, cw = 0, x;
+		FILE *f;
+
+		if (!v[i].ours)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/io", v[i].pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (sscanf(line, "write_bytes: %llu", &x) == 1)
+				w = x;
+			else if (sscanf(line, "cancelled_write_bytes: %llu", &x) == 1)
+				cw = x;
+		}
+		fclose(f);
+		sum += w > cw ? w - cw : 0;
+	}
+	free(v);
+	return sum;
 }
 
 static int cmp_pid(const void *a, const void *b)

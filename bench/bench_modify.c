@@ -15,17 +15,35 @@ static void print_mod_header(void)
 	    "to %u rows,\n   UPDATE m SET pad = ... WHERE cK = v, DELETE FROM m WHERE cK = v; "
 	    "UPDATE-PK: UPDATE clus SET pad = ... WHERE c100k = v\n",
 	    O.modify_pk ? "id BIGINT PRIMARY KEY" : "no unique column", O.batch);
-	out("%-9s %9s %6s %11s %12s %11s %12s %8s\n", "op", "rows", "stmts", "LWC s",
-	    "LWC rows/s", "PG s", "PG rows/s", "LWC/PG");
+	out("%-9s %9s %6s %11s %12s %11s %12s %8s %10s %10s\n", "op", "rows", "stmts", "LWC s",
+	    "LWC rows/s", "PG s", "PG rows/s", "LWC/PG", "LWC B/row", "PG B/row");
 }
 
 static void print_mod(const struct mod_res *m)
 {
 	char kb[32];
 
-	out("%-9s %9s %6u %11.3f %12.0f %11.3f %12.0f %7.2fx\n", m->op,
+	out("%-9s %9s %6u %11.3f %12.0f %11.3f %12.0f %7.2fx %10.0f %10.0f\n", m->op,
 	    size_name(m->rows, kb, sizeof(kb)), m->stmts, m->lwc_s, m->rows / m->lwc_s, m->pg_s,
-	    m->rows / m->pg_s, m->lwc_s / m->pg_s);
+	    m->rows / m->pg_s, m->lwc_s / m->pg_s, (double)m->lwc_written / (double)m->rows,
+	    (double)m->pg_written / (double)m->rows);
+}
+
+/* What a line made each side write to storage: LWC's proxy and cloud store
+ * commit every statement's pages; PostgreSQL writes WAL and leaves its
+ * pages to the next checkpoint, which is forced here (not timed) so both
+ * count what they made durable. */
+static void written_begin(uint64_t w[2])
+{
+	w[0] = procs_written(work_dir);
+	w[1] = procs_written(pg_dir);
+}
+
+static void written_end(PGconn *p, const uint64_t w[2], struct mod_res *m)
+{
+	PQclear(PQexec(p, "CHECKPOINT"));
+	m->lwc_written = procs_written(work_dir) - w[0];
+	m->pg_written = procs_written(pg_dir) - w[1];
 }
 
 void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
@@ -56,12 +74,14 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 		for (int si = 1; si < nsz; si++) {
 			uint64_t k = SIZES[si], base = (uint64_t)si * MOD_BASE, v = base / k;
 			struct mod_res *m = &MODS[nmods];
+			uint64_t w[2];
 			double t0;
 			char kb[32];
 
 			m->op = ops[pass];
 			m->rows = k;
 			m->stmts = 0;
+			written_begin(w);
 			if (pass == 0) {
 				/* the same statements on both, alternating which goes first */
 				m->lwc_s = m->pg_s = 0;
@@ -106,6 +126,7 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 				m->pg_s = now_s() - t0;
 				m->stmts = 1;
 			}
+			written_end(p, w, m);
 			nmods++;
 			print_mod(m);
 		}
@@ -114,7 +135,7 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 	 * proxy checks the new values of every unique column */
 	if (O.records >= 100000 && (O.only & EXP_LOAD) && !O.modify_pk) {
 		struct mod_res *m = &MODS[nmods];
-		uint64_t k = 100000, v = rng_below(rng, O.records / k), got;
+		uint64_t k = 100000, v = rng_below(rng, O.records / k), got, w[2];
 		double t0;
 
 		snprintf(sql, sizeof(sql), "UPDATE clus SET pad = '%s' WHERE c100k = %llu", newpad,
@@ -122,6 +143,7 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 		m->op = "UPDATE-PK";
 		m->rows = k;
 		m->stmts = 1;
+		written_begin(w);
 		progress("UPDATE of 100k rows of clus (LWC)");
 		t0 = now_s();
 		if ((got = lwc_cmd(c, sql)) != k)
@@ -134,6 +156,7 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 			die("PostgreSQL: %s: %llu rows, expected %llu", sql, (unsigned long long)got,
 			    (unsigned long long)k);
 		m->pg_s = now_s() - t0;
+		written_end(p, w, m);
 		nmods++;
 		print_mod(m);
 	}

@@ -204,10 +204,12 @@ void write_json(const char *path, const char *la0, const char *la1)
 		fprintf(f, "%s\n    {\"layout\": \"%s\", \"rows\": %llu, \"lwc_statements\": %u, "
 			"\"lwc_s\": %.3f, \"lwc_rows_per_s\": %.1f, \"pg_copy_s\": %.3f, "
 			"\"pg_index_s\": %.3f, \"pg_total_s\": %.3f, \"pg_rows_per_s\": %.1f, "
-			"\"ratio\": %.3f}", first ? "" : ",", LAYOUTS[l], (unsigned long long)r->rows,
+			"\"ratio\": %.3f, \"lwc_bytes_written\": %llu, \"pg_bytes_written\": %llu}",
+			first ? "" : ",", LAYOUTS[l], (unsigned long long)r->rows,
 			r->stmts, r->lwc_s, r->rows / r->lwc_s, r->pg_copy_s, r->pg_index_s,
 			r->pg_copy_s + r->pg_index_s, r->rows / (r->pg_copy_s + r->pg_index_s),
-			r->lwc_s / (r->pg_copy_s + r->pg_index_s));
+			r->lwc_s / (r->pg_copy_s + r->pg_index_s),
+			(unsigned long long)r->lwc_written, (unsigned long long)r->pg_written);
 		first = 0;
 	}
 	fprintf(f, "\n  ],\n  \"select\": [");
@@ -228,9 +230,11 @@ void write_json(const char *path, const char *la0, const char *la1)
 		const struct mod_res *m = &MODS[i];
 		fprintf(f, "%s\n    {\"op\": \"%s\", \"rows\": %llu, \"statements\": %u, "
 			"\"reps\": 1, \"lwc_s\": %.4f, \"pg_s\": %.4f, \"lwc_rows_per_s\": %.1f, "
-			"\"pg_rows_per_s\": %.1f, \"ratio\": %.3f}", i ? "," : "", m->op,
+			"\"pg_rows_per_s\": %.1f, \"ratio\": %.3f, \"lwc_bytes_written\": %llu, "
+			"\"pg_bytes_written\": %llu}", i ? "," : "", m->op,
 			(unsigned long long)m->rows, m->stmts, m->lwc_s, m->pg_s, m->rows / m->lwc_s,
-			m->rows / m->pg_s, m->lwc_s / m->pg_s);
+			m->rows / m->pg_s, m->lwc_s / m->pg_s, (unsigned long long)m->lwc_written,
+			(unsigned long long)m->pg_written);
 	}
 	fprintf(f, "\n  ],\n  \"clients\": [");
 	for (size_t i = 0; i < nconcs; i++) {
