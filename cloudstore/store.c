@@ -31,6 +31,21 @@ int cs_store_lookup(const char *arg, const struct cs_store_ops **ops,
 	return LWC_ERR_ARG;
 }
 
+void cs_missing_text(uint64_t id, uint64_t version, const uint64_t *held, size_t nheld,
+		     char *err, size_t errlen)
+{
+	if (nheld == 0)
+		lwc_errf(err, errlen, "block %llu not held", (unsigned long long)id);
+	else if (nheld == 1)
+		lwc_errf(err, errlen, "block %llu version %llu not held (held: %llu)",
+			 (unsigned long long)id, (unsigned long long)version,
+			 (unsigned long long)held[0]);
+	else
+		lwc_errf(err, errlen, "block %llu version %llu not held (held: %llu, %llu)",
+			 (unsigned long long)id, (unsigned long long)version,
+			 (unsigned long long)held[nheld - 2], (unsigned long long)held[nheld - 1]);
+}
+
 int cs_version_check(uint64_t id, uint64_t held_max, uint64_t version,
 		     char *err, size_t errlen)
 {

@@ -93,6 +93,11 @@ int cs_store_lookup(const char *arg, const struct cs_store_ops **ops,
 int cs_version_check(uint64_t id, uint64_t held_max, uint64_t version,
 		     char *err, size_t errlen) LWC_WUR;
 
+/* Why READ found no (id, version): the versions held, ascending (nheld of
+ * them, 0 when the block is absent), into err. */
+void cs_missing_text(uint64_t id, uint64_t version, const uint64_t *held, size_t nheld,
+		     char *err, size_t errlen);
+
 /* Request-level checks shared by all backends: n > 0, equal lengths within
  * (0, CS_BLOCK_SIZE_MAX], distinct ids, version > 0. */
 int cs_write_validate(const struct cs_block *blocks, size_t n,

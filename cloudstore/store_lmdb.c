@@ -273,16 +273,7 @@ static void describe_missing(MDB_txn *txn, MDB_dbi dbi, uint64_t id, uint64_t ve
 		held_versions(cur, id, &h);
 		mdb_cursor_close(cur);
 	}
-	if (h.n == 0)
-		lwc_errf(err, errlen, "block %llu not held", (unsigned long long)id);
-	else if (h.n == 1)
-		lwc_errf(err, errlen, "block %llu version %llu not held (held: %llu)",
-			 (unsigned long long)id, (unsigned long long)version,
-			 (unsigned long long)h.v[0]);
-	else
-		lwc_errf(err, errlen, "block %llu version %llu not held (held: %llu, %llu)",
-			 (unsigned long long)id, (unsigned long long)version,
-			 (unsigned long long)h.v[h.n - 2], (unsigned long long)h.v[h.n - 1]);
+	cs_missing_text(id, version, h.v, h.n, err, errlen);
 }
 
 static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,

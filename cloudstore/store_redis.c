@@ -343,16 +343,9 @@ static void describe_missing(struct cs_session *s, uint64_t id, uint64_t version
 	struct rc_held h;
 	char e2[64];
 
-	if (held_fetch(s, &id, 1, &h, e2, sizeof(e2)) != LWC_OK || h.n == 0)
-		lwc_errf(err, errlen, "block %llu not held", (unsigned long long)id);
-	else if (h.n == 1)
-		lwc_errf(err, errlen, "block %llu version %llu not held (held: %llu)",
-			 (unsigned long long)id, (unsigned long long)version,
-			 (unsigned long long)h.v[0]);
-	else
-		lwc_errf(err, errlen, "block %llu version %llu not held (held: %llu, %llu)",
-			 (unsigned long long)id, (unsigned long long)version,
-			 (unsigned long long)h.v[h.n - 2], (unsigned long long)h.v[h.n - 1]);
+	if (held_fetch(s, &id, 1, &h, e2, sizeof(e2)) != LWC_OK)
+		h.n = 0;
+	cs_missing_text(id, version, h.v, h.n, err, errlen);
 }
 
 static int redis_read(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
