@@ -551,8 +551,13 @@ static int char_to_byte(const char *s, size_t len, int cursor)
 	return (int)i;
 }
 
-int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
-	      char *err, size_t errlen, int *errpos)
+#define PARSE_AGAIN 1000   /* parse_text: the fast path declined, parse it all */
+
+/* fast: an INSERT of plain literal rows may be parsed by PostgreSQL up to
+ * the end of its first row, the rest in sql_parse_values.c; PARSE_AGAIN when
+ * that part declined after all (the full parse then says what is wrong). */
+static int parse_text(const char *sql, size_t len, int fast, struct sql_stmt **out,
+		      char *err, size_t errlen, int *errpos)
 {
 	struct pg_job job;
 	PgQuery__ParseResult *tree = NULL;
@@ -561,7 +566,7 @@ int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
 	struct sql_stmt *st = NULL;
 	struct tx x;
 	char *text;
-	size_t bad;
+	size_t bad, head = 0, nrows = 0;
 
 	*out = NULL;
 	if (errpos != NULL)
@@ -604,7 +609,11 @@ int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
 	x.errpos = -1;
 	x.rc = LWC_OK;
 
-	depth = depth_bound(text, len);
+	if (fast)
+		head = sqp_values_head(text, len, &nrows);
+	if (head > 0)
+		text[head] = '\0';     /* PostgreSQL parses up to the first row's end */
+	depth = depth_bound(text, head > 0 ? head : len);
 	if (depth == SIZE_MAX) {
 		sqp_fail_nomem(&x);
 	} else if (depth > PARSE_MAX_DEPTH) {
@@ -634,6 +643,11 @@ int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
 	} else if ((tree = job.tree) == NULL) {
 		sqp_fail_nomem(&x);
 	}
+	if (head > 0) {
+		text[head] = sql[head];
+		if (x.rc != LWC_OK)
+			x.rc = PARSE_AGAIN;
+	}
 	if (x.rc != LWC_OK) {
 		/* reported */
 	} else if (tree->n_stmts == 0) {
@@ -654,6 +668,14 @@ int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
 			st->arena = x.ar;
 			st->limit = -1;
 			statement(&x, tree->stmts[0], st);
+			if (head > 0 && x.rc == LWC_OK) {
+				if (st->kind != SQL_INSERT || st->nrows != 1 || st->src[0] != '\0')
+					x.rc = PARSE_AGAIN;
+				else
+					sqp_values_rows(&x, st, head, nrows);
+			} else if (head > 0) {
+				x.rc = PARSE_AGAIN;
+			}
 		}
 	}
 	if (tree != NULL)
@@ -670,6 +692,16 @@ int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
 	}
 	*out = st;
 	return LWC_OK;
+}
+
+int sql_parse(const char *sql, size_t len, struct sql_stmt **out,
+	      char *err, size_t errlen, int *errpos)
+{
+	int rc = parse_text(sql, len, 1, out, err, errlen, errpos);
+
+	if (rc == PARSE_AGAIN)
+		rc = parse_text(sql, len, 0, out, err, errlen, errpos);
+	return rc;
 }
 
 void sql_free(struct sql_stmt *st)

@@ -52,6 +52,12 @@ int sqp_take(struct tx *x, const char *s, char out[SQL_NAME_MAX + 1], int pos);
 const char *sqp_str_of(const Node *n);
 int sqp_table_name(struct tx *x, const PgQuery__RangeVar *rv, char out[SQL_NAME_MAX + 1], int *pos);
 int sqp_find_name(const struct tx *x, size_t from, const char *name, int fallback);
+/* sql_parse_values.c: INSERT ... VALUES of plain literal rows.  The end of
+ * the first row when the whole statement is such an INSERT of at least two
+ * rows (their number in *nrows), else 0; then, after PostgreSQL's parse of
+ * the text up to there, the other rows into st. */
+size_t sqp_values_head(const char *s, size_t n, size_t *nrows);
+int sqp_values_rows(struct tx *x, struct sql_stmt *st, size_t from, size_t nrows);
 struct sql_expr *sqp_new_expr(struct tx *x, enum sql_ekind kind, int pos);
 struct sql_expr *sqp_finish(struct tx *x, struct sql_expr *e);
 struct sql_expr *sqp_value(struct tx *x, const Node *n, const char *what);
