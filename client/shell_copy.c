@@ -31,8 +31,10 @@
 #include "shell.h"
 #include "sql.h"
 
-#define SH_COPY_BATCH        1000
-#define SH_COPY_BATCH_BYTES  (1u << 20)
+/* 10,000 rows a statement: the proxy writes each statement's index pages
+ * once, so a 300,000-row \copy took 20 s instead of 43 s with 1,000 */
+#define SH_COPY_BATCH        10000
+#define SH_COPY_BATCH_BYTES  (8u << 20)
 #define SH_BAR_WIDTH         30
 
 /* ---- the command line -------------------------------------------------------- */
