@@ -45,7 +45,8 @@ struct opts {
 	int clients[MAX_LIST], nclients;
 	int clients_rtt;
 	double client_secs, pg_client_secs;
-	unsigned batch;                /* rows per INSERT statement              */
+	unsigned batch;                /* rows per INSERT statement (modify)     */
+	unsigned load_batch;           /* rows per INSERT statement of the load  */
 	double reps_scale;
 	uint64_t seed;
 	int keep;

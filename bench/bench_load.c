@@ -153,8 +153,8 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 	w0 = procs_written(work_dir);
 	t0 = now_s();
 	lr->stmts = 0;
-	for (uint64_t off = 0; off < O.records; off += O.batch) {
-		uint64_t n = O.records - off < O.batch ? O.records - off : O.batch, got;
+	for (uint64_t off = 0; off < O.records; off += O.load_batch) {
+		uint64_t n = O.records - off < O.load_batch ? O.records - off : O.load_batch, got;
 		double el;
 
 		insert_sql(&b, t, order, 0, off, n);
@@ -176,7 +176,7 @@ static void print_load_header(void)
 {
 	out("\n== Bulk load of N = %llu records of 128 bytes (LWC: INSERT statements of %u rows "
 	    "through liblwc; PostgreSQL: COPY, then primary key + 5 B-tree indexes)\n",
-	    (unsigned long long)O.records, O.batch);
+	    (unsigned long long)O.records, O.load_batch);
 	out("%-10s %10s %12s %11s %11s %11s %12s %8s %12s %12s\n", "layout", "LWC s",
 	    "LWC rows/s", "PG COPY s", "PG index s", "PG total s", "PG rows/s", "LWC/PG",
 	    "LWC B/row", "PG B/row");

@@ -69,7 +69,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lwc-bench [--records N] [--only load,select,reloc,modify,rtt,clients,cells]\n"
 		"                 [--rtt 25,50,100] [--clients 1,4,16,64] [--clients-rtt 25]\n"
-		"                 [--client-seconds 6] [--batch 5000] [--reps-scale 1]\n"
+		"                 [--client-seconds 6] [--batch 5000] [--load-batch 10000]\n"
+		"                 [--reps-scale 1]\n"
 		"                 [--rtt-max-rows 10000] [--no-presize] [--modify-pk]\n"
 		"                 [--relocate on|off] [--init-args \"--slots 16 ...\"]\n"
 		"                 [--serve-args \"--read-ahead off ...\"]\n"
@@ -81,7 +82,9 @@ static void usage(FILE *f)
 		"1000000).  Paths are relative to --root (default: the directory above the\n"
 		"binary's).  select, reloc, modify, rtt and clients need load (they run it\n"
 		"if absent).  --relocate on|off: `lwc-proxy serve --relocate` for every\n"
-		"experiment but reloc (default: the proxy's own setting, on).\n");
+		"experiment but reloc (default: the proxy's own setting, on).  --batch: rows\n"
+		"per INSERT of the modify lines; --load-batch: of the bulk load (the shell's\n"
+		"\\copy sends 10,000).\n");
 }
 
 static int parse_list(const char *s, int *v, int max)
@@ -132,6 +135,7 @@ int main(int argc, char **argv)
 		{ "clients-rtt", required_argument, NULL, 'R' },
 		{ "client-seconds", required_argument, NULL, 'S' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "load-batch", required_argument, NULL, 'W' },
 		{ "reps-scale", required_argument, NULL, 'x' },
 		{ "tag", required_argument, NULL, 't' },
 		{ "out", required_argument, NULL, 'O' },
@@ -172,6 +176,7 @@ int main(int argc, char **argv)
 	O.clients_rtt = 25;
 	O.client_secs = 6;
 	O.batch = 5000;
+	O.load_batch = 10000;
 	O.reps_scale = 1;
 	O.seed = 20170801;
 	O.presize = 1;
@@ -217,6 +222,11 @@ int main(int argc, char **argv)
 			O.batch = (unsigned)strtoul(optarg, NULL, 10);
 			if (O.batch < 1 || O.batch > 100000)
 				die("--batch must be from 1 to 100000");
+			break;
+		case 'W':
+			O.load_batch = (unsigned)strtoul(optarg, NULL, 10);
+			if (O.load_batch < 1 || O.load_batch > 100000)
+				die("--load-batch must be from 1 to 100000");
 			break;
 		case 'x': O.reps_scale = atof(optarg); break;
 		case 't': O.tag = optarg; break;
