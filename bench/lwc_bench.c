@@ -69,7 +69,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lwc-bench [--records N] [--only load,select,reloc,modify,rtt,clients,cells]\n"
 		"                 [--rtt 25,50,100] [--clients 1,4,16,64] [--clients-rtt 25]\n"
-		"                 [--client-seconds 6] [--batch 5000] [--load-batch 10000]\n"
+		"                 [--client-seconds 6] [--batch 5000] [--load-batch 50000]\n"
 		"                 [--reps-scale 1]\n"
 		"                 [--rtt-max-rows 10000] [--no-presize] [--modify-pk]\n"
 		"                 [--relocate on|off] [--init-args \"--slots 16 ...\"]\n"
@@ -84,7 +84,7 @@ static void usage(FILE *f)
 		"if absent).  --relocate on|off: `lwc-proxy serve --relocate` for every\n"
 		"experiment but reloc (default: the proxy's own setting, on).  --batch: rows\n"
 		"per INSERT of the modify lines; --load-batch: of the bulk load (the shell's\n"
-		"\\copy sends 10,000).\n");
+		"\\copy sends up to 50,000).\n");
 }
 
 static int parse_list(const char *s, int *v, int max)
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 	O.clients_rtt = 25;
 	O.client_secs = 6;
 	O.batch = 5000;
-	O.load_batch = 10000;
+	O.load_batch = 50000;
 	O.reps_scale = 1;
 	O.seed = 20170801;
 	O.presize = 1;

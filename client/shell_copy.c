@@ -12,7 +12,7 @@
  * RFC 4180 with NULL an unquoted empty field and the empty string "".
  *
  * FROM turns rows into INSERT statements of SH_COPY_BATCH rows (or about
- * SH_COPY_BATCH_BYTES of SQL) with every value as a properly quoted literal:
+ * SH_COPY_BATCH_BYTES of SQL, or SH_COPY_BATCH_VALUES values) with every value as a properly quoted literal:
  * numbers for INT and FLOAT columns when the field is a number, else a
  * string literal that the column type's own conversion judges.  Each batch
  * is one statement, so a failure leaves the batches before it loaded: the
@@ -31,10 +31,14 @@
 #include "shell.h"
 #include "sql.h"
 
-/* 10,000 rows a statement: the proxy writes each statement's index pages
- * once, so a 300,000-row \copy took 20 s instead of 43 s with 1,000 */
-#define SH_COPY_BATCH        10000
-#define SH_COPY_BATCH_BYTES  (8u << 20)
+/* Large statements: the proxy writes the index pages a statement touches
+ * once, so the bytes it writes per row fall with the statement's size (a
+ * million-row load: 22 KB per row at 5,000 rows a statement, 1.9 KB at
+ * 50,000, in half the time; docs/benchmarks.md).  The value count bounds
+ * the parsed statement (about 300 bytes a value) to about 100 MB. */
+#define SH_COPY_BATCH        50000
+#define SH_COPY_BATCH_BYTES  (16u << 20)
+#define SH_COPY_BATCH_VALUES 350000
 #define SH_BAR_WIDTH         30
 
 /* ---- the command line -------------------------------------------------------- */
@@ -870,7 +874,8 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		sh_buf_addc(&bt.sql, ')');
 		bt.rows++;
 		bt.last_line = rd.line;
-		if (bt.rows >= SH_COPY_BATCH || bt.sql.len >= SH_COPY_BATCH_BYTES) {
+		if (bt.rows >= SH_COPY_BATCH || bt.sql.len >= SH_COPY_BATCH_BYTES ||
+		    bt.rows * nwant >= SH_COPY_BATCH_VALUES) {
 			st = flush_batch(s, o, &bt, &loaded, &pg);
 			if (st != SH_OK)
 				goto out;
