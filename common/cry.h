@@ -56,7 +56,8 @@ enum cry_type_tag {
 	CRY_TAG_NULL  = 0x00,
 	CRY_TAG_INT   = 0x01,  /* value: 8-byte big-endian two's complement */
 	CRY_TAG_FLOAT = 0x02,  /* value: 8-byte IEEE-754 big-endian           */
-	CRY_TAG_TEXT  = 0x03   /* value: the UTF-8 bytes                      */
+	CRY_TAG_TEXT  = 0x03,  /* value: the UTF-8 bytes                      */
+	CRY_TAG_RANGE = 0x04   /* value: level byte, then the prefix (range.h) */
 };
 
 /* Initialise libsodium; safe to call many times. */
