@@ -13,7 +13,7 @@ lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 {
 	struct sql_stmt *st = NULL;
 	char err[512];
-	int errpos = -1;
+	int errpos = -1, retried = 0;
 	lwc_result *r;
 
 	if (c == NULL || sql == NULL)
@@ -33,6 +33,7 @@ lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 		sql_free(st);
 		return r;
 	}
+again:
 	switch (st->kind) {
 	case SQL_CREATE_TABLE:
 		r = exec_create(c, st);
@@ -54,6 +55,16 @@ lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 		break;
 	default:
 		r = result_error(NULL, LWC_ERR_ARG, -1, "unsupported statement");
+	}
+	/* another user added a range index since the catalog was read: the
+	 * proxy refused the rows (nothing changed); read it again and retry */
+	if (r->status == LWC_RESULT_ERROR && r->errcode == LWC_ERR_SCHEMA && !retried &&
+	    r->count == 0 && r->errmsg && strstr(r->errmsg, "the table's indexes changed") &&
+	    (st->kind == SQL_INSERT || st->kind == SQL_UPDATE || st->kind == SQL_DELETE)) {
+		lwc_result_free(r);
+		c->catalog_loaded = 0;
+		retried = 1;
+		goto again;
 	}
 	/* a table dropped or re-created by someone else: read the catalog again */
 	if (r->status == LWC_RESULT_ERROR &&

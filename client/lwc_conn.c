@@ -173,6 +173,7 @@ int catalog_load(lwc_conn *c, char *err, size_t errlen)
 		}
 		memcpy(t->handle, ti->table.data, CRY_TOKEN_BYTES);
 		t->unique = ti->unique_cols;
+		ltable_ranges(t, ti->range_tokens.data, ti->range_tokens.len, ti->range_ready);
 		t->next = c->tables;
 		c->tables = t;
 	}

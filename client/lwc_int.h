@@ -27,6 +27,9 @@ struct ltable {
 	struct sql_schema sc;
 	uint8_t handle[CRY_TOKEN_BYTES];
 	uint64_t unique;
+	uint8_t rtok[64];                /* range tokens per row of column c  */
+	uint64_t range_ready;            /* bit c: c's range tokens complete  */
+	size_t ntok;                     /* tokens per row: ncols + sum(rtok) */
 	struct ltable *next;
 };
 
@@ -121,6 +124,23 @@ lwc_result *conn_call(lwc_conn *c, Lwc__ProxyRequest *req, uint64_t *count);
 int catalog_load(lwc_conn *c, char *err, size_t errlen);
 struct ltable *catalog_find(lwc_conn *c, const char *name, int refresh);
 
+/* lwc_range.c: range indexes (range.h) on the catalog's tables */
+void ltable_ranges(struct ltable *t, const uint8_t *rtok, size_t n, uint64_t ready);
+unsigned range_tokens_for(const struct sql_coldef *cd);
+int row_tokens(const struct keys *k, const struct ltable *t, const struct sql_value *v,
+	       uint8_t *out);
+/* The tokens of the cover of lo..hi (either NULL: no limit) on column col
+ * of t: *usable 0 when the column has no complete range index or the
+ * literals do not suit it; else *root (every non-NULL value) or *n tokens
+ * in *toks (malloc'ed; n = 0: the range is empty). */
+int range_cover_tokens(const struct keys *k, const struct ltable *t, size_t col,
+		       const struct sql_value *lo, int lo_incl, const struct sql_value *hi,
+		       int hi_incl, int *usable, int *root, uint8_t **toks, size_t *n);
+/* LIKE 'p%': the one token of the texts starting with the pattern's fixed
+ * prefix; *usable 0 when none applies. */
+int range_prefix_token(const struct keys *k, const struct ltable *t, size_t col,
+		       const char *pattern, size_t plen, int *usable,
+		       uint8_t tok[CRY_TOKEN_BYTES]);
 /* lwc_where.c */
 void pred_free(Lwc__Pred *p);
 int where_translate(lwc_conn *c, const struct sql_schema *sc, struct sql_expr *where,

@@ -115,9 +115,9 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 		dv = calloc(n + 1, sizeof(*dv));
 		dp = calloc(n + 1, sizeof(*dp));
 		rows = calloc(n + 1, sizeof(*rows));
-		toks = calloc(n * t->sc.ncols + 1, sizeof(*toks));
+		toks = calloc(n * t->ntok + 1, sizeof(*toks));
 		recs = malloc(n * c->S + 1);
-		tokb = malloc(n * t->sc.ncols * CRY_TOKEN_BYTES + 1);
+		tokb = malloc(n * t->ntok * CRY_TOKEN_BYTES + 1);
 		if (!dv || !dp || !rows || !toks || !recs || !tokb) {
 			failing = 1;
 			snprintf(err, sizeof(err), "out of memory");
@@ -161,18 +161,18 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 					}
 					rows[i].record.data = recs + i * c->S;
 					rows[i].record.len = c->S;
-					rows[i].tokens = toks + i * t->sc.ncols;
-					rows[i].n_tokens = t->sc.ncols;
-					for (size_t j = 0; j < t->sc.ncols; j++) {
-						uint8_t *tk = tokb + (i * t->sc.ncols + j) * CRY_TOKEN_BYTES;
-						if (value_token(c->k, &t->sc, j, &nv[j], tk) != LWC_OK) {
-							snprintf(err, sizeof(err),
-								 "keyword token derivation failed");
-							rc = LWC_ERR_CRYPTO;
-							break;
-						}
-						toks[i * t->sc.ncols + j].data = tk;
-						toks[i * t->sc.ncols + j].len = CRY_TOKEN_BYTES;
+					rows[i].tokens = toks + i * t->ntok;
+					rows[i].n_tokens = t->ntok;
+					if (row_tokens(c->k, t, nv,
+						       tokb + i * t->ntok * CRY_TOKEN_BYTES) != LWC_OK) {
+						snprintf(err, sizeof(err),
+							 "keyword token derivation failed");
+						rc = LWC_ERR_CRYPTO;
+					}
+					for (size_t j = 0; j < t->ntok; j++) {
+						toks[i * t->ntok + j].data =
+							tokb + (i * t->ntok + j) * CRY_TOKEN_BYTES;
+						toks[i * t->ntok + j].len = CRY_TOKEN_BYTES;
 					}
 					if (rc != LWC_OK) {
 						row_free(&old);

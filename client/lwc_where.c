@@ -132,6 +132,8 @@ static Lwc__Pred *pnot(Lwc__Pred *a)
 struct tr {
 	lwc_conn *c;
 	const struct sql_schema *sc;
+	const struct ltable *t;          /* the catalog's table: range indexes */
+	int under_not;                   /* NOTs above: FALSE sets are used    */
 	char err[512];
 	int errpos;
 	int code;
@@ -336,6 +338,58 @@ static int tr_nonnull(struct tr *x, int col, Lwc__Pred **p)
 	return *p ? 0 : -1;
 }
 
+/* The cover of lo..hi on a range-indexed column (range.h): 1 with *p an
+ * IN of its tokens (a superset: the client filters), NOT NULL for the
+ * whole domain, NONE for an empty range; 0 when the column has no range
+ * index or the literals do not suit it; -1 on error. */
+static int tr_range(struct tr *x, int col, const struct sql_value *lo, int lo_incl,
+		    const struct sql_value *hi, int hi_incl, Lwc__Pred **p)
+{
+	int usable, root, rc;
+	uint8_t *toks;
+	size_t n;
+
+	*p = NULL;
+	if (x->t == NULL)
+		return 0;
+	rc = range_cover_tokens(x->c->k, x->t, (size_t)col, lo, lo_incl, hi, hi_incl, &usable,
+				&root, &toks, &n);
+	if (rc != LWC_OK) {
+		snprintf(x->err, sizeof(x->err), "range token derivation failed: %s",
+			 lwc_strerror(rc));
+		x->code = rc;
+		return -1;
+	}
+	if (!usable)
+		return 0;
+	if (root)
+		return tr_nonnull(x, col, p) ? -1 : 1;
+	if (n == 0) {
+		*p = pnew(LWC__PRED__OP__NONE);
+		return *p ? 1 : -1;
+	}
+	if ((*p = ptok((uint32_t)col, n)) == NULL) {
+		free(toks);
+		return -1;
+	}
+	memcpy(((struct pnode *)*p)->toks, toks, n * CRY_TOKEN_BYTES);
+	free(toks);
+	return 1;
+}
+
+/* col op v for op one of < <= > >= */
+static int tr_cmp_range(struct tr *x, int col, enum sql_cmp op, const struct sql_value *v,
+			Lwc__Pred **p)
+{
+	switch (op) {
+	case SQL_LT: return tr_range(x, col, NULL, 0, v, 0, p);
+	case SQL_LE: return tr_range(x, col, NULL, 0, v, 1, p);
+	case SQL_GT: return tr_range(x, col, v, 0, NULL, 0, p);
+	case SQL_GE: return tr_range(x, col, v, 1, NULL, 0, p);
+	default:     return 0;
+	}
+}
+
 static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *tex,
 		   Lwc__Pred **F, int *fex)
 {
@@ -367,8 +421,12 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 		*fex = fae && fbe;
 		break;
 	case SQL_E_NOT:
-		if (tr_expr(x, e->a, &ta, &tae, &fa, &fae))
+		x->under_not++;
+		if (tr_expr(x, e->a, &ta, &tae, &fa, &fae)) {
+			x->under_not--;
 			return -1;
+		}
+		x->under_not--;
 		*T = fa;
 		*tex = fae;
 		*F = ta;
@@ -431,9 +489,25 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 			*tex = *fex = 1;
 			break;
 		}
-		/* ranges: TRUE or FALSE only where the column is not NULL */
-		if (tr_nonnull(x, col->col_index, T) || tr_nonnull(x, col->col_index, F))
-			return pred_free(*T), -1;
+		/* ranges: the cover on a range index, else (and for the FALSE
+		 * side outside a NOT) TRUE or FALSE only where the column is not
+		 * NULL; supersets either way */
+		{
+			static const enum sql_cmp neg[] = {
+				[SQL_LT] = SQL_GE, [SQL_LE] = SQL_GT, [SQL_GT] = SQL_LE,
+				[SQL_GE] = SQL_LT };
+			int got = tr_cmp_range(x, col->col_index, e->op, &e->b->lit, T);
+			if (got < 0)
+				return -1;
+			if (got == 0 && tr_nonnull(x, col->col_index, T))
+				return -1;
+			got = x->under_not && e->op <= SQL_GE && e->op >= SQL_LT
+			      ? tr_cmp_range(x, col->col_index, neg[e->op], &e->b->lit, F) : 0;
+			if (got < 0)
+				return pred_free(*T), -1;
+			if (got == 0 && tr_nonnull(x, col->col_index, F))
+				return pred_free(*T), -1;
+		}
 		break;
 	case SQL_E_IN: {
 		struct sql_value nul = { .type = SQL_NULL };
@@ -493,9 +567,58 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 	case SQL_E_BETWEEN:
 		if (col == NULL || col->col_index < 0)
 			goto opaque;
-		/* TRUE only where not NULL; FALSE can hold with a NULL bound */
-		if (tr_nonnull(x, col->col_index, T))
+		/* TRUE only where not NULL (on a range index: the cover of
+		 * [b, c]); FALSE can hold with a NULL bound */
+		{
+			int got = 0;
+			if (e->b && e->b->kind == SQL_E_LIT && e->c && e->c->kind == SQL_E_LIT &&
+			    (got = tr_range(x, col->col_index, &e->b->lit, 1, &e->c->lit, 1,
+					    T)) < 0)
+				return -1;
+			if (got == 0 && tr_nonnull(x, col->col_index, T))
+				return -1;
+			*F = NULL;
+			if (got && (x->under_not || e->negated)) {
+				Lwc__Pred *below = NULL, *above = NULL;
+				int g1 = tr_range(x, col->col_index, NULL, 0, &e->b->lit, 0, &below);
+				int g2 = g1 > 0 ? tr_range(x, col->col_index, &e->c->lit, 0, NULL, 0,
+							   &above) : 0;
+				if (g1 < 0 || g2 < 0) {
+					pred_free(below);
+					return pred_free(*T), -1;
+				}
+				if (g1 > 0 && g2 > 0)
+					*F = pbin(LWC__PRED__OP__OR, below, above);
+				else
+					pred_free(below);
+			}
+		}
+		if (*F == NULL)
+			*F = pnew(LWC__PRED__OP__ALL);
+		if (e->negated) {
+			Lwc__Pred *t = *T;
+			*T = *F;
+			*F = t;
+		}
+		break;
+	case SQL_E_LIKE: {
+		/* LIKE 'abc%' on a range index: the texts starting with abc */
+		uint8_t tok[CRY_TOKEN_BYTES];
+		int usable = 0;
+		if (col == NULL || col->col_index < 0 || e->icase || x->t == NULL || e->b == NULL ||
+		    e->b->kind != SQL_E_LIT || e->b->lit.type != SQL_TEXT)
+			goto opaque;
+		if (range_prefix_token(x->c->k, x->t, (size_t)col->col_index, e->b->lit.s,
+				       e->b->lit.len, &usable, tok) != LWC_OK) {
+			snprintf(x->err, sizeof(x->err), "range token derivation failed");
+			x->code = LWC_ERR_CRYPTO;
 			return -1;
+		}
+		if (!usable)
+			goto opaque;
+		*T = ptok((uint32_t)col->col_index, 1);
+		if (*T)
+			memcpy(((struct pnode *)*T)->toks[0], tok, CRY_TOKEN_BYTES);
 		*F = pnew(LWC__PRED__OP__ALL);
 		if (e->negated) {
 			Lwc__Pred *t = *T;
@@ -503,6 +626,7 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 			*F = t;
 		}
 		break;
+	}
 	default:
 	opaque:
 		*T = pnew(LWC__PRED__OP__ALL);
@@ -526,6 +650,10 @@ int where_translate(lwc_conn *c, const struct sql_schema *sc, struct sql_expr *w
 	struct tr x = { .c = c, .sc = sc, .errpos = -1, .code = LWC_ERR_NOMEM };
 	Lwc__Pred *T, *F;
 	int tex, fex;
+
+	for (const struct ltable *t = c->tables; t; t = t->next)
+		if (strcmp(t->sc.name, sc->name) == 0 && t->sc.ncols == sc->ncols)
+			x.t = t;
 
 	*out = NULL;
 	*exact = 1;

@@ -27,7 +27,7 @@ lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st)
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
 	Lwc__CreateTable ct = LWC__CREATE_TABLE__INIT;
 	struct sql_schema sc;
-	uint8_t handle[CRY_TOKEN_BYTES], *blob = NULL;
+	uint8_t handle[CRY_TOKEN_BYTES], *blob = NULL, rtok[64] = { 0 };
 	size_t blen = 0, fixed = 1;
 	lwc_result *r;
 	int rc;
@@ -66,6 +66,14 @@ lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st)
 	ct.schema.data = blob;
 	ct.schema.len = blen;
 	ct.if_not_exists = st->if_not_exists;
+	/* range indexes on the PRIMARY KEY and UNIQUE columns (range.h) */
+	for (size_t i = 0; i < st->ncols; i++)
+		if (st->cols[i].primary_key || st->cols[i].unique) {
+			rtok[i] = (uint8_t)range_tokens_for(&st->cols[i]);
+			if (rtok[i])
+				ct.range_tokens.len = st->ncols;
+		}
+	ct.range_tokens.data = rtok;
 	req.op_case = LWC__PROXY_REQUEST__OP_CREATE_TABLE;
 	req.create_table = &ct;
 	r = conn_call(c, &req, NULL);
@@ -137,6 +145,61 @@ lwc_result *error_no_table(const char *name, int pos)
 	return result_error(NULL, LWC_ERR_NO_TABLE, pos, "relation \"%s\" does not exist", name);
 }
 
+static void quote_ident(char *out, size_t len, const char *name)
+{
+	size_t o = 0;
+
+	if (len < 3)
+		return;
+	out[o++] = '"';
+	for (const char *p = name; *p && o + 3 < len; p++) {
+		if (*p == '"')
+			out[o++] = '"';
+		out[o++] = *p;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+/* A range index added to a table that has rows: the proxy gave every row
+ * zero tokens (no token) for the column.  One UPDATE of every row to
+ * itself writes the real ones (the catalog, read again, says the rows
+ * carry them), then the proxy checks every row has them and lets ranges
+ * use the index.  Until then ranges on the column fall back to the
+ * superset; a REINDEX (or CREATE INDEX) of the column runs this again. */
+static lwc_result *range_build(lwc_conn *c, const char *table, size_t col)
+{
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__CreateIndex ci = LWC__CREATE_INDEX__INIT;
+	char qt[2 * SQL_NAME_MAX + 3], qc[2 * SQL_NAME_MAX + 3], sql[8 * SQL_NAME_MAX + 64];
+	struct ltable *t;
+	lwc_result *r;
+
+	c->catalog_loaded = 0;
+	if ((t = catalog_find(c, table, 1)) == NULL)
+		return error_no_table(table, -1);
+	if (col >= t->sc.ncols || t->rtok[col] == 0 || (t->range_ready >> col & 1))
+		return NULL;                    /* empty table: ready already */
+	quote_ident(qt, sizeof(qt), table);
+	quote_ident(qc, sizeof(qc), t->sc.cols[col].name);
+	snprintf(sql, sizeof(sql), "UPDATE %s SET %s = %s", qt, qc, qc);
+	r = lwc_exec(c, sql);
+	if (r->status == LWC_RESULT_ERROR)
+		return r;
+	lwc_result_free(r);
+	if ((t = catalog_find(c, table, 1)) == NULL)
+		return error_no_table(table, -1);
+	ci.table.data = t->handle;
+	ci.table.len = sizeof(t->handle);
+	ci.col = (uint32_t)col;
+	ci.range_ready = 1;
+	req.op_case = LWC__PROXY_REQUEST__OP_CREATE_INDEX;
+	req.create_index = &ci;
+	r = conn_call(c, &req, NULL);
+	c->catalog_loaded = 0;
+	return r;
+}
+
 lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
@@ -172,6 +235,9 @@ lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 	ci.unique = st->unique && st->nindex_cols == 1;
 	ci.null_token.data = nt;
 	ci.null_token.len = sizeof(nt);
+	/* a range index on the (first) column, unless it has one */
+	if (col < 64 && (t->rtok[col] == 0 || !(t->range_ready >> col & 1)))
+		ci.range_tokens = range_tokens_for(&t->sc.cols[col]);
 	req.op_case = LWC__PROXY_REQUEST__OP_CREATE_INDEX;
 	req.create_index = &ci;
 	r = conn_call(c, &req, NULL);
@@ -184,6 +250,8 @@ lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 	}
 	if (r == NULL && ci.unique)
 		t->unique |= (uint64_t)1 << col;
+	if (r == NULL && ci.range_tokens)
+		r = range_build(c, st->table, (size_t)col);
 	return r ? r : result_command("CREATE INDEX", 0);
 }
 
@@ -194,8 +262,9 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
 	Lwc__Insert ins = LWC__INSERT__INIT;
 	Lwc__Row *pr = calloc(n ? n : 1, sizeof(*pr)), **pp = calloc(n ? n : 1, sizeof(*pp));
-	ProtobufCBinaryData *toks = calloc(n * t->sc.ncols + 1, sizeof(*toks));
-	uint8_t *recs = malloc(n * c->S + 1), *tokb = malloc(n * t->sc.ncols * CRY_TOKEN_BYTES + 1);
+	size_t nt = t->ntok;          /* column tokens, then range tokens */
+	ProtobufCBinaryData *toks = calloc(n * nt + 1, sizeof(*toks));
+	uint8_t *recs = malloc(n * c->S + 1), *tokb = malloc(n * nt * CRY_TOKEN_BYTES + 1);
 	char err[256];
 	lwc_result *r = NULL;
 
@@ -213,17 +282,16 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 		}
 		pr[i].record.data = recs + i * c->S;
 		pr[i].record.len = c->S;
-		pr[i].tokens = toks + i * t->sc.ncols;
-		pr[i].n_tokens = t->sc.ncols;
-		for (size_t j = 0; j < t->sc.ncols; j++) {
-			uint8_t *tk = tokb + (i * t->sc.ncols + j) * CRY_TOKEN_BYTES;
-			if ((rc = value_token(c->k, &t->sc, j, &rows[i][j], tk)) != LWC_OK) {
-				r = result_error(NULL, LWC_ERR_CRYPTO, -1,
-						 "keyword token derivation failed: %s", lwc_strerror(rc));
-				goto out;
-			}
-			toks[i * t->sc.ncols + j].data = tk;
-			toks[i * t->sc.ncols + j].len = CRY_TOKEN_BYTES;
+		pr[i].tokens = toks + i * nt;
+		pr[i].n_tokens = nt;
+		if ((rc = row_tokens(c->k, t, rows[i], tokb + i * nt * CRY_TOKEN_BYTES)) != LWC_OK) {
+			r = result_error(NULL, LWC_ERR_CRYPTO, -1,
+					 "keyword token derivation failed: %s", lwc_strerror(rc));
+			goto out;
+		}
+		for (size_t j = 0; j < nt; j++) {
+			toks[i * nt + j].data = tokb + (i * nt + j) * CRY_TOKEN_BYTES;
+			toks[i * nt + j].len = CRY_TOKEN_BYTES;
 		}
 		pp[i] = &pr[i];
 	}

@@ -103,16 +103,21 @@ static int bulk_index(MDB_txn *txn, MDB_dbi dbi, const Lwc__Insert *ins, uint32_
 {
 	MDB_stat ms;
 	int append, rc = 0;
+	size_t m = 0;
 
+	/* token c of each row (c >= ncols: a range token; absent ones skipped) */
 	for (size_t i = 0; i < ins->n_rows; i++) {
-		tr[i].tok = ins->rows[i]->tokens[c].data;
-		tr[i].row = row0 + i;
+		if (px_tok_absent(ins->rows[i]->tokens[c].data))
+			continue;
+		tr[m].tok = ins->rows[i]->tokens[c].data;
+		tr[m].row = row0 + i;
+		m++;
 	}
-	qsort(tr, ins->n_rows, sizeof(*tr), cmp_tokrow);
+	qsort(tr, m, sizeof(*tr), cmp_tokrow);
 	if ((rc = mdb_stat(txn, dbi, &ms)) != 0)
 		return rc;
 	append = ms.ms_entries == 0;
-	for (size_t i = 0; i < ins->n_rows && rc == 0; i++) {
+	for (size_t i = 0; i < m && rc == 0; i++) {
 		uint8_t v[8];
 		MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
 		unsigned flags = 0;
@@ -149,11 +154,11 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 		rc = px_meta_put_u64(st, txn, "nblocks", a->first + nb);
 	/* row ids are above every one committed: the rows and positions append */
 	for (size_t i = 0; i < ins->n_rows && rc == 0; i++) {
-		uint8_t key[8], buf[PX_MAX_COLS * CRY_TOKEN_BYTES], val[8];
-		MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, buf };
+		uint8_t key[8], buf[PX_MAX_TOKENS * CRY_TOKEN_BYTES], val[8];
+		MDB_val k = { 8, key }, d = { t->ntok * CRY_TOKEN_BYTES, buf };
 
 		cry_put_be64(key, row0 + i);
-		for (uint32_t c = 0; c < t->ncols; c++)
+		for (uint32_t c = 0; c < t->ntok; c++)
 			memcpy(buf + c * CRY_TOKEN_BYTES, ins->rows[i]->tokens[c].data,
 			       CRY_TOKEN_BYTES);
 		if ((rc = mdb_put(txn, t->rows, &k, &d, MDB_APPEND)) != 0)
@@ -163,8 +168,10 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 		cry_put_be64(val, a->locs[i]);
 		rc = mdb_put(txn, st->pos_db, &k, &d, MDB_APPEND);
 	}
-	for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
-		rc = bulk_index(txn, t->cols[c], ins, c, row0, tr);
+	/* a range token after the column's equality token: the index is not
+	 * empty then, and the entries go in by plain puts */
+	for (uint32_t c = 0; c < t->ntok && rc == 0; c++)
+		rc = bulk_index(txn, t->cols[t->tcol[c]], ins, c, row0, tr);
 	if (rc == 0)
 		rc = px_meta_put_u64(st, txn, "next_rowid", row0 + ins->n_rows);
 	if (rc == 0) {
@@ -294,7 +301,7 @@ static int cmp_u64v(const void *x, const void *y)
 int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t *dels,
 		size_t n)
 {
-	size_t nc = t->ncols;
+	size_t nc = t->ntok;
 	uint8_t *toks = NULL;
 	struct tokrow *tr = NULL;
 	MDB_cursor *cur = NULL;
@@ -333,19 +340,24 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 	/* each column's entries in token order; a value all of whose rows go
 	 * loses its whole duplicate list in one delete */
 	for (size_t c = 0; c < nc && rc == 0; c++) {
-		if ((rc = mdb_cursor_open(txn, t->cols[c], &cur)) != 0)
+		size_t m = 0;
+
+		if ((rc = mdb_cursor_open(txn, t->cols[t->tcol[c]], &cur)) != 0)
 			break;
 		for (size_t i = 0; i < n; i++) {
-			tr[i].tok = toks + (i * nc + c) * CRY_TOKEN_BYTES;
-			tr[i].row = dels[i];
+			if (px_tok_absent(toks + (i * nc + c) * CRY_TOKEN_BYTES))
+				continue;
+			tr[m].tok = toks + (i * nc + c) * CRY_TOKEN_BYTES;
+			tr[m].row = dels[i];
+			m++;
 		}
-		qsort(tr, n, sizeof(*tr), cmp_tokrow);
-		for (size_t i = 0; i < n && rc == 0;) {
+		qsort(tr, m, sizeof(*tr), cmp_tokrow);
+		for (size_t i = 0; i < m && rc == 0;) {
 			size_t j = i + 1;
 			size_t dups = 0;
 			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d;
 
-			while (j < n && memcmp(tr[j].tok, tr[i].tok, CRY_TOKEN_BYTES) == 0)
+			while (j < m && memcmp(tr[j].tok, tr[i].tok, CRY_TOKEN_BYTES) == 0)
 				j++;
 			if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0 ||
 			    (rc = mdb_cursor_count(cur, &dups)) != 0)
@@ -389,9 +401,9 @@ static int cmp_upd_row(const void *x, const void *y)
 int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct upd *upds,
 		size_t n)
 {
-	size_t nc = t->ncols;
+	size_t nc = t->ntok;
 	uint8_t *olds = NULL;
-	uint64_t *changed = NULL;
+	uint8_t *changed = NULL;           /* [n * nc]: token c of row i changed */
 	struct tokrow *tr = NULL;
 	MDB_cursor *cur = NULL;
 	int rc = 0;
@@ -401,7 +413,7 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		return 0;
 	qsort(upds, n, sizeof(*upds), cmp_upd_row);
 	olds = malloc(n * nc * CRY_TOKEN_BYTES);
-	changed = calloc(n, sizeof(*changed));
+	changed = calloc(n, nc);
 	tr = malloc(n * sizeof(*tr));
 	if (olds == NULL || changed == NULL || tr == NULL) {
 		rc = ENOMEM;
@@ -422,24 +434,27 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		for (size_t c = 0; c < nc; c++)
 			if (memcmp(olds + (i * nc + c) * CRY_TOKEN_BYTES,
 				   upds[i].tokens + c * CRY_TOKEN_BYTES, CRY_TOKEN_BYTES) != 0)
-				changed[i] |= (uint64_t)1 << c;
+				changed[i * nc + c] = 1;
 		d.mv_size = nc * CRY_TOKEN_BYTES;
 		d.mv_data = upds[i].tokens;
 		rc = mdb_put(txn, t->rows, &k, &d, 0);
 	}
 	for (size_t c = 0; c < nc && rc == 0; c++) {
-		size_t m = 0;
+		size_t m = 0, any = 0;
 
-		for (size_t i = 0; i < n; i++)
-			if (changed[i] >> c & 1) {
+		for (size_t i = 0; i < n; i++) {
+			any += changed[i * nc + c];
+			if (changed[i * nc + c] &&
+			    !px_tok_absent(olds + (i * nc + c) * CRY_TOKEN_BYTES)) {
 				tr[m].tok = olds + (i * nc + c) * CRY_TOKEN_BYTES;
 				tr[m].row = upds[i].row;
 				m++;
 			}
-		if (m == 0)
+		}
+		if (any == 0)
 			continue;
 		qsort(tr, m, sizeof(*tr), cmp_tokrow);
-		if ((rc = mdb_cursor_open(txn, t->cols[c], &cur)) != 0)
+		if ((rc = mdb_cursor_open(txn, t->cols[t->tcol[c]], &cur)) != 0)
 			break;
 		for (size_t i = 0; i < m && rc == 0; i++) {
 			uint8_t v[8];
@@ -453,7 +468,8 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		cur = NULL;
 		m = 0;
 		for (size_t i = 0; i < n; i++)
-			if (changed[i] >> c & 1) {
+			if (changed[i * nc + c] &&
+			    !px_tok_absent(upds[i].tokens + c * CRY_TOKEN_BYTES)) {
 				tr[m].tok = upds[i].tokens + c * CRY_TOKEN_BYTES;
 				tr[m].row = upds[i].row;
 				m++;
@@ -464,7 +480,7 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
 
 			cry_put_be64(v, tr[i].row);
-			rc = mdb_put(txn, t->cols[c], &k, &d, 0);
+			rc = mdb_put(txn, t->cols[t->tcol[c]], &k, &d, 0);
 		}
 	}
 out:

@@ -12,6 +12,17 @@
 #include "log.h"
 #include "stash.h"
 
+/* Does the row (tokens rv) hold tok as its token of column c, the
+ * equality token or one of the column's range tokens? */
+static int row_has_token(const struct px_table *t, const uint8_t *rv, uint32_t c,
+			 const uint8_t *tok)
+{
+	for (uint32_t j = 0; j < t->ntok; j++)
+		if (t->tcol[j] == c && memcmp(rv + j * CRY_TOKEN_BYTES, tok, CRY_TOKEN_BYTES) == 0)
+			return 1;
+	return 0;
+}
+
 static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 		       uint32_t *per_block, uint64_t *nrows, uint64_t *nidx, uint64_t *nstash)
 {
@@ -26,7 +37,7 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 		uint64_t loc, b;
 		uint32_t slot;
 
-		if (k.mv_size != 8 || d.mv_size != t->ncols * CRY_TOKEN_BYTES) {
+		if (k.mv_size != 8 || d.mv_size != t->ntok * CRY_TOKEN_BYTES) {
 			printf("table %u: malformed row entry\n", t->id);
 			bad++;
 			continue;
@@ -68,18 +79,20 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 		}
 		per_block[b]++;
 tokens:
-		for (uint32_t c = 0; c < t->ncols; c++) {
+		for (uint32_t c = 0; c < t->ntok; c++) {
 			MDB_cursor *ic;
 			uint8_t v[8];
 			MDB_val ik = { CRY_TOKEN_BYTES, (uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES };
 			MDB_val iv = { 8, v };
 
+			if (px_tok_absent(ik.mv_data))
+				continue;        /* older than the column's range index */
 			cry_put_be64(v, row);
-			if (mdb_cursor_open(txn, t->cols[c], &ic) != 0)
+			if (mdb_cursor_open(txn, t->cols[t->tcol[c]], &ic) != 0)
 				return bad + 1;
 			if (mdb_cursor_get(ic, &ik, &iv, MDB_GET_BOTH) != 0) {
 				printf("table %u: row %llu missing from the index of column %u\n", t->id,
-				       (unsigned long long)row, c + 1);
+				       (unsigned long long)row, t->tcol[c] + 1u);
 				bad++;
 			}
 			mdb_cursor_close(ic);
@@ -109,9 +122,8 @@ tokens:
 				bad++;
 				continue;
 			}
-			if (rv.mv_size != t->ncols * CRY_TOKEN_BYTES ||
-			    memcmp((uint8_t *)rv.mv_data + c * CRY_TOKEN_BYTES, k.mv_data,
-				   CRY_TOKEN_BYTES) != 0) {
+			if (rv.mv_size != t->ntok * CRY_TOKEN_BYTES ||
+			    !row_has_token(t, rv.mv_data, c, k.mv_data)) {
 				printf("table %u column %u: index entry for row %llu does not match the "
 				       "row's value\n", t->id, c + 1, (unsigned long long)loc);
 				bad++;

@@ -46,17 +46,23 @@ static const Lwc__Row *insert_row(const struct stmt *s, size_t i)
 	return s->req->insert->rows[i];
 }
 
+/* A row of t: its record, and ntok tokens (one per column, then the range
+ * tokens); a client whose catalog predates a range index sends fewer and
+ * is told so (it reloads the catalog and tries again). */
 static int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *r,
-		     uint32_t ncols, size_t idx)
+		     const struct px_table *t, size_t idx)
 {
+	uint32_t ntok = t->ntok;
+
 	if (r == NULL || r->record.len != st->g.S)
 		return stmt_fail(s, LWC_ERR_SCHEMA,
 				 "row %zu: record of %zu bytes (this database stores %u)",
 				 idx + 1, r ? r->record.len : 0, st->g.S);
-	if (r->n_tokens != ncols)
-		return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: %zu tokens for %u columns",
-				 idx + 1, r->n_tokens, ncols);
-	for (size_t c = 0; c < ncols; c++)
+	if (r->n_tokens != ntok)
+		return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: %zu tokens for %u columns "
+				 "and %u range tokens (the table's indexes changed)",
+				 idx + 1, r->n_tokens, t->ncols, ntok - t->ncols);
+	for (size_t c = 0; c < ntok; c++)
 		if (r->tokens[c].len != CRY_TOKEN_BYTES)
 			return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: token of %zu bytes",
 					 idx + 1, r->tokens[c].len);
@@ -228,12 +234,164 @@ claim:
 }
 
 /* CREATE UNIQUE INDEX: no value may appear twice already. */
+static int cmp_tok16(const void *a, const void *b)
+{
+	return memcmp(a, b, CRY_TOKEN_BYTES);
+}
+
+/* The column's equality tokens, from the rows (its index also holds range
+ * tokens, which repeat by design): any value twice, NULL apart? */
+static int check_unique_ranged(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
+{
+	const Lwc__CreateIndex *ci = s->req->create_index;
+	uint8_t *v = malloc((t->nrows ? t->nrows : 1) * CRY_TOKEN_BYTES);
+	size_t n = 0;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if (v == NULL)
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0) {
+		free(v);
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	}
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0 && n < t->nrows) {
+		const uint8_t *tok = (const uint8_t *)d.mv_data + (size_t)col * CRY_TOKEN_BYTES;
+		if (d.mv_size != t->ntok * CRY_TOKEN_BYTES)
+			continue;
+		if (ci->null_token.len == CRY_TOKEN_BYTES &&
+		    memcmp(tok, ci->null_token.data, CRY_TOKEN_BYTES) == 0)
+			continue;
+		memcpy(v + n * CRY_TOKEN_BYTES, tok, CRY_TOKEN_BYTES);
+		n++;
+	}
+	mdb_cursor_close(cur);
+	qsort(v, n, CRY_TOKEN_BYTES, cmp_tok16);
+	for (size_t i = 1; i < n; i++)
+		if (memcmp(v + (i - 1) * CRY_TOKEN_BYTES, v + i * CRY_TOKEN_BYTES,
+			   CRY_TOKEN_BYTES) == 0) {
+			free(v);
+			return stmt_fail(s, LWC_ERR_UNIQUE,
+					 "cannot create a unique index: column %u has duplicate values",
+					 col + 1);
+		}
+	free(v);
+	return LWC_OK;
+}
+
+/* CREATE INDEX with range_ready: every row of t carries column col's range
+ * tokens (none is 16 zero bytes).  The table is claimed: nothing changes
+ * it before the commit. */
+static int check_range_ready(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if (t->rtok[col] == 0)
+		return stmt_fail(s, LWC_ERR_SCHEMA, "column %u has no range index", col + 1);
+	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		const uint8_t *tok = d.mv_data;
+		if (d.mv_size != t->ntok * CRY_TOKEN_BYTES) {
+			mdb_cursor_close(cur);
+			return stmt_fail(s, LWC_ERR_STORE, "malformed row entry");
+		}
+		for (uint32_t j = t->ncols; j < t->ntok; j++)
+			if (t->tcol[j] == col && px_tok_absent(tok + (size_t)j * CRY_TOKEN_BYTES)) {
+				mdb_cursor_close(cur);
+				return stmt_fail(s, LWC_ERR_SCHEMA, "rows without the range tokens "
+						 "of column %u remain", col + 1);
+			}
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	return LWC_OK;
+}
+
+/* A range index added to column col of a table that has rows: every row
+ * gets rtok[col] tokens of 16 zero bytes (no token) where the new layout
+ * nt puts them, until an UPDATE rewrites it with real ones. */
+static int relayout_rows(MDB_txn *txn, const struct px_table *t, const struct px_table *nt,
+			 uint32_t col)
+{
+	uint8_t buf[PX_MAX_TOKENS * CRY_TOKEN_BYTES];
+	size_t at = t->ncols, add = nt->rtok[col];
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	for (uint32_t c = 0; c < col; c++)
+		at += t->rtok[c];
+	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		MDB_val nd = { (size_t)nt->ntok * CRY_TOKEN_BYTES, buf };
+
+		if (d.mv_size != (size_t)t->ntok * CRY_TOKEN_BYTES) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		memcpy(buf, d.mv_data, at * CRY_TOKEN_BYTES);
+		memset(buf + at * CRY_TOKEN_BYTES, 0, add * CRY_TOKEN_BYTES);
+		memcpy(buf + (at + add) * CRY_TOKEN_BYTES,
+		       (const uint8_t *)d.mv_data + at * CRY_TOKEN_BYTES,
+		       d.mv_size - at * CRY_TOKEN_BYTES);
+		if ((rc = mdb_cursor_put(cur, &k, &nd, MDB_CURRENT)) != 0)
+			break;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* CREATE INDEX's commit: nt (a copy of t) gets the unique constraint, the
+ * range index and its readiness the request asks for, and the catalog
+ * entry (st->mu held, the table claimed). */
+static int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table *t,
+			struct px_table *nt, const Lwc__CreateIndex *ci)
+{
+	uint64_t bit = (uint64_t)1 << (ci->col & 63);
+	int changed = 0, rc = 0;
+
+	if (ci->unique && ci->col < 64) {
+		nt->unique |= bit;
+		if (ci->null_token.len == CRY_TOKEN_BYTES) {
+			nt->has_null |= bit;
+			memcpy(nt->null_tok[ci->col], ci->null_token.data, CRY_TOKEN_BYTES);
+		}
+		changed = 1;
+	}
+	if (ci->range_tokens && t->rtok[ci->col] == 0) {
+		nt->rtok[ci->col] = (uint8_t)ci->range_tokens;     /* <= 64: planned */
+		if (px_table_layout(nt) != LWC_OK)
+			rc = EINVAL;
+		else if (t->nrows == 0)
+			nt->range_ready |= bit;                    /* nothing to build */
+		else
+			rc = relayout_rows(txn, t, nt, ci->col);
+		changed = 1;
+	}
+	if (rc == 0 && ci->range_ready && nt->rtok[ci->col]) {
+		nt->range_ready |= bit;
+		changed = 1;
+	}
+	if (rc == 0 && changed)
+		rc = px_table_put(st, txn, nt);
+	nt->schema = NULL;          /* t's, not nt's */
+	return rc;
+}
+
 static int check_unique_column(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
 {
 	MDB_cursor *cur;
 	MDB_val k, d;
 	int rc;
 
+	if (t->rtok[col] != 0)
+		return check_unique_ranged(s, txn, t, col);
 	if ((rc = mdb_cursor_open(txn, t->cols[col], &cur)) != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_NODUP)) == 0) {
@@ -550,6 +708,19 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 		if (ct->schema.len > PX_SCHEMA_MAX)
 			return stmt_fail(s, LWC_ERR_TOO_BIG, "table description over %u bytes",
 					 PX_SCHEMA_MAX);
+		if (ct->range_tokens.len != 0) {
+			struct px_table tmp;
+			tmp.ncols = ct->ncols;
+			if (ct->range_tokens.len != ct->ncols)
+				return stmt_fail(s, LWC_ERR_SCHEMA, "range tokens of %zu columns "
+						 "for a table of %u", ct->range_tokens.len,
+						 ct->ncols);
+			memcpy(tmp.rtok, ct->range_tokens.data, ct->ncols);
+			if (px_table_layout(&tmp) != LWC_OK)
+				return stmt_fail(s, LWC_ERR_SCHEMA, "more than %u range tokens "
+						 "per column or %u per row", PX_MAX_RANGE_TOK,
+						 PX_MAX_TOKENS);
+		}
 		return lock_blocks(w, s);
 	}
 	if (s->kind == ST_NOP)
@@ -558,7 +729,9 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 	if (s->t == NULL) {
 		struct px_table *t = px_table_find(st, handle->data, handle->len);
 		int excl = s->kind == ST_DROP ||
-			   (s->kind == ST_INDEX && req->create_index->unique);
+			   (s->kind == ST_INDEX && (req->create_index->unique ||
+						    req->create_index->range_tokens ||
+						    req->create_index->range_ready));
 
 		if (t == NULL) {
 			if (s->kind == ST_DROP && req->drop_table->if_exists) {
@@ -612,7 +785,7 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 	case ST_INSERT:
 		rc = LWC_OK;
 		for (size_t i = 0; i < req->insert->n_rows && rc == LWC_OK; i++)
-			rc = check_row(s, st, req->insert->rows[i], s->t->ncols, i);
+			rc = check_row(s, st, req->insert->rows[i], s->t, i);
 		if (rc == LWC_OK)
 			rc = plan_insert(w, s, txn);
 		break;
@@ -631,6 +804,20 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 		rc = LWC_OK;
 		if (req->create_index->unique)
 			rc = check_unique_column(s, txn, s->t, req->create_index->col);
+		if (rc == LWC_OK && req->create_index->range_tokens &&
+		    s->t->rtok[req->create_index->col] == 0) {
+			struct px_table tmp = *s->t;
+			tmp.rtok[req->create_index->col] =
+				(uint8_t)(req->create_index->range_tokens > 255 ? 255
+					  : req->create_index->range_tokens);
+			if (req->create_index->range_tokens > PX_MAX_RANGE_TOK ||
+			    px_table_layout(&tmp) != LWC_OK)
+				rc = stmt_fail(s, LWC_ERR_SCHEMA, "more than %u range tokens per "
+					       "column or %u per row", PX_MAX_RANGE_TOK,
+					       PX_MAX_TOKENS);
+		}
+		if (rc == LWC_OK && req->create_index->range_ready)
+			rc = check_range_ready(s, txn, s->t, req->create_index->col);
 		break;
 	default:
 		rc = LWC_OK;
@@ -787,7 +974,7 @@ int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 	if (s->kind == ST_UPDATE)
 		for (size_t i = 0; i < n; i++)
 			if (d->d[i]->change &&
-			    check_row(s, st, d->d[i]->row, s->t->ncols, i) != LWC_OK) {
+			    check_row(s, st, d->d[i]->row, s->t, i) != LWC_OK) {
 				s->aborted = 1;
 				goto out;
 			}
@@ -818,10 +1005,10 @@ int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 			s->capupds = cap;
 		}
 		s->upds[s->nupds].row = rows[i];
-		s->upds[s->nupds].tokens = malloc(s->t->ncols * CRY_TOKEN_BYTES);
+		s->upds[s->nupds].tokens = malloc(s->t->ntok * CRY_TOKEN_BYTES);
 		if (s->upds[s->nupds].tokens == NULL)
 			goto nomem;
-		for (size_t c = 0; c < s->t->ncols; c++)
+		for (size_t c = 0; c < s->t->ntok; c++)
 			memcpy(s->upds[s->nupds].tokens + c * CRY_TOKEN_BYTES,
 			       d->d[i]->row->tokens[c].data, CRY_TOKEN_BYTES);
 		s->nupds++;
@@ -1660,15 +1847,17 @@ static int commit(struct px_worker *w, struct stmt *s)
 		for (size_t i = 0; i < s->req->insert->n_rows && rc == 0; i++) {
 			const Lwc__Row *r = insert_row(s, i);
 			uint64_t row = st->next_rowid + i;
-			uint8_t key[8], buf[PX_MAX_COLS * CRY_TOKEN_BYTES];
-			MDB_val k = { 8, key }, d = { t->ncols * CRY_TOKEN_BYTES, buf };
+			uint8_t key[8], buf[PX_MAX_TOKENS * CRY_TOKEN_BYTES];
+			MDB_val k = { 8, key }, d = { t->ntok * CRY_TOKEN_BYTES, buf };
 
 			cry_put_be64(key, row);
-			for (uint32_t c = 0; c < t->ncols; c++)
+			for (uint32_t c = 0; c < t->ntok; c++)
 				memcpy(buf + c * CRY_TOKEN_BYTES, r->tokens[c].data, CRY_TOKEN_BYTES);
 			rc = mdb_put(txn, t->rows, &k, &d, 0);
-			for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
-				rc = idx_put(txn, t->cols[c], r->tokens[c].data, row);
+			for (uint32_t c = 0; c < t->ntok && rc == 0; c++)
+				if (!px_tok_absent(r->tokens[c].data))
+					rc = idx_put(txn, t->cols[t->tcol[c]], r->tokens[c].data,
+						     row);
 			if (rc == 0 && s->via_stash) {
 				if ((rc = px_pos_put(st, txn, row, PX_LOC_STASH)) == 0)
 					rc = stash_db_put(st, txn, row, t->id, r->record.data);
@@ -1708,6 +1897,17 @@ static int commit(struct px_worker *w, struct stmt *s)
 		nt->ncols = ct->ncols;
 		nt->pk_col = ct->pk_col;
 		nt->unique = ct->pk_col >= 0 && ct->pk_col < 64 ? (uint64_t)1 << ct->pk_col : 0;
+		if (ct->range_tokens.len == ct->ncols) {
+			memcpy(nt->rtok, ct->range_tokens.data, ct->ncols);
+			for (uint32_t c = 0; c < ct->ncols && c < 64; c++)
+				if (nt->rtok[c])
+					nt->range_ready |= (uint64_t)1 << c;
+		}
+		if (px_table_layout(nt) != LWC_OK) {     /* checked at plan */
+			free(nt);
+			rc = EINVAL;
+			break;
+		}
 		if (ct->schema.len) {
 			if ((nt->schema = malloc(ct->schema.len)) == NULL) {
 				free(nt);
@@ -1739,15 +1939,14 @@ static int commit(struct px_worker *w, struct stmt *s)
 		break;
 	}
 	case ST_INDEX:
-		if (s->req->create_index->unique && s->req->create_index->col < 64) {
-			const Lwc__CreateIndex *ci = s->req->create_index;
-			struct px_table tmp = *t;
-			tmp.unique |= (uint64_t)1 << ci->col;
-			if (ci->null_token.len == CRY_TOKEN_BYTES) {
-				tmp.has_null |= (uint64_t)1 << ci->col;
-				memcpy(tmp.null_tok[ci->col], ci->null_token.data, CRY_TOKEN_BYTES);
-			}
-			rc = px_table_put(st, txn, &tmp);
+		if ((s->newt = malloc(sizeof(*s->newt))) == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		*s->newt = *t;
+		if ((rc = index_commit(txn, st, t, s->newt, s->req->create_index)) != 0) {
+			free(s->newt);
+			s->newt = NULL;
 		}
 		break;
 	default:
@@ -1812,16 +2011,21 @@ static int commit(struct px_worker *w, struct stmt *s)
 		s->t = NULL;
 		s->claimed = 0;
 		break;
-	case ST_INDEX:
-		if (s->req->create_index->unique && s->req->create_index->col < 64) {
-			const Lwc__CreateIndex *ci = s->req->create_index;
-			t->unique |= (uint64_t)1 << ci->col;
-			if (ci->null_token.len == CRY_TOKEN_BYTES) {
-				t->has_null |= (uint64_t)1 << ci->col;
-				memcpy(t->null_tok[ci->col], ci->null_token.data, CRY_TOKEN_BYTES);
-			}
-		}
+	case ST_INDEX: {
+		/* the catalog fields of the new definition (the rest of the
+		 * mirror, next and counters, stays) */
+		struct px_table *nt = s->newt;
+		t->unique = nt->unique;
+		t->has_null = nt->has_null;
+		memcpy(t->null_tok, nt->null_tok, sizeof(t->null_tok));
+		memcpy(t->rtok, nt->rtok, sizeof(t->rtok));
+		t->range_ready = nt->range_ready;
+		t->ntok = nt->ntok;
+		memcpy(t->tcol, nt->tcol, sizeof(t->tcol));
+		free(nt);
+		s->newt = NULL;
 		break;
+	}
 	default:
 		break;
 	}
@@ -1993,7 +2197,7 @@ static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct
 		if (t->dropped)
 			continue;
 		lwc__table_info__init(&infos[i]);
-		infos[i].table.data = malloc(PX_HANDLE_BYTES + t->schema_len);
+		infos[i].table.data = malloc(PX_HANDLE_BYTES + t->schema_len + t->ncols);
 		copy = infos[i].table.data;
 		if (copy == NULL)
 			continue;
@@ -2006,6 +2210,12 @@ static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct
 		infos[i].ncols = t->ncols;
 		infos[i].pk_col = t->pk_col;
 		infos[i].unique_cols = t->unique;
+		if (t->ntok > t->ncols || t->range_ready) {
+			memcpy(copy + PX_HANDLE_BYTES + t->schema_len, t->rtok, t->ncols);
+			infos[i].range_tokens.data = copy + PX_HANDLE_BYTES + t->schema_len;
+			infos[i].range_tokens.len = t->ncols;
+			infos[i].range_ready = t->range_ready;
+		}
 		ptrs[i] = &infos[i];
 		i++;
 	}

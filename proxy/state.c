@@ -192,16 +192,43 @@ uint32_t px_fill_limit(const struct px_state *st)
 	return st->g.theta > keep ? st->g.theta - keep : 1;
 }
 
+int px_table_layout(struct px_table *t)
+{
+	uint32_t n = t->ncols;
+
+	for (uint32_t c = 0; c < t->ncols; c++)
+		t->tcol[c] = (uint8_t)c;
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		if (t->rtok[c] > PX_MAX_RANGE_TOK || n + t->rtok[c] > PX_MAX_TOKENS)
+			return LWC_ERR_SCHEMA;
+		for (uint32_t i = 0; i < t->rtok[c]; i++)
+			t->tcol[n++] = (uint8_t)c;
+	}
+	t->ntok = n;
+	return LWC_OK;
+}
+
+int px_tok_absent(const uint8_t *tok)
+{
+	static const uint8_t zero[CRY_TOKEN_BYTES];
+
+	return memcmp(tok, zero, CRY_TOKEN_BYTES) == 0;
+}
+
 int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
 {
-	size_t len = 28 + (size_t)t->ncols * CRY_TOKEN_BYTES + t->schema_len;
+	int ranged = t->ntok > t->ncols || t->range_ready != 0;
+	size_t ext = ranged ? (size_t)t->ncols + 8 : 0;
+	size_t len = 28 + (size_t)t->ncols * CRY_TOKEN_BYTES + ext + t->schema_len;
 	uint8_t *buf = malloc(len);
 	MDB_val k = { PX_HANDLE_BYTES, (void *)(uintptr_t)t->handle }, d = { len, buf };
 	int rc;
 
 	if (buf == NULL)
 		return ENOMEM;
-	cry_put_be64(buf, ((uint64_t)t->id << 32) | t->ncols);
+	/* bit 31 of ncols: the range extension follows the NULL tokens (tables
+	 * without range indexes keep the layout of earlier versions) */
+	cry_put_be64(buf, ((uint64_t)t->id << 32) | t->ncols | (ranged ? UINT32_C(0x80000000) : 0));
 	buf[8] = (uint8_t)((uint32_t)t->pk_col >> 24);
 	buf[9] = (uint8_t)((uint32_t)t->pk_col >> 16);
 	buf[10] = (uint8_t)((uint32_t)t->pk_col >> 8);
@@ -209,8 +236,13 @@ int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
 	cry_put_be64(buf + 12, t->unique);
 	cry_put_be64(buf + 20, t->has_null);
 	memcpy(buf + 28, t->null_tok, (size_t)t->ncols * CRY_TOKEN_BYTES);
+	if (ranged) {
+		memcpy(buf + 28 + (size_t)t->ncols * CRY_TOKEN_BYTES, t->rtok, t->ncols);
+		cry_put_be64(buf + 28 + (size_t)t->ncols * (CRY_TOKEN_BYTES + 1), t->range_ready);
+	}
 	if (t->schema_len)
-		memcpy(buf + 28 + (size_t)t->ncols * CRY_TOKEN_BYTES, t->schema, t->schema_len);
+		memcpy(buf + 28 + (size_t)t->ncols * CRY_TOKEN_BYTES + ext, t->schema,
+		       t->schema_len);
 	rc = mdb_put(txn, st->catalog, &k, &d, 0);
 	free(buf);
 	return rc;
@@ -450,6 +482,7 @@ static int load_catalog(struct px_state *st, MDB_txn *txn)
 		struct px_table *t;
 		uint64_t idn;
 		MDB_stat ms;
+		int ext;
 
 		if (k.mv_size != PX_HANDLE_BYTES || d.mv_size < 28) {
 			rc = MDB_CORRUPTED;
@@ -467,15 +500,28 @@ static int load_catalog(struct px_state *st, MDB_txn *txn)
 				      (uint32_t)p[10] << 8 | p[11]);
 		t->unique = cry_get_be64(p + 12);
 		t->has_null = cry_get_be64(p + 20);
+		ext = t->ncols & UINT32_C(0x80000000) ? 1 : 0;
+		t->ncols &= UINT32_C(0x7fffffff);
 		if (t->ncols == 0 || t->ncols > PX_MAX_COLS ||
-		    d.mv_size < 28 + (size_t)t->ncols * CRY_TOKEN_BYTES) {
+		    d.mv_size < 28 + (size_t)t->ncols * CRY_TOKEN_BYTES +
+				(ext ? (size_t)t->ncols + 8 : 0)) {
 			free(t);
 			rc = MDB_CORRUPTED;
 			break;
 		}
 		memcpy(t->null_tok, p + 28, (size_t)t->ncols * CRY_TOKEN_BYTES);
 		p += 28 + (size_t)t->ncols * CRY_TOKEN_BYTES;
-		t->schema_len = d.mv_size - 28 - (size_t)t->ncols * CRY_TOKEN_BYTES;
+		if (ext) {
+			memcpy(t->rtok, p, t->ncols);
+			t->range_ready = cry_get_be64(p + t->ncols);
+			p += t->ncols + 8;
+		}
+		if (px_table_layout(t) != LWC_OK) {
+			free(t);
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		t->schema_len = d.mv_size - (size_t)(p - (const uint8_t *)d.mv_data);
 		if (t->schema_len && (t->schema = malloc(t->schema_len)) == NULL) {
 			free(t);
 			rc = ENOMEM;

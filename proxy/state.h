@@ -11,7 +11,8 @@
  *             "cs_key_file" -> path of K_CS
  *   users     name -> status(1) created(8) revoked(8) K_DBU(32; zero when revoked)
  *   catalog   table handle(16) -> id(4) ncols(4) pk(4) unique(8) has_null(8)
- *             null tokens (ncols x 16) schema...
+ *             null tokens (ncols x 16) [range tokens per column (ncols x 1)
+ *             range_ready(8), when bit 31 of ncols is set] schema...
  *   blocks    block id(8 BE) -> committed version(8 BE) || AEAD tag of that
  *             version(16) || occupancy bitmap
  *             "format" -> u64 (2; a state without it is format 1 and is
@@ -20,10 +21,15 @@
              "epoch" -> u64: advanced at every serve start, and sealed into
              the cloud store's header record (epoch.h), so a restored state
              that is older than its store is refused
- *   t<ID>.r   row id(8 BE) -> the row's column tokens (ncols x 16): the
- *             slot-to-token map of the paper, per table, by stable row id
+ *   t<ID>.r   row id(8 BE) -> the row's tokens (ntok x 16: one per column,
+ *             then the range tokens of each range-indexed column): the
+ *             slot-to-token map of the paper, per table, by stable row id;
+ *             16 zero bytes: no token (a row older than its column's range
+ *             index, until rewritten)
  *   t<ID>.c<C> token(16) -> row ids(8 BE), MDB_DUPSORT|MDB_DUPFIXED: the
- *             per-field B+ tree
+ *             per-field B+ tree; it holds the column's equality tokens and
+ *             its range tokens (prefixes of an order-preserving key, keyed
+ *             per level: client/range.h), which never collide
  *   pos       row id(8 BE) -> location(8 BE), or PX_LOC_STASH: the position
  *             map, so moving a row costs one write whatever its columns
  *   stash     row id(8 BE) -> table id(4 BE) || record(S): rows taken out of
@@ -52,6 +58,8 @@
 #define PX_HANDLE_BYTES   16u
 #define PX_MAX_COLS       64u
 #define PX_MAX_SLOTS      4096u
+#define PX_MAX_RANGE_TOK  64u      /* range tokens a column's rows may carry */
+#define PX_MAX_TOKENS     1024u    /* tokens per row, range tokens included */
 #define PX_NAME_MAX       64u
 #define PX_SCHEMA_MAX     65536u
 #define PX_OPS_KEY_KIND   "LWC-OPS-KEY"
@@ -84,6 +92,10 @@ struct px_table {
 	uint64_t unique;                 /* bit c: column c is unique      */
 	uint64_t has_null;               /* bit c: null_tok[c] is known    */
 	uint8_t null_tok[PX_MAX_COLS][CRY_TOKEN_BYTES];  /* NULLs never clash */
+	uint8_t rtok[PX_MAX_COLS];       /* range tokens per row of column c */
+	uint64_t range_ready;            /* bit c: every row has c's range tokens */
+	uint32_t ntok;                   /* tokens per row: ncols + sum(rtok) */
+	uint8_t tcol[PX_MAX_TOKENS];     /* column (index) of the row's token j */
 	uint8_t *schema;
 	size_t schema_len;
 	MDB_dbi rows;
@@ -208,6 +220,10 @@ int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint
 
 /* Catalog (st->mu held). */
 struct px_table *px_table_find(struct px_state *st, const uint8_t *handle, size_t len);
+/* ntok and tcol from ncols and rtok; LWC_ERR_SCHEMA when over PX_MAX_TOKENS. */
+int px_table_layout(struct px_table *t) LWC_WUR;
+/* A row token of 16 zero bytes: no token (not in any index). */
+int px_tok_absent(const uint8_t *tok);
 
 /* LMDB helpers (st->mu held). */
 int px_db_name(char *buf, size_t len, uint32_t table, int col);  /* col -1: rows */
