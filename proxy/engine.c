@@ -318,33 +318,48 @@ static int check_range_ready(struct stmt *s, MDB_txn *txn, struct px_table *t, u
 static int relayout_rows(MDB_txn *txn, const struct px_table *t, const struct px_table *nt,
 			 uint32_t col)
 {
-	uint8_t buf[PX_MAX_TOKENS * CRY_TOKEN_BYTES];
-	size_t at = t->ncols, add = nt->rtok[col];
-	MDB_cursor *cur;
+	size_t at = t->ncols, add = nt->rtok[col], ob = (size_t)t->ntok * CRY_TOKEN_BYTES;
+	size_t nb = (size_t)nt->ntok * CRY_TOKEN_BYTES, n = 0, cap = t->nrows + 1;
+	uint8_t *keys = malloc(cap * 8), *vals = malloc(cap * nb);
+	MDB_cursor *cur = NULL;
 	MDB_val k, d;
 	int rc;
 
 	for (uint32_t c = 0; c < col; c++)
 		at += t->rtok[c];
+	if (keys == NULL || vals == NULL) {
+		rc = ENOMEM;
+		goto out;
+	}
+	/* read every row first: values read are only valid until a write */
 	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
-		return rc;
+		goto out;
 	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
-		MDB_val nd = { (size_t)nt->ntok * CRY_TOKEN_BYTES, buf };
+		uint8_t *v = vals + n * nb;
 
-		if (d.mv_size != (size_t)t->ntok * CRY_TOKEN_BYTES) {
+		if (k.mv_size != 8 || d.mv_size != ob || n == cap) {
 			rc = MDB_CORRUPTED;
 			break;
 		}
-		memcpy(buf, d.mv_data, at * CRY_TOKEN_BYTES);
-		memset(buf + at * CRY_TOKEN_BYTES, 0, add * CRY_TOKEN_BYTES);
-		memcpy(buf + (at + add) * CRY_TOKEN_BYTES,
-		       (const uint8_t *)d.mv_data + at * CRY_TOKEN_BYTES,
-		       d.mv_size - at * CRY_TOKEN_BYTES);
-		if ((rc = mdb_cursor_put(cur, &k, &nd, MDB_CURRENT)) != 0)
-			break;
+		memcpy(keys + n * 8, k.mv_data, 8);
+		memcpy(v, d.mv_data, at * CRY_TOKEN_BYTES);
+		memset(v + at * CRY_TOKEN_BYTES, 0, add * CRY_TOKEN_BYTES);
+		memcpy(v + (at + add) * CRY_TOKEN_BYTES, (const uint8_t *)d.mv_data + at * CRY_TOKEN_BYTES,
+		       ob - at * CRY_TOKEN_BYTES);
+		n++;
 	}
 	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
+	if (rc != MDB_NOTFOUND)
+		goto out;
+	rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		MDB_val wk = { 8, keys + i * 8 }, wd = { nb, vals + i * nb };
+		rc = mdb_put(txn, t->rows, &wk, &wd, 0);
+	}
+out:
+	free(keys);
+	free(vals);
+	return rc;
 }
 
 /* CREATE INDEX's commit: nt (a copy of t) gets the unique constraint, the

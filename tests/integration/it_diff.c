@@ -1897,10 +1897,282 @@ static void test_differential(void **state)
 			 st.mismatches);
 }
 
+/* ---- ranges on range-indexed and plain columns (issue 13) ------------------------------ */
+/*
+ * Its own table and generator, so the main generator's stream stays as it
+ * was.  rg has a range index on id (PRIMARY KEY), i, bi, f and s (CREATE
+ * INDEX: bi and f on the empty table, i and s once it holds rows, which
+ * rebuilds their tokens) and none on ui, ub, uf, us, which hold values of
+ * the same kinds.  The statements are mostly ranges (< <= > >=, literal
+ * first or second, BETWEEN with its bounds in either order, NOT BETWEEN,
+ * LIKE with a fixed prefix, NOT LIKE) over values chosen to sit on the
+ * edges of the encodings: INT and BIGINT extremes, 2^53 + 1 against
+ * decimals, -0.0, NaN and the infinities, texts sharing their first 8 bytes,
+ * multi-byte characters, NULLs; mixed with INSERTs, UPDATEs (of indexed
+ * columns too) and DELETEs that use ranges.
+ */
+
+static const char *const RG_INT[] = {
+	"-2147483648", "-2147483647", "2147483647", "2147483646", "65535", "65536", "-65536",
+	"255", "256", "-256",
+};
+static const char *const RG_BIG[] = {
+	"9007199254740992", "9007199254740993", "-9007199254740993", "9223372036854775807",
+	"-9223372036854775808", "-9223372036854775807", "4294967296", "-4294967296",
+	"2147483648", "-2147483649",
+};
+static const char *const RG_FLOAT[] = {
+	"-0.0", "0", "0.5", "-0.5", "2.5", "1e300", "-1e300", "1e-300", "'NaN'", "'Infinity'",
+	"'-Infinity'", "0.1", "9007199254740992", "-7.25",
+};
+static const char *const RG_TEXT[] = {
+	"''", "'a'", "'ab'", "'abc'", "'abd'", "'abcdefgh'", "'abcdefghi'", "'abcdefghij'",
+	"'abcdefghik'", "'b'", "'ba'", "'B'", "'Z'", "' a'", "'a '", "'é'", "'éa'", "'ü'", "'~'",
+	"'%a'", "'a_b'", "'zzzzzzzzzz'", "'abcdefg'",
+};
+/* WHERE-only literals: between stored values, beyond the types.  No
+ * decimal that a double cannot hold (9007199254740993.0): LWC reads it as
+ * a double where PostgreSQL keeps a numeric, on any column, indexed or not
+ * (as D4 and D6 above) */
+static const char *const RG_WNUM[] = {
+	"2.5", "-0.5", "3000000000", "-3000000000", "9223372036854775807", "1e10", "-1e10",
+	"9007199254740992.0", "'7'", "0.0",
+};
+static const char *const RG_LIKE[] = {
+	"'a%'", "'ab%'", "'abc%'", "'abcdefgh%'", "'abcdefghi%'", "'abcdefghij%'", "'%'",
+	"'a_%'", "'é%'", "'\\%a%'", "'_b%'", "'abc'", "'B%'", "''", "'%a'", "'zz%'",
+};
+
+enum { RG_ID, RG_I, RG_BI, RG_F, RG_S, RG_UI, RG_UB, RG_UF, RG_US, RG_NCOLS };
+static const char *const RG_COLS[RG_NCOLS] = { "id", "i", "bi", "f", "s", "ui", "ub", "uf", "us" };
+static const enum kind RG_KIND[RG_NCOLS] = { K_INT, K_INT, K_BIGINT, K_FLOAT, K_TEXT,
+					     K_INT, K_BIGINT, K_FLOAT, K_TEXT };
+static long rg_next_id;
+
+static void rg_value(struct sb *b, enum kind k, int where)
+{
+	int r = rn(100);
+
+	switch (k) {
+	case K_INT:
+		if (where && r < 15)
+			sb_add(b, PICK(RG_WNUM));
+		else if (r < 75)
+			sb_printf(b, "%d", rn(41) - 20);
+		else
+			sb_add(b, PICK(RG_INT));
+		break;
+	case K_BIGINT:
+		if (where && r < 15)
+			sb_add(b, PICK(RG_WNUM));
+		else if (r < 60)
+			sb_printf(b, "%d", rn(41) - 20);
+		else if (r < 70)
+			sb_add(b, PICK(RG_INT));
+		else
+			sb_add(b, PICK(RG_BIG));
+		break;
+	case K_FLOAT:
+		if (where && r < 10)
+			sb_add(b, PICK(RG_WNUM));
+		else if (r < 50)
+			sb_printf(b, "%d", rn(41) - 20);
+		else
+			sb_add(b, PICK(RG_FLOAT));
+		break;
+	case K_TEXT:
+		sb_add(b, PICK(RG_TEXT));
+		break;
+	}
+}
+
+static void rg_stored(struct sb *b, enum kind k)
+{
+	if (chance(15))
+		sb_add(b, "NULL");
+	else
+		rg_value(b, k, 0);
+}
+
+static void rg_atom(struct sb *b)
+{
+	static const char *const ops[] = { "<", "<=", ">", ">=", "<", "<=", ">", ">=", "=", "<>" };
+	int c = rn(RG_NCOLS), r = rn(100);
+
+	if (RG_KIND[c] == K_TEXT && r >= 80) {
+		sb_printf(b, "%s %sLIKE %s", RG_COLS[c], chance(20) ? "NOT " : "", PICK(RG_LIKE));
+		return;
+	}
+	if (r < 50) {
+		const char *op = PICK(ops);
+		if (chance(15)) {
+			rg_value(b, RG_KIND[c], 1);
+			sb_printf(b, " %s %s", op, RG_COLS[c]);
+		} else {
+			sb_printf(b, "%s %s ", RG_COLS[c], op);
+			if (chance(3))
+				sb_add(b, "NULL");
+			else
+				rg_value(b, RG_KIND[c], 1);
+		}
+	} else if (r < 72) {
+		sb_printf(b, "%s %sBETWEEN ", RG_COLS[c], chance(20) ? "NOT " : "");
+		if (chance(4))
+			sb_add(b, "NULL");
+		else
+			rg_value(b, RG_KIND[c], 1);
+		sb_add(b, " AND ");
+		rg_value(b, RG_KIND[c], 1);
+	} else if (r < 80) {
+		sb_printf(b, "%s IS %sNULL", RG_COLS[c], chance(50) ? "NOT " : "");
+	} else {
+		/* a closed range written as two comparisons */
+		sb_printf(b, "%s >%s ", RG_COLS[c], chance(50) ? "=" : "");
+		rg_value(b, RG_KIND[c], 1);
+		sb_printf(b, " AND %s <%s ", RG_COLS[c], chance(50) ? "=" : "");
+		rg_value(b, RG_KIND[c], 1);
+	}
+}
+
+static void rg_pred(struct sb *b, int depth)
+{
+	int r = rn(100);
+
+	if (depth < 2 && r < 20) {
+		sb_add(b, "(");
+		rg_pred(b, depth + 1);
+		sb_add(b, chance(50) ? " AND " : " OR ");
+		rg_pred(b, depth + 1);
+		sb_add(b, ")");
+	} else if (depth < 2 && r < 28) {
+		sb_add(b, "NOT (");
+		rg_pred(b, depth + 1);
+		sb_add(b, ")");
+	} else {
+		rg_atom(b);
+	}
+}
+
+static void rg_insert(struct sb *b)
+{
+	int n = 1 + rn(3);
+
+	sb_add(b, "INSERT INTO rg VALUES ");
+	for (int i = 0; i < n; i++) {
+		sb_printf(b, "%s(%ld", i ? ", " : "", chance(2) ? rg_next_id - 1 : rg_next_id++);
+		for (int c = 1; c < RG_NCOLS; c++) {
+			sb_add(b, ", ");
+			rg_stored(b, RG_KIND[c]);
+		}
+		sb_add(b, ")");
+	}
+}
+
+static void rg_stmt(struct stmt *s, long rows)
+{
+	int r = rn(100);
+	int ins = rows < 30 ? 40 : rows < 70 ? 12 : 4, del = rows < 30 ? 2 : rows < 70 ? 7 : 15;
+
+	sb_reset(&s->sql);
+	s->kind = S_SELECT;
+	s->ordered = 0;
+	s->has_order = 0;
+	s->set_bad = 0;
+	s->t = NULL;
+	if (r < ins) {
+		s->kind = S_INSERT;
+		rg_insert(&s->sql);
+	} else if (r < ins + del) {
+		s->kind = S_DELETE;
+		sb_add(&s->sql, "DELETE FROM rg WHERE ");
+		rg_pred(&s->sql, 0);
+	} else if (r < ins + del + 10) {
+		int c = 1 + rn(RG_NCOLS - 1);
+		s->kind = S_UPDATE;
+		sb_printf(&s->sql, "UPDATE rg SET %s = ", RG_COLS[c]);
+		rg_stored(&s->sql, RG_KIND[c]);
+		sb_add(&s->sql, " WHERE ");
+		rg_pred(&s->sql, 0);
+	} else if (r < ins + del + 12) {
+		sb_add(&s->sql, "SELECT * FROM rg");
+	} else if (r < ins + del + 30) {
+		sb_add(&s->sql, "SELECT count(*) FROM rg WHERE ");
+		rg_pred(&s->sql, 0);
+	} else {
+		sb_add(&s->sql, "SELECT * FROM rg WHERE ");
+		rg_pred(&s->sql, 0);
+	}
+}
+
+static long rg_rows(PGconn *pg)
+{
+	PGresult *r = PQexec(pg, "SELECT count(*) FROM rg");
+	long n = PQresultStatus(r) == PGRES_TUPLES_OK ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+
+	PQclear(r);
+	return n;
+}
+
+static void test_ranges(void **state)
+{
+	struct env *e = *state;
+	struct stats st = { 0 };
+	long per_seed = env_long("LWC_DIFF_RANGE_STMTS", 1700);
+	long nseeds = env_long("LWC_DIFF_SEEDS", DEFAULT_SEEDS);
+	struct timespec t0, t1;
+	struct stmt s = { 0 };
+
+	report_max = env_long("LWC_DIFF_REPORT", 20);
+	verbose = getenv("LWC_DIFF_VERBOSE") != NULL && getenv("LWC_DIFF_VERBOSE")[0] != '\0';
+	if (nseeds < 1)
+		nseeds = 1;
+	if ((size_t)nseeds > NSEEDS_MAX)
+		nseeds = NSEEDS_MAX;
+	connect_lwc(e);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long si = 0; si < nseeds; si++) {
+		uint64_t seed = SEEDS[si] ^ 0x13;
+		long before = st.mismatches, rows = 0;
+
+		rng = seed;
+		rg_next_id = 1;
+		if (si > 0)
+			connect_lwc(e);
+		ddl(e, &st, seed, 0, "DROP TABLE IF EXISTS rg");
+		ddl(e, &st, seed, 0, "CREATE TABLE rg (id INT PRIMARY KEY, i INT, bi BIGINT, "
+		    "f FLOAT, s TEXT, ui INT, ub BIGINT, uf FLOAT, us TEXT)");
+		ddl(e, &st, seed, 0, "CREATE INDEX rg_bi ON rg (bi)");
+		ddl(e, &st, seed, 0, "CREATE INDEX rg_f ON rg (f)");
+		for (long no = 1; no <= per_seed; no++) {
+			if (no == 60)
+				ddl(e, &st, seed, no, "CREATE INDEX rg_i ON rg (i)");
+			if (no == 400)
+				ddl(e, &st, seed, no, "CREATE INDEX rg_s ON rg (s)");
+			rg_stmt(&s, rows);
+			both(e, &st, seed, no, &s);
+			if (s.kind == S_INSERT || s.kind == S_DELETE)
+				rows = rg_rows(e->ref.pg);
+		}
+		ddl(e, &st, seed, per_seed + 1, "SELECT * FROM rg");
+		fprintf(stderr, "it_diff ranges: seed %#" PRIx64 ": %ld statements, %ld rows at "
+			"the end, %ld mismatches\n", seed, per_seed, rows, st.mismatches - before);
+	}
+	free(s.sql.p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "it_diff ranges [%s]: %ld statements, %ld queries (%ld rows compared), "
+		"%ld errors on both sides, %ld mismatches (%.1f s)\n", h_backend(), st.stmts,
+		st.queries, st.rows_compared, st.errors, st.mismatches,
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (st.mismatches != 0)
+		fail_msg("%ld range statement(s) gave different results on LWC and PostgreSQL",
+			 st.mismatches);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_differential, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name(h_backend(), tests, NULL, NULL);
