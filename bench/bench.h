@@ -60,9 +60,9 @@ struct opts {
 
 enum {
 	EXP_LOAD = 1, EXP_SELECT = 2, EXP_MODIFY = 4, EXP_RTT = 8, EXP_CLIENTS = 16,
-	EXP_CELLS = 32, EXP_RELOC = 64, EXP_ALL = 127
+	EXP_CELLS = 32, EXP_RELOC = 64, EXP_RANGE = 128, EXP_ALL = 255
 };
-#define NEXP 7
+#define NEXP 8
 extern const char *const EXP_NAMES[NEXP]; /* bit i of EXP_* is EXP_NAMES[i] */
 
 extern struct opts O;
@@ -119,6 +119,10 @@ struct stats stats_of(double *v, unsigned n);
 int run_cmd(char *const argv[], char *const extra_env[], char *capture, size_t caplen);
 /* Two consecutive free loopback ports. */
 int free_ports(int n);
+
+/* ---- ranges (bench_range.c) ------------------------------------------------- */
+
+void run_ranges(lwc_conn *c, PGconn *p, struct rng *rng);
 
 /* ---- deployments and connections (bench_deploy.c) --------------------------- */
 

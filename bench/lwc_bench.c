@@ -32,6 +32,9 @@
  *            INSERT/UPDATE/DELETE of 1k and 10k rows, after a warm-up that
  *            moves records, then the proxy restarted with --relocate off;
  *            how the clustered layout scatters (bench_reloc.c)
+ *   range    SELECT * ... WHERE id BETWEEN a AND a+K-1 on the primary key (a
+ *            range index) beside the EQ line of the same K and PostgreSQL's
+ *            range query (bench_range.c)
  *   rtt      the SELECTs again with the proxy restarted with --rtt-ms R
  *   clients  throughput of 1/4/16/64 concurrent clients at 25 ms
  *   modify   INSERT, UPDATE, DELETE of 1,000 .. 1,000,000 rows (Figs. 8-10;
@@ -60,14 +63,14 @@ const char *const COLS[NSIZES] = { "c100", "c1k", "c10k", "c100k", "c1m" };
 const char *const LAYOUTS[2] = { "clustered", "scattered" };
 const char *const TABLES[2] = { "clus", "scat" };
 const char *const EXP_NAMES[NEXP] = { "load", "select", "modify", "rtt", "clients", "cells",
-				      "reloc" };
+				      "reloc", "range" };
 
 struct opts O;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lwc-bench [--records N] [--only load,select,reloc,modify,rtt,clients,cells]\n"
+		"usage: lwc-bench [--records N] [--only load,select,range,reloc,modify,rtt,clients,cells]\n"
 		"                 [--rtt 25,50,100] [--clients 1,4,16,64] [--clients-rtt 25]\n"
 		"                 [--client-seconds 6] [--batch 5000] [--load-batch 50000]\n"
 		"                 [--reps-scale 1]\n"
@@ -307,7 +310,7 @@ int main(int argc, char **argv)
 		strftime(started_at, sizeof(started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	}
 	rng_seed(&rng, O.seed);
-	if (O.only & (EXP_SELECT | EXP_MODIFY | EXP_RTT | EXP_CLIENTS | EXP_RELOC))
+	if (O.only & (EXP_SELECT | EXP_MODIFY | EXP_RTT | EXP_CLIENTS | EXP_RELOC | EXP_RANGE))
 		O.only |= EXP_LOAD;
 	if (O.only & EXP_LOAD) {
 		char w[] = "/tmp/lwc-bench-XXXXXX", pg[] = "/tmp/lwc-bench-pg-XXXXXX";
@@ -374,6 +377,11 @@ int main(int argc, char **argv)
 		double t0 = now_s();
 		run_selects(c, p, 0, &rng);
 		phase_s[1] = now_s() - t0;
+	}
+	if (O.only & EXP_RANGE) {
+		double t0 = now_s();
+		run_ranges(c, p, &rng);
+		phase_s[7] = now_s() - t0;
 	}
 	/* after the SELECTs (whose rows relocation has moved), before the
 	 * experiments that restart the proxy anyway */

@@ -41,18 +41,21 @@ void ltable_ranges(struct ltable *t, const uint8_t *rtok, size_t n, uint64_t rea
 }
 
 /* Bits per level of new range indexes: RANGE_NUM_BITS, or LWC_RANGE_BITS
- * (1, 2, 4 or 8) for the measurements of docs/benchmarks.md. */
+ * (1, 2, 4 or 8; 0: no range index) for the measurements of
+ * docs/benchmarks.md. */
 static unsigned num_bits(void)
 {
 	const char *e = getenv("LWC_RANGE_BITS");
-	unsigned b = e ? (unsigned)atoi(e) : 0;
+	unsigned b = e && e[0] ? (unsigned)atoi(e) : RANGE_NUM_BITS;
 
-	return b == 1 || b == 2 || b == 4 || b == 8 ? b : RANGE_NUM_BITS;
+	return b == 0 || b == 1 || b == 2 || b == 4 || b == 8 ? b : RANGE_NUM_BITS;
 }
 
 unsigned range_tokens_for(const struct sql_coldef *cd)
 {
-	return range_levels(kind_of(cd), num_bits());
+	unsigned bits = num_bits();
+
+	return bits ? range_levels(kind_of(cd), bits) : 0;
 }
 
 /* A NULL has no key: its range tokens are one per level that no cover
