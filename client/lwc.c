@@ -44,6 +44,9 @@ again:
 	case SQL_CREATE_INDEX:
 		r = exec_index(c, st);
 		break;
+	case SQL_REINDEX:
+		r = exec_reindex(c, st);
+		break;
 	case SQL_INSERT:
 		r = exec_insert(c, st);
 		break;

@@ -160,6 +160,7 @@ lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st);
 lwc_result *exec_drop(lwc_conn *c, struct sql_stmt *st);
 lwc_result *error_no_table(const char *name, int pos);
 lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st);
+lwc_result *exec_reindex(lwc_conn *c, struct sql_stmt *st);
 lwc_result *unique_error(lwc_result *r, const struct ltable *t, size_t off);
 lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st);
 

@@ -255,6 +255,50 @@ lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 	return r ? r : result_command("CREATE INDEX", 0);
 }
 
+/* REINDEX TABLE t: a range index on every PRIMARY KEY and UNIQUE column
+ * that has none (a table made before range indexes), and the build of any
+ * range index that is not complete.  A plain CREATE INDEX of an older
+ * database left no trace in the catalog: run it again. */
+lwc_result *exec_reindex(lwc_conn *c, struct sql_stmt *st)
+{
+	struct ltable *t = catalog_find(c, st->table, 1);
+	lwc_result *r = NULL;
+	char table[SQL_NAME_MAX + 1];
+	size_t ncols;
+
+	if (t == NULL)
+		return error_no_table(st->table, st->table_pos);
+	snprintf(table, sizeof(table), "%s", t->sc.name);
+	ncols = t->sc.ncols;
+	for (size_t col = 0; col < ncols && col < 64 && r == NULL; col++) {
+		Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+		Lwc__CreateIndex ci = LWC__CREATE_INDEX__INIT;
+		int keyed;
+
+		/* the catalog is read again by each build: look the table up anew */
+		if ((t = catalog_find(c, table, 1)) == NULL)
+			return error_no_table(table, -1);
+		keyed = t->sc.cols[col].primary_key || (t->unique >> col & 1);
+		if (t->rtok[col] != 0 && (t->range_ready >> col & 1))
+			continue;
+		if (t->rtok[col] == 0) {
+			if (!keyed || range_tokens_for(&t->sc.cols[col]) == 0)
+				continue;
+			ci.table.data = t->handle;
+			ci.table.len = sizeof(t->handle);
+			ci.col = (uint32_t)col;
+			ci.range_tokens = range_tokens_for(&t->sc.cols[col]);
+			req.op_case = LWC__PROXY_REQUEST__OP_CREATE_INDEX;
+			req.create_index = &ci;
+			if ((r = conn_call(c, &req, NULL)) != NULL)
+				break;
+		}
+		r = range_build(c, table, col);
+	}
+	c->catalog_loaded = 0;
+	return r ? r : result_command("REINDEX", 0);
+}
+
 /* Build and send one Insert of rows[0..n) (values per row, in column order). */
 static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *const *rows,
 			       size_t n, uint64_t *count)

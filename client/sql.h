@@ -196,7 +196,8 @@ enum sql_skind {
 	SQL_INSERT,               /* VALUES rows, or SELECT * FROM src         */
 	SQL_SELECT,
 	SQL_UPDATE,
-	SQL_DELETE
+	SQL_DELETE,
+	SQL_REINDEX               /* REINDEX TABLE t: rebuild its range indexes */
 };
 
 struct sql_order {

@@ -280,6 +280,8 @@ static int statement(struct tx *x, const PgQuery__RawStmt *raw, struct sql_stmt 
 		return sqp_create_table(x, n->create_stmt, st);
 	case PG_QUERY__NODE__NODE_INDEX_STMT:
 		return sqp_create_index(x, n->index_stmt, st);
+	case PG_QUERY__NODE__NODE_REINDEX_STMT:
+		return sqp_reindex(x, n->reindex_stmt, pos, st);
 	case PG_QUERY__NODE__NODE_DROP_STMT: {
 		/* DropStmt has no location: the table name is the statement's last word */
 		size_t end = (size_t)raw->stmt_location +

@@ -215,6 +215,21 @@ int sqp_create_table(struct tx *x, const PgQuery__CreateStmt *cs, struct sql_stm
 	return 0;
 }
 
+/* REINDEX TABLE t: the client rebuilds the table's range indexes (those
+ * of its PRIMARY KEY and UNIQUE columns made before range indexes existed,
+ * and any whose build did not finish).  Other forms name what LWC does not
+ * keep (index names, schemas, the database). */
+int sqp_reindex(struct tx *x, const PgQuery__ReindexStmt *rs, int pos, struct sql_stmt *st)
+{
+	if (rs->kind != PG_QUERY__REINDEX_OBJECT_TYPE__REINDEX_OBJECT_TABLE || rs->relation == NULL)
+		return sqp_unsupported(x, pos, rs->kind == PG_QUERY__REINDEX_OBJECT_TYPE__REINDEX_OBJECT_INDEX
+				       ? "REINDEX INDEX" : "REINDEX of a schema or database");
+	if (rs->n_params > 0)
+		return sqp_unsupported(x, pos, "REINDEX options");
+	st->kind = SQL_REINDEX;
+	return sqp_table_name(x, rs->relation, st->table, &st->table_pos);
+}
+
 int sqp_create_index(struct tx *x, const PgQuery__IndexStmt *is, struct sql_stmt *st)
 {
 	size_t i, n = is->n_index_params;

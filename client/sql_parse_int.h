@@ -70,6 +70,7 @@ struct sql_expr *sqp_constant_expr(struct tx *x, const Node *n, const char *what
 int sqp_column_type(struct tx *x, const PgQuery__TypeName *t, struct sql_coldef *c);
 int sqp_create_table(struct tx *x, const PgQuery__CreateStmt *cs, struct sql_stmt *st);
 int sqp_create_index(struct tx *x, const PgQuery__IndexStmt *is, struct sql_stmt *st);
+int sqp_reindex(struct tx *x, const PgQuery__ReindexStmt *rs, int pos, struct sql_stmt *st);
 int sqp_drop(struct tx *x, const PgQuery__DropStmt *ds, int pos, struct sql_stmt *st);
 int sqp_select_plain(struct tx *x, const PgQuery__SelectStmt *s, int pos);
 int sqp_is_star(const Node *n);
