@@ -94,4 +94,29 @@ void run_ranges(lwc_conn *c, PGconn *p, struct rng *rng)
 			free(pw);
 		}
 	}
+	/* the cost of a long cover alone: a one-sided range past the last id
+	 * (no row; the cover spans the rest of the BIGINT domain) beside an EQ
+	 * that matches nothing */
+	{
+		unsigned reps = 20;
+		double *ew = xmalloc(reps * sizeof(double)), *rw = xmalloc(reps * sizeof(double));
+		struct stats es, rs;
+		size_t toks = cover_tokens(O.records, (uint64_t)INT64_MAX);
+
+		for (unsigned i = 0; i < reps; i++) {
+			snprintf(sql, sizeof(sql), "SELECT * FROM clus WHERE id > %llu",
+				 (unsigned long long)(O.records + i));
+			rw[i] = lwc_select(c, sql, 0);
+			snprintf(sql, sizeof(sql), "SELECT * FROM clus WHERE c100 = %llu",
+				 (unsigned long long)(O.records + i));
+			ew[i] = lwc_select(c, sql, 0);
+		}
+		es = stats_of(ew, reps);
+		rs = stats_of(rw, reps);
+		out("%-10s %8s %5u %8zu %11.2f %11.2f %11.2f %11.2f %7.2fx   (id > N: an empty "
+		    "one-sided range)\n", "clustered", "0", reps, toks, es.med * 1e3, rs.med * 1e3,
+		    es.p95 * 1e3, rs.p95 * 1e3, rs.med / es.med);
+		free(ew);
+		free(rw);
+	}
 }
