@@ -98,16 +98,17 @@ static int cmp_tokrow(const void *x, const void *y)
 
 /* The index entries of column c, sorted; appended when the index is empty
  * (so LMDB fills pages in order instead of splitting them at random). */
-static int bulk_index(MDB_txn *txn, MDB_dbi dbi, const Lwc__Insert *ins, uint32_t c,
-		      uint64_t row0, struct tokrow *tr)
+static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert *ins,
+		      uint32_t c, uint64_t row0, struct tokrow *tr)
 {
+	MDB_dbi dbi = t->cols[t->tcol[c]];
 	MDB_stat ms;
 	int append, rc = 0;
 	size_t m = 0;
 
 	/* token c of each row (c >= ncols: a range token; absent ones skipped) */
 	for (size_t i = 0; i < ins->n_rows; i++) {
-		if (px_tok_absent(ins->rows[i]->tokens[c].data))
+		if (px_tok_none(t, c, ins->rows[i]->tokens[c].data))
 			continue;
 		tr[m].tok = ins->rows[i]->tokens[c].data;
 		tr[m].row = row0 + i;
@@ -171,7 +172,7 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 	/* a range token after the column's equality token: the index is not
 	 * empty then, and the entries go in by plain puts */
 	for (uint32_t c = 0; c < t->ntok && rc == 0; c++)
-		rc = bulk_index(txn, t->cols[t->tcol[c]], ins, c, row0, tr);
+		rc = bulk_index(txn, t, ins, c, row0, tr);
 	if (rc == 0)
 		rc = px_meta_put_u64(st, txn, "next_rowid", row0 + ins->n_rows);
 	if (rc == 0) {
@@ -345,7 +346,7 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 		if ((rc = mdb_cursor_open(txn, t->cols[t->tcol[c]], &cur)) != 0)
 			break;
 		for (size_t i = 0; i < n; i++) {
-			if (px_tok_absent(toks + (i * nc + c) * CRY_TOKEN_BYTES))
+			if (px_tok_none(t, (uint32_t)c, toks + (i * nc + c) * CRY_TOKEN_BYTES))
 				continue;
 			tr[m].tok = toks + (i * nc + c) * CRY_TOKEN_BYTES;
 			tr[m].row = dels[i];
@@ -445,7 +446,7 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		for (size_t i = 0; i < n; i++) {
 			any += changed[i * nc + c];
 			if (changed[i * nc + c] &&
-			    !px_tok_absent(olds + (i * nc + c) * CRY_TOKEN_BYTES)) {
+			    !px_tok_none(t, (uint32_t)c, olds + (i * nc + c) * CRY_TOKEN_BYTES)) {
 				tr[m].tok = olds + (i * nc + c) * CRY_TOKEN_BYTES;
 				tr[m].row = upds[i].row;
 				m++;
@@ -469,7 +470,7 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		m = 0;
 		for (size_t i = 0; i < n; i++)
 			if (changed[i * nc + c] &&
-			    !px_tok_absent(upds[i].tokens + c * CRY_TOKEN_BYTES)) {
+			    !px_tok_none(t, (uint32_t)c, upds[i].tokens + c * CRY_TOKEN_BYTES)) {
 				tr[m].tok = upds[i].tokens + c * CRY_TOKEN_BYTES;
 				tr[m].row = upds[i].row;
 				m++;

@@ -85,7 +85,7 @@ tokens:
 			MDB_val ik = { CRY_TOKEN_BYTES, (uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES };
 			MDB_val iv = { 8, v };
 
-			if (px_tok_absent(ik.mv_data))
+			if (px_tok_none(t, c, ik.mv_data))
 				continue;        /* older than the column's range index */
 			cry_put_be64(v, row);
 			if (mdb_cursor_open(txn, t->cols[t->tcol[c]], &ic) != 0)

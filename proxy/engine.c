@@ -62,10 +62,16 @@ static int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *
 		return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: %zu tokens for %u columns "
 				 "and %u range tokens (the table's indexes changed)",
 				 idx + 1, r->n_tokens, t->ncols, ntok - t->ncols);
-	for (size_t c = 0; c < ntok; c++)
+	for (size_t c = 0; c < ntok; c++) {
 		if (r->tokens[c].len != CRY_TOKEN_BYTES)
 			return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: token of %zu bytes",
 					 idx + 1, r->tokens[c].len);
+		/* a complete range index takes no row without its tokens */
+		if (t->range_ready >> (t->tcol[c] & 63) & 1 &&
+		    px_tok_none(t, (uint32_t)c, r->tokens[c].data))
+			return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: no range token for column %u",
+					 idx + 1, t->tcol[c] + 1u);
+	}
 	return LWC_OK;
 }
 
@@ -1870,7 +1876,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 				memcpy(buf + c * CRY_TOKEN_BYTES, r->tokens[c].data, CRY_TOKEN_BYTES);
 			rc = mdb_put(txn, t->rows, &k, &d, 0);
 			for (uint32_t c = 0; c < t->ntok && rc == 0; c++)
-				if (!px_tok_absent(r->tokens[c].data))
+				if (!px_tok_none(t, c, r->tokens[c].data))
 					rc = idx_put(txn, t->cols[t->tcol[c]], r->tokens[c].data,
 						     row);
 			if (rc == 0 && s->via_stash) {

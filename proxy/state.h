@@ -222,8 +222,14 @@ int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint
 struct px_table *px_table_find(struct px_state *st, const uint8_t *handle, size_t len);
 /* ntok and tcol from ncols and rtok; LWC_ERR_SCHEMA when over PX_MAX_TOKENS. */
 int px_table_layout(struct px_table *t) LWC_WUR;
-/* A row token of 16 zero bytes: no token (not in any index). */
+/* 16 zero bytes. */
 int px_tok_absent(const uint8_t *tok);
+/* Row token j of t is no token: a range token (j >= ncols) of 16 zero
+ * bytes, which no index holds (a row older than its column's range index). */
+static inline int px_tok_none(const struct px_table *t, uint32_t j, const uint8_t *tok)
+{
+	return j >= t->ncols && px_tok_absent(tok);
+}
 
 /* LMDB helpers (st->mu held). */
 int px_db_name(char *buf, size_t len, uint32_t table, int col);  /* col -1: rows */
