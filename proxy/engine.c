@@ -250,19 +250,23 @@ static int cmp_tok16(const void *a, const void *b)
 static int check_unique_ranged(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
 {
 	const Lwc__CreateIndex *ci = s->req->create_index;
-	uint8_t *v = malloc((t->nrows ? t->nrows : 1) * CRY_TOKEN_BYTES);
-	size_t n = 0;
+	uint8_t *v = NULL;
+	size_t n = 0, cap;
 	MDB_cursor *cur;
+	MDB_stat ms;
 	MDB_val k, d;
 	int rc;
 
-	if (v == NULL)
+	if ((rc = mdb_stat(txn, t->rows, &ms)) != 0)
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	cap = ms.ms_entries;
+	if ((v = malloc((cap ? cap : 1) * CRY_TOKEN_BYTES)) == NULL)
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0) {
 		free(v);
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	}
-	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0 && n < t->nrows) {
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0 && n < cap) {
 		const uint8_t *tok = (const uint8_t *)d.mv_data + (size_t)col * CRY_TOKEN_BYTES;
 		if (d.mv_size != t->ntok * CRY_TOKEN_BYTES)
 			continue;
@@ -325,14 +329,20 @@ static int relayout_rows(MDB_txn *txn, const struct px_table *t, const struct px
 			 uint32_t col)
 {
 	size_t at = t->ncols, add = nt->rtok[col], ob = (size_t)t->ntok * CRY_TOKEN_BYTES;
-	size_t nb = (size_t)nt->ntok * CRY_TOKEN_BYTES, n = 0, cap = t->nrows + 1;
-	uint8_t *keys = malloc(cap * 8), *vals = malloc(cap * nb);
+	size_t nb = (size_t)nt->ntok * CRY_TOKEN_BYTES, n = 0, cap;
+	uint8_t *keys = NULL, *vals = NULL;
 	MDB_cursor *cur = NULL;
+	MDB_stat ms;
 	MDB_val k, d;
 	int rc;
 
 	for (uint32_t c = 0; c < col; c++)
 		at += t->rtok[c];
+	if ((rc = mdb_stat(txn, t->rows, &ms)) != 0)
+		return rc;
+	cap = ms.ms_entries + 1;
+	keys = malloc(cap * 8);
+	vals = malloc(cap * nb);
 	if (keys == NULL || vals == NULL) {
 		rc = ENOMEM;
 		goto out;

@@ -346,6 +346,21 @@ static void test_range_reindex(void **state)
 	assert_true(gamma_of(e, "SELECT count(*) FROM old WHERE id > 4000", 1) <= 4);
 	/* REINDEX of a table whose indexes are complete changes nothing */
 	exec_ok(e, "REINDEX TABLE old");
+	/* uniqueness of a range-indexed column is of its values, not of its
+	 * prefix tokens (which repeat by design) */
+	exec_ok(e, "CREATE INDEX old_w ON old (w)");
+	{
+		lwc_result *r = lwc_exec(e->c, "CREATE UNIQUE INDEX old_wu ON old (w)");
+		assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+		assert_int_equal(lwc_result_error_code(r), LWC_ERR_UNIQUE);
+		lwc_result_free(r);
+	}
+	exec_ok(e, "CREATE UNIQUE INDEX old_idu ON old (id)");
+	{
+		lwc_result *r = lwc_exec(e->c, "INSERT INTO old VALUES (5000, 'again', 2)");
+		assert_int_equal(lwc_result_error_code(r), LWC_ERR_UNIQUE);
+		lwc_result_free(r);
+	}
 	lwc_close(e->c);
 	e->c = NULL;
 	assert_int_equal(h_px_stop(&e->px, SIGTERM) & 0x7f, 0);
