@@ -480,7 +480,7 @@ static int rowbuf_add(struct rowbuf *b, const struct ltable *t, const struct sql
 static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
 {
 	uint64_t total = 0, cnt = 0;
-	size_t per = INSERT_FRAME_MAX / (c->S + t->sc.ncols * (CRY_TOKEN_BYTES + 4) + 16);
+	size_t per = INSERT_FRAME_MAX / (c->S + t->ntok * (CRY_TOKEN_BYTES + 4) + 16);
 	lwc_result *r;
 	char tag[64];
 
