@@ -224,7 +224,7 @@ void sampler_end(void);
 struct load_res {
 	int done;
 	uint64_t rows;
-	unsigned stmts;
+	unsigned stmts, batch;               /* LWC: statements, rows in each */
 	double lwc_s;
 	double pg_copy_s, pg_index_s;
 	uint64_t lwc_written, pg_written;    /* bytes to storage (procs_written) */

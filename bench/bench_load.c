@@ -146,15 +146,21 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 	struct sb b = { 0 };
 	char sql[512];
 	double t0;
-	uint64_t w0;
+	uint64_t batch, w0;
 
 	snprintf(sql, sizeof(sql), "CREATE TABLE %s %s", t, SCHEMA_COLS);
 	lwc_cmd(c, sql);
+	/* statements of --load-batch rows, at most one request's worth */
+	if (lwc_insert_max_rows(c, t, &batch) != LWC_OK || batch == 0)
+		die("LWC: no insert size for table %s", t);
+	if (batch > O.load_batch)
+		batch = O.load_batch;
+	lr->batch = (unsigned)batch;
 	w0 = procs_written(work_dir);
 	t0 = now_s();
 	lr->stmts = 0;
-	for (uint64_t off = 0; off < O.records; off += O.load_batch) {
-		uint64_t n = O.records - off < O.load_batch ? O.records - off : O.load_batch, got;
+	for (uint64_t off = 0; off < O.records; off += batch) {
+		uint64_t n = O.records - off < batch ? O.records - off : batch, got;
 		double el;
 
 		insert_sql(&b, t, order, 0, off, n);

@@ -202,11 +202,11 @@ void write_json(const char *path, const char *la0, const char *la1)
 		if (!r->done)
 			continue;
 		fprintf(f, "%s\n    {\"layout\": \"%s\", \"rows\": %llu, \"lwc_statements\": %u, "
-			"\"lwc_s\": %.3f, \"lwc_rows_per_s\": %.1f, \"pg_copy_s\": %.3f, "
+			"\"lwc_rows_per_statement\": %u, \"lwc_s\": %.3f, \"lwc_rows_per_s\": %.1f, \"pg_copy_s\": %.3f, "
 			"\"pg_index_s\": %.3f, \"pg_total_s\": %.3f, \"pg_rows_per_s\": %.1f, "
 			"\"ratio\": %.3f, \"lwc_bytes_written\": %llu, \"pg_bytes_written\": %llu}",
 			first ? "" : ",", LAYOUTS[l], (unsigned long long)r->rows,
-			r->stmts, r->lwc_s, r->rows / r->lwc_s, r->pg_copy_s, r->pg_index_s,
+			r->stmts, r->batch, r->lwc_s, r->rows / r->lwc_s, r->pg_copy_s, r->pg_index_s,
 			r->pg_copy_s + r->pg_index_s, r->rows / (r->pg_copy_s + r->pg_index_s),
 			r->lwc_s / (r->pg_copy_s + r->pg_index_s),
 			(unsigned long long)r->lwc_written, (unsigned long long)r->pg_written);

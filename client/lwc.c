@@ -115,6 +115,19 @@ void lwc_free_names(char **names)
 	free(names);
 }
 
+int lwc_insert_max_rows(lwc_conn *c, const char *table, uint64_t *rows)
+{
+	struct ltable *t;
+
+	*rows = 0;
+	if (c == NULL || table == NULL)
+		return LWC_ERR_ARG;
+	if ((t = catalog_find(c, table, 1)) == NULL)
+		return c->broken ? LWC_ERR_CLOSED : LWC_ERR_NO_TABLE;
+	*rows = insert_max_rows(c, t);
+	return LWC_OK;
+}
+
 int lwc_describe(lwc_conn *c, const char *table, struct lwc_column **cols, int *ncols)
 {
 	struct ltable *t;

@@ -131,5 +131,10 @@ struct lwc_column {
 };
 int lwc_describe(lwc_conn *c, const char *table, struct lwc_column **cols, int *ncols)
 	LWC_WUR;
+/* The most rows of table one INSERT may carry (one request to the proxy,
+ * all or nothing; a larger INSERT is refused with LWC_ERR_TOO_BIG).  For
+ * loaders that size their statements (\copy).  LWC_ERR_NO_TABLE when
+ * unknown. */
+int lwc_insert_max_rows(lwc_conn *c, const char *table, uint64_t *rows) LWC_WUR;
 
 #endif

@@ -155,6 +155,7 @@ int result_materialise(lwc_result *r);
 const struct sql_value *result_cur_value(const lwc_result *r, int col);
 
 /* lwc_write.c */
+size_t insert_max_rows(const lwc_conn *c, const struct ltable *t);
 lwc_result *result_command(const char *tag, uint64_t count);
 lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st);
 lwc_result *exec_drop(lwc_conn *c, struct sql_stmt *st);

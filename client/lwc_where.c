@@ -129,11 +129,16 @@ static Lwc__Pred *pnot(Lwc__Pred *a)
 	return p;
 }
 
+/* Range cover tokens of one statement, at most (the proxy refuses
+ * predicates of more than 100,000 nodes; a cover is up to 4,080 tokens). */
+#define TR_COVER_TOKENS_MAX 20000
+
 struct tr {
 	lwc_conn *c;
 	const struct sql_schema *sc;
 	const struct ltable *t;          /* the catalog's table: range indexes */
 	int under_not;                   /* NOTs above: FALSE sets are used    */
+	size_t cover_tokens;             /* range cover tokens sent so far     */
 	char err[512];
 	int errpos;
 	int code;
@@ -362,8 +367,15 @@ static int tr_range(struct tr *x, int col, const struct sql_value *lo, int lo_in
 	}
 	if (!usable)
 		return 0;
+	if (!root && n > TR_COVER_TOKENS_MAX - x->cover_tokens) {
+		/* the proxy takes predicates of at most PRED_MAX_NODES nodes:
+		 * past this budget a range is the superset (the client filters) */
+		free(toks);
+		root = 1;
+	}
 	if (root)
 		return tr_nonnull(x, col, p) ? -1 : 1;
+	x->cover_tokens += n;
 	if (n == 0) {
 		*p = pnew(LWC__PRED__OP__NONE);
 		return *p ? 1 : -1;

@@ -200,6 +200,20 @@ static lwc_result *range_build(lwc_conn *c, const char *table, size_t col)
 	return r;
 }
 
+/* The index is in the catalog (and a UNIQUE one enforced) when its range
+ * tokens fail to build: say so in r's error. */
+static lwc_result *build_failed(lwc_result *r, const char *table, const char *col)
+{
+	char *why = r->errmsg;
+
+	r->errmsg = NULL;
+	r = result_error(r, r->errcode, -1, "the index on column \"%s\" was created, but its "
+			 "range tokens were not built (%s): ranges on it read every row until "
+			 "REINDEX TABLE %s", col, why != NULL ? why : "error", table);
+	free(why);
+	return r;
+}
+
 lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
@@ -250,8 +264,14 @@ lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st)
 	}
 	if (r == NULL && ci.unique)
 		t->unique |= (uint64_t)1 << col;
-	if (r == NULL && ci.range_tokens)
-		r = range_build(c, st->table, (size_t)col);
+	if (r == NULL && ci.range_tokens) {
+		char cname[SQL_NAME_MAX + 1];
+
+		/* range_build reloads the catalog: t is gone after it */
+		snprintf(cname, sizeof(cname), "%s", t->sc.cols[col].name);
+		if ((r = range_build(c, st->table, (size_t)col)) != NULL)
+			return build_failed(r, st->table, cname);
+	}
 	return r ? r : result_command("CREATE INDEX", 0);
 }
 
@@ -477,25 +497,32 @@ static int rowbuf_add(struct rowbuf *b, const struct ltable *t, const struct sql
 	return LWC_OK;
 }
 
+size_t insert_max_rows(const lwc_conn *c, const struct ltable *t)
+{
+	size_t per = INSERT_FRAME_MAX / (c->S + t->ntok * (CRY_TOKEN_BYTES + 4) + 16);
+
+	return per > 0 ? per : 1;
+}
+
+/* One request to the proxy, so the statement is all or nothing: an INSERT
+ * of more rows than a request carries is refused, never split (a split one
+ * would leave its first requests committed when a later one fails). */
 static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
 {
-	uint64_t total = 0, cnt = 0;
-	size_t per = INSERT_FRAME_MAX / (c->S + t->ntok * (CRY_TOKEN_BYTES + 4) + 16);
+	size_t per = insert_max_rows(c, t);
+	uint64_t cnt = 0;
 	lwc_result *r;
 	char tag[64];
 
-	if (per == 0)
-		per = 1;
-	for (size_t off = 0; off < b->n || (b->n == 0 && off == 0); off += per) {
-		size_t n = b->n - off < per ? b->n - off : per;
-		if ((r = send_insert(c, t, (struct sql_value *const *)b->rows + off, n, &cnt)) != NULL)
-			return r->errcode == LWC_ERR_UNIQUE ? unique_error(r, t, off) : r;
-		total += cnt;
-		if (b->n == 0)
-			break;
-	}
-	snprintf(tag, sizeof(tag), "INSERT 0 %llu", (unsigned long long)total);
-	return result_command(tag, total);
+	if (b->n > per)
+		return result_error(NULL, LWC_ERR_TOO_BIG, -1,
+				    "an INSERT of %zu rows is more than one statement can carry to "
+				    "the proxy (%zu rows of table \"%s\"); split it into smaller "
+				    "statements", b->n, per, t->sc.name);
+	if ((r = send_insert(c, t, (struct sql_value *const *)b->rows, b->n, &cnt)) != NULL)
+		return r->errcode == LWC_ERR_UNIQUE ? unique_error(r, t, 0) : r;
+	snprintf(tag, sizeof(tag), "INSERT 0 %llu", (unsigned long long)cnt);
+	return result_command(tag, cnt);
 }
 
 

@@ -12,7 +12,8 @@
  * RFC 4180 with NULL an unquoted empty field and the empty string "".
  *
  * FROM turns rows into INSERT statements of SH_COPY_BATCH rows (or about
- * SH_COPY_BATCH_BYTES of SQL, or SH_COPY_BATCH_VALUES values) with every value as a properly quoted literal:
+ * SH_COPY_BATCH_BYTES of SQL, or SH_COPY_BATCH_VALUES values, or what one
+ * request to the proxy carries: lwc_insert_max_rows) with every value as a properly quoted literal:
  * numbers for INT and FLOAT columns when the field is a number, else a
  * string literal that the column type's own conversion judges.  Each batch
  * is one statement, so a failure leaves the batches before it loaded: the
@@ -757,6 +758,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 {
 	struct lwc_column *cols = NULL;
 	int ncols = 0, rc, *map = NULL;
+	uint64_t max_rows = 1;
 	enum lwc_type *types = NULL;
 	const char **names = NULL;
 	size_t nwant;
@@ -780,6 +782,12 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		free(tname);
 		return rc == LWC_ERR_NO_TABLE ? SH_FAIL : sh_fail_status(s);
 	}
+	/* a statement is one request to the proxy (all or nothing): no more
+	 * rows than that carries */
+	if (lwc_insert_max_rows(s->conn, tname, &max_rows) != LWC_OK || max_rows == 0)
+		max_rows = 1;
+	if (max_rows > SH_COPY_BATCH)
+		max_rows = SH_COPY_BATCH;
 	nwant = o->ncolnames ? o->ncolnames : (size_t)ncols;
 	types = sh_malloc(sizeof(*types) * (nwant ? nwant : 1));
 	map = sh_malloc(sizeof(*map) * (nwant ? nwant : 1));
@@ -874,7 +882,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		sh_buf_addc(&bt.sql, ')');
 		bt.rows++;
 		bt.last_line = rd.line;
-		if (bt.rows >= SH_COPY_BATCH || bt.sql.len >= SH_COPY_BATCH_BYTES ||
+		if (bt.rows >= max_rows || bt.sql.len >= SH_COPY_BATCH_BYTES ||
 		    bt.rows * nwant >= SH_COPY_BATCH_VALUES) {
 			st = flush_batch(s, o, &bt, &loaded, &pg);
 			if (st != SH_OK)

@@ -1,0 +1,184 @@
+/*
+ * it_client.c - liblwc's limits against a real deployment: an INSERT is one
+ * request to the proxy (all or nothing), so one larger than a request
+ * carries is refused with nothing written; and a statement whose range
+ * covers would pass the proxy's predicate size falls back to the superset
+ * for the rest, with the right answer.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "lwc.h"
+
+struct env {
+	struct h_cs cs;
+	struct h_px px;
+	char key[512];
+	lwc_conn *c;
+};
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	const char *init[] = { "--blocks", "16", NULL };
+	uint8_t kdbu[32];
+	char err[512] = "";
+
+	if (e == NULL)
+		return -1;
+	h_cs_setup(&e->cs);
+	h_cs_start(&e->cs, NULL);
+	h_px_init(&e->px, &e->cs, init);
+	h_px_start(&e->px, NULL);
+	if (h_px_user_add(&e->px, "admin", kdbu) != 0)
+		return -1;
+	snprintf(e->key, sizeof(e->key), "%s/user-%d-admin.key", e->px.dir, e->px.nkeys);
+	if (lwc_connect(&e->c, e->key, NULL, err, sizeof(err)) != LWC_OK) {
+		fprintf(stderr, "it_client: lwc_connect: %s\n", err);
+		return -1;
+	}
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	if (e->c)
+		lwc_close(e->c);
+	if (e->px.pid > 0)
+		h_px_stop(&e->px, SIGTERM);
+	h_px_teardown(&e->px);
+	h_cs_teardown(&e->cs);
+	free(e);
+	return 0;
+}
+
+static void exec_ok(struct env *e, const char *sql)
+{
+	lwc_result *r = lwc_exec(e->c, sql);
+
+	if (lwc_result_status(r) == LWC_RESULT_ERROR)
+		fail_msg("%s: %s", sql, lwc_result_error(r));
+	lwc_result_free(r);
+}
+
+static long count_of(struct env *e, const char *sql)
+{
+	lwc_result *r = lwc_exec(e->c, sql);
+	long n;
+
+	if (lwc_result_status(r) == LWC_RESULT_ERROR)
+		fail_msg("%s: %s", sql, lwc_result_error(r));
+	if (lwc_result_next(r) != 1)
+		fail_msg("%s: no row", sql);
+	n = (long)lwc_value_int(r, 0);
+	lwc_result_free(r);
+	return n;
+}
+
+/* INSERT INTO t VALUES (from, from), ... of n rows */
+static char *insert_sql(const char *table, uint64_t from, uint64_t n)
+{
+	size_t cap = 64 + n * 28, o;
+	char *p = malloc(cap);
+
+	assert_non_null(p);
+	o = (size_t)snprintf(p, cap, "INSERT INTO %s VALUES ", table);
+	for (uint64_t i = 0; i < n; i++)
+		o += (size_t)snprintf(p + o, cap - o, "%s(%llu, %llu)", i ? "," : "",
+				      (unsigned long long)(from + i),
+				      (unsigned long long)(from + i));
+	return p;
+}
+
+static void test_insert_one_request(void **state)
+{
+	struct env *e = *state;
+	uint64_t max = 0;
+	lwc_result *r;
+	char *sql;
+
+	exec_ok(e, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+	assert_int_equal(lwc_insert_max_rows(e->c, "t", &max), LWC_OK);
+	assert_true(max > 1000 && max < 10000000);
+	assert_int_equal(lwc_insert_max_rows(e->c, "nosuch", &max), LWC_ERR_NO_TABLE);
+	assert_int_equal(lwc_insert_max_rows(e->c, "t", &max), LWC_OK);
+
+	/* one row more than a request carries: refused, nothing written */
+	sql = insert_sql("t", 0, max + 1);
+	r = lwc_exec(e->c, sql);
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+	assert_int_equal(lwc_result_error_code(r), LWC_ERR_TOO_BIG);
+	assert_non_null(strstr(lwc_result_error(r), "split it into smaller statements"));
+	lwc_result_free(r);
+	free(sql);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 0);
+
+	/* a duplicate key in the last row of a large INSERT: nothing written */
+	sql = insert_sql("t", 0, 5000);
+	exec_ok(e, sql);
+	free(sql);
+	sql = insert_sql("t", 10000, 20000);
+	snprintf(strrchr(sql, '('), 32, "(4999, 0)");     /* the last row repeats 4999 */
+	r = lwc_exec(e->c, sql);
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+	assert_int_equal(lwc_result_error_code(r), LWC_ERR_UNIQUE);
+	lwc_result_free(r);
+	free(sql);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 5000);
+}
+
+static void test_many_range_covers(void **state)
+{
+	struct env *e = *state;
+	size_t cap = 1 << 16, o;
+	char *sql = malloc(cap);
+	char ins[128];
+
+	assert_non_null(sql);
+	/* s is range-indexed (UNIQUE), p is not: the same answers */
+	exec_ok(e, "CREATE TABLE r (id INT PRIMARY KEY, s TEXT UNIQUE, p TEXT)");
+	for (int i = 0; i < 60; i++) {
+		snprintf(ins, sizeof(ins), "INSERT INTO r VALUES (%d, 'k%03d', 'k%03d')", i, i * 7,
+			 i * 7);
+		exec_ok(e, ins);
+	}
+	for (int col = 0; col < 2; col++) {
+		/* 300 text comparisons: about 600 cover tokens each, more than
+		 * the proxy's 100,000 predicate nodes if all were sent */
+		o = (size_t)snprintf(sql, cap, "SELECT COUNT(*) FROM r WHERE ");
+		for (int i = 0; i < 300; i++)
+			o += (size_t)snprintf(sql + o, cap - o, "%s%s > 'k%03d'", i ? " OR " : "",
+					      col ? "p" : "s", 100 + i);
+		/* s > 'k100' is the widest: ids 15..59 */
+		assert_int_equal(count_of(e, sql), 45);
+		/* and with AND: the narrowest, s > 'k399' (ids 58..59) */
+		o = (size_t)snprintf(sql, cap, "SELECT COUNT(*) FROM r WHERE ");
+		for (int i = 0; i < 300; i++)
+			o += (size_t)snprintf(sql + o, cap - o, "%s%s > 'k%03d'", i ? " AND " : "",
+					      col ? "p" : "s", 100 + i);
+		assert_int_equal(count_of(e, sql), 2);
+	}
+	free(sql);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_insert_one_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_range_covers, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name(h_backend(), tests, NULL, NULL);
+}
