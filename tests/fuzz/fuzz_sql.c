@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "sql.h"
+#include "sql_int.h"             /* sql_value_neg, sql_value_arith */
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
@@ -160,15 +161,28 @@ static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_
 		break;
 	case SQL_E_NEG:
 		h = check_expr(e->a, 0, lits, nlits);
-		/* a negated literal is folded */
-		CHECK(e->a->kind != SQL_E_LIT);
+		/* a negated literal is folded, unless that fails (in a part
+		 * evaluated only when needed: the error waits until then) */
+		if (e->a->kind == SQL_E_LIT) {
+			struct sql_value v;
+			char m[128];
+
+			CHECK(sql_value_neg(&e->a->lit, &v, m, sizeof(m)) != LWC_OK);
+		}
 		break;
 	case SQL_E_ARITH:
 		CHECK(e->arith >= SQL_ADD && e->arith <= SQL_MOD);
 		h = check_expr(e->a, 0, lits, nlits);
 		k = check_expr(e->b, 0, lits, nlits);
 		h = k > h ? k : h;
-		CHECK(e->a->kind != SQL_E_LIT || e->b->kind != SQL_E_LIT);
+		/* literals are folded unless that fails (as for SQL_E_NEG) */
+		if (e->a->kind == SQL_E_LIT && e->b->kind == SQL_E_LIT) {
+			struct sql_value v;
+			char m[128];
+
+			CHECK(sql_value_arith(e->arith, &e->a->lit, &e->b->lit, &v, m, sizeof(m)) !=
+			      LWC_OK);
+		}
 		break;
 	case SQL_E_CMP:
 		CHECK(e->op >= SQL_EQ && e->op <= SQL_GE);
