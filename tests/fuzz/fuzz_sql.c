@@ -497,8 +497,8 @@ static void check_stmt(struct sql_stmt *st)
 			if (q->targets[i].e != NULL)   /* a value or a condition */
 				check_expr(q->targets[i].e, is_bool(q->targets[i].e->kind), lits,
 					   &nlits);
-		for (i = 0; i < q->ngroup; i++)
-			check_expr(q->group[i], 0, lits, &nlits);
+		for (i = 0; i < q->ngroup; i++)     /* a value or a condition */
+			check_expr(q->group[i], is_bool(q->group[i]->kind), lits, &nlits);
 		if (q->having != NULL)
 			check_expr(q->having, 1, lits, &nlits);
 		for (i = 0; i < q->norder; i++) {
