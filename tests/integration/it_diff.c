@@ -35,11 +35,14 @@
  * itself), DELETE ... WHERE, and (gen_query, about 45 % of the SELECTs)
  * the SQL the client runs itself: expressions in the select list
  * (arithmetic, unary minus, abs, CASE, COALESCE, NULLIF, upper, lower,
- * length, ||, aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE, aggregates
+ * length, substr, CAST to TEXT, ||, a division guarded by CASE or NULLIF,
+ * aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE / ILIKE, aggregates
  * (count(*), count, min, max, sum, count(DISTINCT)) with GROUP BY and
- * HAVING, joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries
- * ([NOT] IN, [NOT] EXISTS, scalar, correlated EXISTS) and SELECTs without
- * FROM.  The generator steers the table sizes (a few dozen rows) from the
+ * HAVING, ORDER BY an expression or its alias then a key, with LIMIT and
+ * OFFSET (compared in order), joins ([INNER] JOIN, LEFT JOIN ... ON, comma
+ * joins), subqueries ([NOT] IN, [NOT] EXISTS, scalar in WHERE and in the
+ * select list, correlated EXISTS, IN of a subquery with no row), UNION /
+ * INTERSECT / EXCEPT [ALL] and SELECTs without FROM (with a WHERE too).  The generator steers the table sizes (a few dozen rows) from the
  * reference's affected-row counts.
  *
  * Rows stay within the database's record size (R = 128 bytes: 1 + per column
@@ -248,9 +251,13 @@ static int chance(int pct)
  *       f = -0.0 is generated).
  *         INSERT INTO t3 VALUES (1, 'a', -0.0); SELECT z FROM t3;
  *
- * Not generated (a deliberate difference, see client/sql.h): UPDATE SET of
- * the same column twice (PostgreSQL: "multiple assignments to same column",
- * LWC: the rightmost wins, as in SQLite).
+ * Not generated (deliberate differences, see client/sql.h and
+ * docs/client.md): UPDATE SET of the same column twice (PostgreSQL:
+ * "multiple assignments to same column", LWC: the rightmost wins, as in
+ * SQLite); a constant that fails in a CASE branch, a later COALESCE
+ * argument or NULLIF's second (CASE WHEN a > 0 THEN 1 ELSE 1/0 END:
+ * PostgreSQL's planner fails on it, LWC only when a row evaluates it); the
+ * empty IN list (a syntax error in PostgreSQL, an extension in LWC).
  *
  * FLOAT values are compared twice: as doubles (exactly) and as text
  * (lwc_value_text against PostgreSQL's output).
