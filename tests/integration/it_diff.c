@@ -38,7 +38,8 @@
  * length, substr, CAST to TEXT, ||, a division guarded by CASE or NULLIF,
  * aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE / ILIKE, aggregates
  * (count(*), count, min, max, sum, count(DISTINCT)) with GROUP BY and
- * HAVING, ORDER BY an expression or its alias then a key, with LIMIT and
+ * HAVING (and columns neither grouped nor aggregated: PostgreSQL's error,
+ * unless the table is grouped by its primary key), ORDER BY an expression or its alias then a key, with LIMIT and
  * OFFSET (compared in order), joins ([INNER] JOIN, LEFT JOIN ... ON, comma
  * joins), subqueries ([NOT] IN, [NOT] EXISTS, scalar in WHERE and in the
  * select list, correlated EXISTS, IN of a subquery with no row), UNION /
@@ -1084,6 +1085,8 @@ static void gen_query(struct stmt *s)
 		sb_add(b, "SELECT ");
 		if (grouped)
 			sb_printf(b, "%s, ", g->name);
+		if (chance(8))   /* not grouped: an error, unless grouped by the key */
+			sb_printf(b, "%s, ", t->cols[rn(t->ncols)].name);
 		sb_printf(b, "count(*), count(%s), min(%s), max(%s)", m->name, m->name, m->name);
 		if (a != NULL)
 			sb_printf(b, ", sum(%s), count(DISTINCT %s)", a->name, a->name);

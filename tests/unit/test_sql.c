@@ -1627,6 +1627,36 @@ static void test_lazy_constants(void **state)
 	sql_free(st);
 }
 
+/* A grouped query reads only grouped expressions, aggregates and the
+ * columns of a table grouped by its primary key (PostgreSQL's rule). */
+static void test_grouped(void **state)
+{
+	static const char *const ok[] = {
+		"SELECT a, s, count(*) FROM t GROUP BY pk",        /* functional dependency */
+		"SELECT a + 1, count(*) FROM t GROUP BY a + 1 ORDER BY a + 1",
+		"SELECT a = 1, max(s) FROM t GROUP BY a = 1",       /* a condition */
+		"SELECT count(*) FROM t GROUP BY a = 1, s LIKE 'x%'",
+		"SELECT count(*), 1 + 2, sum(a) * 2 FROM t",
+		"SELECT b FROM t GROUP BY b HAVING max(a) > 0 ORDER BY b",
+		"SELECT upper(s), count(*) FROM t GROUP BY upper(s)",
+		"SELECT b, CASE WHEN b > 0 THEN count(*) ELSE min(a) END FROM t GROUP BY b",
+	};
+	const char *m = "must appear in the GROUP BY clause or be used in an aggregate function";
+	char msg[160];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		sql_free(bind_ok(ok[i]));
+	snprintf(msg, sizeof(msg), "column \"t.a\" %s", m);
+	bind_fails("SELECT a, count(*) FROM t GROUP BY b", LWC_ERR_SCHEMA, msg, "a,", 1);
+	bind_fails("SELECT count(*) FROM t HAVING a > 1", LWC_ERR_SCHEMA, msg, "a >", 1);
+	bind_fails("SELECT a + 1, count(*) FROM t GROUP BY a + 2", LWC_ERR_SCHEMA, msg, "a + 1", 1);
+	bind_fails("SELECT a, count(*) FROM t GROUP BY a = 1", LWC_ERR_SCHEMA, msg, "a,", 1);
+	snprintf(msg, sizeof(msg), "column \"t.s\" %s", m);
+	bind_fails("SELECT b FROM t GROUP BY b ORDER BY s", LWC_ERR_SCHEMA, msg, "s", 1);
+}
+
 static void test_value_cmp(void **state)
 {
 	static const struct {
@@ -1961,6 +1991,7 @@ int main(void)
 		cmocka_unit_test(test_eval_value),
 		cmocka_unit_test(test_empty_in),
 		cmocka_unit_test(test_lazy_constants),
+		cmocka_unit_test(test_grouped),
 		cmocka_unit_test(test_value_cmp),
 		cmocka_unit_test(test_coerce_numbers),
 		cmocka_unit_test(test_coerce_text_null),
