@@ -39,11 +39,13 @@
  * aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE / ILIKE, aggregates
  * (count(*), count, min, max, sum, count(DISTINCT)) with GROUP BY and
  * HAVING (and columns neither grouped nor aggregated: PostgreSQL's error,
- * unless the table is grouped by its primary key), ORDER BY an expression or its alias then a key, with LIMIT and
- * OFFSET (compared in order), joins ([INNER] JOIN, LEFT JOIN ... ON, comma
- * joins), subqueries ([NOT] IN, [NOT] EXISTS, scalar in WHERE and in the
- * select list, correlated EXISTS, IN of a subquery with no row), UNION /
- * INTERSECT / EXCEPT [ALL] and SELECTs without FROM (with a WHERE too).  The generator steers the table sizes (a few dozen rows) from the
+ * unless the table is grouped by its primary key), ORDER BY an expression
+ * or its alias then a key, with LIMIT and OFFSET (compared in order),
+ * joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries ([NOT]
+ * IN, [NOT] EXISTS, scalar in WHERE and in the select list, correlated
+ * EXISTS, IN of a subquery with no row), UNION / INTERSECT / EXCEPT [ALL]
+ * and SELECTs without FROM (with a WHERE too).  The generator steers the
+ * table sizes (a few dozen rows) from the
  * reference's affected-row counts.
  *
  * Rows stay within the database's record size (R = 128 bytes: 1 + per column
