@@ -260,6 +260,10 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 		lwc_errf(err, errlen, "a set operation runs its SELECTs first");
 		return LWC_ERR_ARG;
 	}
+	if (st->limit == 0)
+		return LWC_OK;          /* LIMIT 0: no row, and nothing evaluated
+		                           (PostgreSQL's executor never asks its
+		                           input for a row, so no error either) */
 	scratch = sql_arena_new();
 	memset(&x, 0, sizeof(x));
 	x.st = st;
