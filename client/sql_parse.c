@@ -624,10 +624,9 @@ static int empty_in_rewrite(const char *text, size_t len, int errat, char **out,
 			hit |= tok[i + 2]->start == errat;
 		}
 	}
-	if (!hit)
-		goto done;
-	if (len + nat * EMPTY_SUBQUERY_LEN >= INT_MAX ||
-	    (s = malloc(len + nat * EMPTY_SUBQUERY_LEN + 1)) == NULL) {
+	if (!hit || len + nat * EMPTY_SUBQUERY_LEN >= INT_MAX)
+		goto done;                      /* the first error stands */
+	if ((s = malloc(len + nat * EMPTY_SUBQUERY_LEN + 1)) == NULL) {
 		rc = -1;
 		goto done;
 	}
