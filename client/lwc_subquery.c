@@ -188,6 +188,7 @@ static int resolve_one(struct subq *s, struct sql_stmt *outer, struct sql_expr *
 	struct sql_expr **vals = NULL;
 	size_t n = 0, cap = 0;
 	lwc_result *r;
+	enum lwc_type coltype;
 	int rc;
 
 	if (resolve_stmt(s, sub) != 0)
@@ -236,6 +237,7 @@ static int resolve_one(struct subq *s, struct sql_stmt *outer, struct sql_expr *
 		lwc_result_free(r);
 		return subq_fail(s, er);
 	}
+	coltype = e->kind != SQL_E_EXISTS ? lwc_result_coltype(r, 0) : LWC_TYPE_NULL;
 	lwc_result_free(r);
 	if (rc == 1 && e->kind != SQL_E_EXISTS)
 		return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
@@ -246,6 +248,20 @@ static int resolve_one(struct subq *s, struct sql_stmt *outer, struct sql_expr *
 		struct sql_value nul = { .type = SQL_NULL };
 		struct sql_expr *l = n == 1 ? vals[0] : lit_node(s, &nul, e->pos);
 
+		if (l != NULL && l->lit.type == SQL_NULL && coltype != LWC_TYPE_NULL) {
+			/* no row, or NULL: a NULL of the subquery's column type
+			 * (CAST(NULL AS type)), so that the column keeps its type */
+			struct sql_expr *c = lit_node(s, &nul, e->pos);
+
+			if (c != NULL) {
+				c->kind = SQL_E_CAST;
+				c->cast_type = coltype == LWC_TYPE_TEXT ? SQL_CT_TEXT :
+					       coltype == LWC_TYPE_FLOAT ? SQL_CT_FLOAT : SQL_CT_BIGINT;
+				c->a = l;
+				c->height = 2;
+			}
+			l = c;
+		}
 		if (l == NULL)
 			return subq_fail(s, result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory"));
 		*e = *l;

@@ -224,6 +224,125 @@ static int bind_update(struct sql_stmt *st, const struct sql_schema *sc, char *e
 	return LWC_OK;
 }
 
+/* ---- grouped queries ------------------------------------------------------------ */
+
+/* 1 when a and b are the same bound expression (GROUP BY a ... SELECT b). */
+static int same_expr(const struct sql_expr *a, const struct sql_expr *b)
+{
+	size_t i;
+
+	if (a == b)
+		return 1;
+	if (a == NULL || b == NULL || a->kind != b->kind || a->negated != b->negated ||
+	    a->nlist != b->nlist)
+		return 0;
+	switch (a->kind) {
+	case SQL_E_LIT:
+		if (a->lit.type != b->lit.type)
+			return 0;
+		return a->lit.type == SQL_NULL || sql_value_cmp(&a->lit, &b->lit) == 0;
+	case SQL_E_COL:
+		return a->col_index >= 0 && a->col_index == b->col_index;
+	case SQL_E_CMP:
+		if (a->op != b->op)
+			return 0;
+		break;
+	case SQL_E_ARITH:
+		if (a->arith != b->arith)
+			return 0;
+		break;
+	case SQL_E_FUNC:
+	case SQL_E_AGG:
+		if (strcmp(a->fname, b->fname) != 0 || a->distinct != b->distinct)
+			return 0;
+		break;
+	case SQL_E_LIKE:
+		if (a->icase != b->icase)
+			return 0;
+		break;
+	case SQL_E_CAST:
+		if (a->cast_type != b->cast_type)
+			return 0;
+		break;
+	case SQL_E_EXISTS:
+	case SQL_E_INSUB:
+	case SQL_E_SCALARSUB:
+		return 0;             /* the same node only */
+	default:
+		break;
+	}
+	if (!same_expr(a->a, b->a) || !same_expr(a->b, b->b) || !same_expr(a->c, b->c))
+		return 0;
+	for (i = 0; i < a->nlist; i++)
+		if (!same_expr(a->list[i], b->list[i]))
+			return 0;
+	return 1;
+}
+
+/* What a grouped query's row may read: the GROUP BY expressions and every
+ * column of a table whose primary key is grouped (PostgreSQL's functional
+ * dependency); columns at or beyond ncols are an outer statement's. */
+struct groupscope {
+	const struct sql_query *q;
+	size_t ncols;
+	const size_t *keyed_from, *keyed_to;   /* column ranges of keyed tables */
+	size_t nkeyed;
+};
+
+/* The first column e reads outside an aggregate and outside the GROUP BY
+ * expressions, or NULL. */
+static const struct sql_expr *ungrouped(const struct sql_expr *e, const struct groupscope *g)
+{
+	const struct sql_expr *bad;
+	size_t i;
+
+	if (e == NULL || e->kind == SQL_E_AGG)
+		return NULL;
+	for (i = 0; i < g->q->ngroup; i++)
+		if (same_expr(e, g->q->group[i]))
+			return NULL;
+	if (e->kind == SQL_E_COL) {
+		if (e->col_index < 0 || (size_t)e->col_index >= g->ncols)
+			return NULL;
+		for (i = 0; i < g->nkeyed; i++)
+			if ((size_t)e->col_index >= g->keyed_from[i] && (size_t)e->col_index < g->keyed_to[i])
+				return NULL;
+		return e;
+	}
+	if ((bad = ungrouped(e->a, g)) != NULL || (bad = ungrouped(e->b, g)) != NULL ||
+	    (bad = ungrouped(e->c, g)) != NULL)
+		return bad;
+	for (i = 0; i < e->nlist; i++)
+		if ((bad = ungrouped(e->list[i], g)) != NULL)
+			return bad;
+	return NULL;
+}
+
+/* A grouped query (aggregates or GROUP BY) reads in its select list,
+ * HAVING and ORDER BY only grouped expressions, aggregates and columns of
+ * tables grouped by their primary key, as PostgreSQL requires. */
+static int check_grouped(const struct sql_query *q, const struct groupscope *g,
+			 const char *table, char *err, size_t errlen, int *errpos)
+{
+	const struct sql_expr *bad = NULL;
+	size_t i;
+
+	if (!q->grouped)
+		return LWC_OK;
+	for (i = 0; i < q->ntargets && bad == NULL; i++)
+		bad = ungrouped(q->targets[i].e, g);
+	if (bad == NULL)
+		bad = ungrouped(q->having, g);
+	for (i = 0; i < q->norder && bad == NULL; i++)
+		bad = ungrouped(q->order[i].e, g);
+	if (bad == NULL)
+		return LWC_OK;
+	*errpos = bad->pos;
+	return bind_fail(LWC_ERR_SCHEMA, err, errlen, "column \"%s.%s\" must appear in the GROUP BY "
+			 "clause or be used in an aggregate function",
+			 bad->qual[0] != '\0' ? bad->qual : table, bad->col);
+}
+
 /* A general SELECT: * expanded into the table's columns, then every
  * expression bound. */
 static int bind_query(struct sql_stmt *st, const struct sql_schema *sc, char *err, size_t errlen,
@@ -277,6 +396,19 @@ static int bind_query(struct sql_stmt *st, const struct sql_schema *sc, char *er
 			return rc;
 	if ((rc = bind_expr(st->where, sc, err, errlen, errpos)) != LWC_OK)
 		return rc;
+	{
+		struct groupscope g = { q, sc->ncols, NULL, NULL, 0 };
+		size_t from = 0, to = sc->ncols;
+
+		for (i = 0; sc->pk >= 0 && i < q->ngroup; i++)
+			if (q->group[i]->kind == SQL_E_COL && q->group[i]->col_index == sc->pk) {
+				g.keyed_from = &from;
+				g.keyed_to = &to;
+				g.nkeyed = 1;
+			}
+		if ((rc = check_grouped(q, &g, sc->name, err, errlen, errpos)) != LWC_OK)
+			return rc;
+	}
 	if (outer_scope == NULL)
 		sql_query_settypes(st, sc);
 	return LWC_OK;
@@ -544,6 +676,31 @@ int sql_bind_join(struct sql_stmt *st, const struct sql_schema *const *scs,
 			return rc;
 	if ((rc = bind_join_expr(st->where, &js, err, errlen, errpos)) != LWC_OK)
 		return rc;
+	if (q->grouped) {
+		size_t *from = malloc(2 * q->nfroms * sizeof(*from));
+		struct groupscope g = { q, off, NULL, NULL, 0 };
+
+		if (from == NULL)
+			return bind_fail(LWC_ERR_NOMEM, err, errlen, "out of memory");
+		for (i = 0; i < q->nfroms; i++) {
+			int pk = scs[i]->pk;
+
+			for (j = 0; pk >= 0 && j < q->ngroup; j++)
+				if (q->group[j]->kind == SQL_E_COL &&
+				    q->group[j]->col_index == (int)(q->froms[i].offset + (size_t)pk)) {
+					from[g.nkeyed] = q->froms[i].offset;
+					from[q->nfroms + g.nkeyed] = q->froms[i].offset + q->froms[i].ncols;
+					g.nkeyed++;
+					break;
+				}
+		}
+		g.keyed_from = from;
+		g.keyed_to = from + q->nfroms;
+		rc = check_grouped(q, &g, "?", err, errlen, errpos);
+		free(from);
+		if (rc != LWC_OK)
+			return rc;
+	}
 	{
 		/* the types of the joined row: every table's columns */
 		struct sql_schema all = { .name = "", .ncols = off, .pk = -1 };

@@ -123,11 +123,21 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 		}
 		return LWC_OK;
 	}
+	if (strcmp(f, "nullif") == 0 && n == 2) {
+		/* NULLIF(NULL, b) is NULL whatever b: b is not evaluated (as
+		 * PostgreSQL's manual allows of a part the result does not need) */
+		if ((rc = sql_eval_value(e->list[0], values, &a[0], err, errlen)) != LWC_OK)
+			return rc;
+		if (a[0].type == SQL_NULL) {
+			*out = a[0];
+			return LWC_OK;
+		}
+	}
 	if (n > 3) {
 		lwc_errf(err, errlen, "function %s has too many arguments", f);
 		return LWC_ERR_ARG;
 	}
-	for (i = 0; i < n; i++)
+	for (i = strcmp(f, "nullif") == 0 && n == 2; i < n; i++)
 		if ((rc = sql_eval_value(e->list[i], values, &a[i], err, errlen)) != LWC_OK)
 			return rc;
 	if (strcmp(f, "nullif") == 0) {

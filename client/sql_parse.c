@@ -491,8 +491,174 @@ static size_t depth_bound(const char *s, size_t n)
 	return best;
 }
 
+/* ---- SQLite's empty IN list ---------------------------------------------------
+ *
+ * "x IN ()" and "x NOT IN ()" are not SQL and PostgreSQL's grammar refuses
+ * them, but SQLite accepts them and its users write them: x IN () is false
+ * and x NOT IN () true for every x, NULL included.  LWC accepts them as an
+ * extension with that meaning.  When PostgreSQL's parser reports a syntax
+ * error at a ")" that directly follows "IN (" (comments aside), the text is
+ * scanned with PostgreSQL's own scanner (pg_query_scan, so nothing inside a
+ * string literal, quoted name or comment is touched), the empty subquery
+ * EMPTY_SUBQUERY is put between the parentheses of every such "IN ( )"
+ * and the text is parsed again: x IN (SELECT NULL WHERE false) is false for
+ * every x, NULL included, in PostgreSQL's semantics too.  The locations in
+ * the new tree are mapped back to the text as written (those inside an
+ * insertion to its ")"), so every later error points into the user's text.
+ * When the second parse fails as well, the first error is the one
+ * reported. */
+#define EMPTY_SUBQUERY "SELECT NULL WHERE false"
+#define EMPTY_SUBQUERY_LEN (sizeof(EMPTY_SUBQUERY) - 1)
+
+struct inmap {
+	const int *at;            /* offsets in the text as written of the    */
+	size_t n;                 /* ")" the insertions precede, ascending    */
+};
+
+/* The offset in the text as written of offset p of the rewritten text. */
+static int32_t inmap_pos(const struct inmap *m, int32_t p)
+{
+	size_t k;
+
+	if (p < 0)
+		return p;
+	for (k = 0; k < m->n; k++) {
+		int64_t start = (int64_t)m->at[k] + (int64_t)(k * EMPTY_SUBQUERY_LEN);
+
+		if (p < start)
+			return (int32_t)(p - (int64_t)(k * EMPTY_SUBQUERY_LEN));
+		if (p < start + (int64_t)EMPTY_SUBQUERY_LEN)
+			return m->at[k];
+	}
+	return (int32_t)(p - (int64_t)(m->n * EMPTY_SUBQUERY_LEN));
+}
+
+/* Every "location" of message m and the messages under it, through
+ * protobuf-c's descriptors (so no node type is left out). */
+static void inmap_message(ProtobufCMessage *m, const struct inmap *map)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	unsigned i;
+
+	for (i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		char *field = (char *)m + f->offset;
+
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0 &&
+		    *(const uint32_t *)((const char *)m + f->quantifier_offset) != f->id)
+			continue;
+		if (f->type == PROTOBUF_C_TYPE_INT32 && f->label != PROTOBUF_C_LABEL_REPEATED &&
+		    strcmp(f->name, "location") == 0) {
+			*(int32_t *)field = inmap_pos(map, *(int32_t *)field);
+		} else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+			if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+				size_t k, n = *(const size_t *)((const char *)m + f->quantifier_offset);
+				ProtobufCMessage **v = *(ProtobufCMessage ***)field;
+
+				for (k = 0; k < n; k++)
+					if (v[k] != NULL)
+						inmap_message(v[k], map);
+			} else if (*(ProtobufCMessage **)field != NULL) {
+				inmap_message(*(ProtobufCMessage **)field, map);
+			}
+		}
+	}
+}
+
+static void inmap_tree(PgQuery__ParseResult *tree, const struct inmap *map)
+{
+	size_t i;
+
+	for (i = 0; i < tree->n_stmts; i++) {
+		PgQuery__RawStmt *raw = tree->stmts[i];
+		int32_t loc = raw->stmt_location;
+
+		if (raw->stmt_len > 0)
+			raw->stmt_len = inmap_pos(map, loc + raw->stmt_len) - inmap_pos(map, loc);
+		raw->stmt_location = inmap_pos(map, loc);
+		if (raw->stmt != NULL)
+			inmap_message(&raw->stmt->base, map);
+	}
+}
+
+static int is_comment_token(PgQuery__Token t)
+{
+	return t == PG_QUERY__TOKEN__SQL_COMMENT || t == PG_QUERY__TOKEN__C_COMMENT;
+}
+
+/* When the syntax error at byte errat is the ")" of an "IN ( )", text with
+ * EMPTY_SUBQUERY in every "IN ( )" (malloc'ed, in *out) and in map the
+ * offsets of their ")": 1.  0 when the error is something else, -1 when out
+ * of memory. */
+static int empty_in_rewrite(const char *text, size_t len, int errat, char **out,
+			    struct inmap *map)
+{
+	PgQueryScanResult scan = pg_query_scan(text);
+	PgQuery__ScanResult *sr = NULL;
+	const PgQuery__ScanToken **tok = NULL;
+	int *at = NULL;
+	size_t i, n = 0, nat = 0, o = 0, from = 0;
+	int rc = 0, hit = 0;
+	char *s;
+
+	*out = NULL;
+	if (scan.error != NULL)
+		goto done;
+	sr = pg_query__scan_result__unpack(NULL, scan.pbuf.len, (const uint8_t *)scan.pbuf.data);
+	if (sr == NULL) {
+		rc = -1;
+		goto done;
+	}
+	if ((tok = malloc((sr->n_tokens + 1) * sizeof(*tok))) == NULL ||
+	    (at = malloc((sr->n_tokens + 1) * sizeof(*at))) == NULL) {
+		rc = -1;
+		goto done;
+	}
+	for (i = 0; i < sr->n_tokens; i++)
+		if (!is_comment_token(sr->tokens[i]->token))
+			tok[n++] = sr->tokens[i];
+	for (i = 0; i + 2 < n; i++) {
+		if (tok[i]->token == PG_QUERY__TOKEN__IN_P &&
+		    tok[i + 1]->token == PG_QUERY__TOKEN__ASCII_40 &&
+		    tok[i + 2]->token == PG_QUERY__TOKEN__ASCII_41 &&
+		    tok[i + 2]->start >= 0 && (size_t)tok[i + 2]->start < len) {
+			at[nat++] = tok[i + 2]->start;
+			hit |= tok[i + 2]->start == errat;
+		}
+	}
+	if (!hit || len + nat * EMPTY_SUBQUERY_LEN >= INT_MAX)
+		goto done;                      /* the first error stands */
+	if ((s = malloc(len + nat * EMPTY_SUBQUERY_LEN + 1)) == NULL) {
+		rc = -1;
+		goto done;
+	}
+	for (i = 0; i < nat; i++) {
+		memcpy(s + o, text + from, (size_t)at[i] - from);
+		o += (size_t)at[i] - from;
+		memcpy(s + o, EMPTY_SUBQUERY, EMPTY_SUBQUERY_LEN);
+		o += EMPTY_SUBQUERY_LEN;
+		from = (size_t)at[i];
+	}
+	memcpy(s + o, text + from, len - from);
+	o += len - from;
+	s[o] = '\0';
+	*out = s;
+	map->at = at;
+	map->n = nat;
+	at = NULL;
+	rc = 1;
+done:
+	free(at);
+	free(tok);
+	if (sr != NULL)
+		pg_query__scan_result__free_unpacked(sr, NULL);
+	pg_query_free_scan_result(scan);
+	return rc;
+}
+
 struct pg_job {
 	const char *text;
+	const struct inmap *map;  /* text is a rewrite: map locations back */
 	PgQueryProtobufParseResult res;
 	PgQuery__ParseResult *tree;
 };
@@ -504,6 +670,8 @@ static void pg_job_run(struct pg_job *j)
 	if (j->res.error == NULL)
 		j->tree = pg_query__parse_result__unpack(NULL, j->res.parse_tree.len,
 							 (const uint8_t *)j->res.parse_tree.data);
+	if (j->tree != NULL && j->map != NULL)
+		inmap_tree(j->tree, j->map);
 }
 
 static void *pg_job_thread(void *arg)
@@ -551,6 +719,51 @@ static int char_to_byte(const char *s, size_t len, int cursor)
 		c++;
 	}
 	return (int)i;
+}
+
+/* After the syntax error of job: when it is the ")" of "IN ( )", parse the
+ * text with empty subqueries there and, when that succeeds, let job hold
+ * that parse instead (its tree's locations in x->sql).  0 (job unchanged
+ * or replaced), -1 when out of memory. */
+static int retry_empty_in(const struct tx *x, struct pg_job *job)
+{
+	struct pg_job again;
+	struct inmap map = { NULL, 0 };
+	const char *m = job->res.error->message;
+	char *text2 = NULL;
+	size_t depth;
+	int rc;
+
+	if (m == NULL || strncmp(m, "syntax error at or near", 23) != 0)
+		return 0;
+	rc = empty_in_rewrite(x->sql, x->len, char_to_byte(x->sql, x->len, job->res.error->cursorpos),
+			      &text2, &map);
+	if (rc <= 0)
+		return rc;
+	depth = depth_bound(text2, strlen(text2));
+	rc = 0;
+	if (depth == SIZE_MAX) {
+		rc = -1;
+	} else if (depth <= PARSE_MAX_DEPTH) {
+		again.text = text2;
+		again.map = &map;
+		if (pg_parse(&again, depth) != 0) {
+			rc = -1;
+		} else if (again.res.error != NULL || again.tree == NULL) {
+			/* the first error stands */
+			if (again.tree != NULL)
+				pg_query__parse_result__free_unpacked(again.tree, NULL);
+			pg_query_free_protobuf_parse_result(again.res);
+		} else {
+			pg_query_free_protobuf_parse_result(job->res);
+			again.text = x->sql;
+			again.map = NULL;
+			*job = again;
+		}
+	}
+	free(text2);
+	free((void *)map.at);
+	return rc;
 }
 
 #define PARSE_AGAIN 1000   /* parse_text: the fast path declined, parse it all */
@@ -611,6 +824,7 @@ static int parse_text(const char *sql, size_t len, int fast, struct sql_stmt **o
 	x.errpos = -1;
 	x.rc = LWC_OK;
 
+	job.map = NULL;
 	if (fast)
 		head = sqp_values_head(text, len, &nrows);
 	if (head > 0)
@@ -623,7 +837,10 @@ static int parse_text(const char *sql, size_t len, int fast, struct sql_stmt **o
 		     "parentheses", PARSE_MAX_DEPTH);
 	} else if ((job.text = text, pg_parse(&job, depth)) != 0) {
 		sqp_fail_nomem(&x);
-	} else if ((job_started = 1, job.res.error != NULL)) {
+	} else if ((job_started = 1, job.res.error != NULL) && head == 0 &&
+		   retry_empty_in(&x, &job) < 0) {
+		sqp_fail_nomem(&x);
+	} else if (job.res.error != NULL) {
 		const char *m = job.res.error->message != NULL ? job.res.error->message : "syntax error";
 
 		const char *near = strstr(m, " at or near \"");

@@ -208,7 +208,12 @@ static struct sql_expr *make_func(struct tx *x, const char *fname, int pos, stru
 				  struct sql_expr *b);
 int sqp_column_type(struct tx *x, const PgQuery__TypeName *t, struct sql_coldef *c);
 
-/* -a, folded when a is a literal. */
+/* -a, folded when a is a literal.  A constant that fails (bigint out of
+ * range ...) is PostgreSQL's error here, at parse time, as its planner
+ * folds constants, except in a lazy part (x->lazy): PostgreSQL evaluates a
+ * CASE branch, a later COALESCE argument or NULLIF's second only when it
+ * needs it (its own folding at plan time is the exception its manual
+ * warns of), so there the node stays and fails only if evaluated. */
 static struct sql_expr *make_neg(struct tx *x, int pos, struct sql_expr *a)
 {
 	struct sql_expr *e;
@@ -219,11 +224,12 @@ static struct sql_expr *make_neg(struct tx *x, int pos, struct sql_expr *a)
 	if (a->kind == SQL_E_LIT) {
 		if ((e = sqp_new_expr(x, SQL_E_LIT, pos)) == NULL)
 			return NULL;
-		if (sql_value_neg(&a->lit, &e->lit, msg, sizeof(msg)) != LWC_OK) {
+		if (sql_value_neg(&a->lit, &e->lit, msg, sizeof(msg)) == LWC_OK)
+			return e;
+		if (!x->lazy) {
 			sqp_fail(x, pos, "%s", msg);
 			return NULL;
 		}
-		return e;
 	}
 	if ((e = sqp_new_expr(x, SQL_E_NEG, pos)) == NULL)
 		return NULL;
@@ -231,7 +237,7 @@ static struct sql_expr *make_neg(struct tx *x, int pos, struct sql_expr *a)
 	return sqp_finish(x, e);
 }
 
-/* a op b, folded when both are literals. */
+/* a op b, folded when both are literals (a failure: as make_neg). */
 static struct sql_expr *make_arith(struct tx *x, enum sql_arith op, int pos, struct sql_expr *a,
 				   struct sql_expr *b)
 {
@@ -243,11 +249,12 @@ static struct sql_expr *make_arith(struct tx *x, enum sql_arith op, int pos, str
 	if (a->kind == SQL_E_LIT && b->kind == SQL_E_LIT) {
 		if ((e = sqp_new_expr(x, SQL_E_LIT, pos)) == NULL)
 			return NULL;
-		if (sql_value_arith(op, &a->lit, &b->lit, &e->lit, msg, sizeof(msg)) != LWC_OK) {
+		if (sql_value_arith(op, &a->lit, &b->lit, &e->lit, msg, sizeof(msg)) == LWC_OK)
+			return e;
+		if (!x->lazy) {
 			sqp_fail(x, pos, "%s", msg);
 			return NULL;
 		}
-		return e;
 	}
 	if ((e = sqp_new_expr(x, SQL_E_ARITH, pos)) == NULL)
 		return NULL;
@@ -417,7 +424,13 @@ static struct sql_expr *a_expr(struct tx *x, const PgQuery__AExpr *a)
 	case PG_QUERY__A__EXPR__KIND__AEXPR_NOT_DISTINCT:
 		return sqp_unsupported(x, a->location, "IS [NOT] DISTINCT FROM"), NULL;
 	case PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF:
-		if ((l = sqp_value(x, a->lexpr, "NULLIF")) == NULL || (r = sqp_value(x, a->rexpr, "NULLIF")) == NULL)
+		/* NULLIF(NULL, b) is NULL whatever b: b is evaluated only when needed */
+		if ((l = sqp_value(x, a->lexpr, "NULLIF")) == NULL)
+			return NULL;
+		x->lazy++;
+		r = sqp_value(x, a->rexpr, "NULLIF");
+		x->lazy--;
+		if (r == NULL)
 			return NULL;
 		return make_func(x, "nullif", a->location, l, r);
 	case PG_QUERY__A__EXPR__KIND__AEXPR_OP_ANY:
@@ -566,13 +579,22 @@ static struct sql_expr *case_expr(struct tx *x, const PgQuery__CaseExpr *c)
 		if (c->args[i]->node_case != PG_QUERY__NODE__NODE_CASE_WHEN)
 			return sqp_fail(x, c->location, "malformed CASE"), NULL;
 		w = c->args[i]->case_when;
+		/* all but the first WHEN and every result: evaluated when needed */
+		x->lazy += i > 0;
 		e->list[2 * i] = c->arg != NULL ? sqp_value(x, w->expr, "CASE") : sqp_cond(x, w->expr, "CASE");
-		if (e->list[2 * i] == NULL ||
-		    (e->list[2 * i + 1] = sqp_value(x, w->result, "CASE")) == NULL)
+		x->lazy += i == 0;
+		if (e->list[2 * i] != NULL)
+			e->list[2 * i + 1] = sqp_value(x, w->result, "CASE");
+		x->lazy--;
+		if (e->list[2 * i] == NULL || e->list[2 * i + 1] == NULL)
 			return NULL;
 	}
 	e->nlist = 2 * c->n_args;
-	if (c->defresult != NULL && (e->b = sqp_value(x, c->defresult, "CASE")) == NULL)
+	x->lazy++;
+	if (c->defresult != NULL)
+		e->b = sqp_value(x, c->defresult, "CASE");
+	x->lazy--;
+	if (c->defresult != NULL && e->b == NULL)
 		return NULL;
 	return sqp_finish(x, e);
 }
@@ -820,9 +842,13 @@ struct sql_expr *sqp_expr(struct tx *x, const Node *n)
 			break;
 		}
 		snprintf(e->fname, sizeof(e->fname), "coalesce");
-		for (i = 0; i < c->n_args && e != NULL; i++)
+		for (i = 0; i < c->n_args && e != NULL; i++) {
+			/* the arguments after the first: evaluated when needed */
+			x->lazy += i > 0;
 			if ((e->list[i] = sqp_value(x, c->args[i], "COALESCE")) == NULL)
 				e = NULL;
+			x->lazy -= i > 0;
+		}
 		if (e != NULL) {
 			e->nlist = c->n_args;
 			e = sqp_finish(x, e);

@@ -34,6 +34,10 @@ struct tx {
 	const struct sql_query *outer_join;  /* in a subquery: the outer join   */
 	int fields_ok;            /* in a subquery: outer columns may be read  */
 	int force_general;        /* parse the next SELECT as a general one    */
+	int lazy;                 /* > 0: in a part evaluated only when needed
+	                             (a CASE branch, a later COALESCE argument,
+	                             NULLIF's second): a constant that fails
+	                             stays unfolded, failing if evaluated      */
 	size_t capfroms;
 	char *err;
 	size_t errlen;

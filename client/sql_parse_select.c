@@ -440,7 +440,8 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 					return sqp_fail(x, sqp_node_pos(g), "GROUP BY position %lld is not in "
 						    "select list", (long long)k);
 				q->group[i] = q->targets[k - 1].e;
-			} else if ((q->group[i] = sqp_value(x, g, "GROUP BY")) == NULL) {
+			} else if ((q->group[i] = sqp_expr(x, g)) == NULL) {
+				/* a value or a condition (grouped by its boolean) */
 				return -1;
 			}
 		}

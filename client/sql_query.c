@@ -260,6 +260,10 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 		lwc_errf(err, errlen, "a set operation runs its SELECTs first");
 		return LWC_ERR_ARG;
 	}
+	if (st->limit == 0)
+		return LWC_OK;          /* LIMIT 0: no row, and nothing evaluated
+		                           (PostgreSQL's executor never asks its
+		                           input for a row, so no error either) */
 	scratch = sql_arena_new();
 	memset(&x, 0, sizeof(x));
 	x.st = st;
@@ -273,7 +277,18 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 		return LWC_ERR_NOMEM;
 	}
 	sql_eval_set_scratch(scratch);
-	if (q->grouped) {
+	if (!q->from && st->where != NULL && nrows == 1) {
+		/* SELECT without FROM: its one row, when the WHERE holds (the
+		 * library filters a table's rows before they come here) */
+		enum sql_tv t = SQL_UNKNOWN;
+
+		rc = sql_eval_checked(st->where, rows[0], &t, err, errlen);
+		if (t != SQL_TRUE)
+			nrows = 0;
+	}
+	if (rc != LWC_OK) {
+		/* the WHERE failed */
+	} else if (q->grouped) {
 		/* an empty group's row of NULLs: a table has at most 255 columns */
 		rc = run_grouped(&x, rows, nrows, 256);
 	} else {

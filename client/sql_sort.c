@@ -56,6 +56,8 @@ void sql_sort_keyed(struct keyed *v, size_t n, const struct sortctx *ctx)
 {
 	const struct sortctx *old = sort_ctx;
 
+	if (n < 2)
+		return;                 /* v may be NULL when n is 0 (no qsort(NULL, 0)) */
 	sort_ctx = ctx;
 	qsort(v, n, sizeof(*v), cmp_keyed);
 	sort_ctx = old;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "sql.h"
+#include "sql_int.h"             /* sql_value_neg, sql_value_arith */
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
@@ -160,15 +161,28 @@ static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_
 		break;
 	case SQL_E_NEG:
 		h = check_expr(e->a, 0, lits, nlits);
-		/* a negated literal is folded */
-		CHECK(e->a->kind != SQL_E_LIT);
+		/* a negated literal is folded, unless that fails (in a part
+		 * evaluated only when needed: the error waits until then) */
+		if (e->a->kind == SQL_E_LIT) {
+			struct sql_value v;
+			char m[128];
+
+			CHECK(sql_value_neg(&e->a->lit, &v, m, sizeof(m)) != LWC_OK);
+		}
 		break;
 	case SQL_E_ARITH:
 		CHECK(e->arith >= SQL_ADD && e->arith <= SQL_MOD);
 		h = check_expr(e->a, 0, lits, nlits);
 		k = check_expr(e->b, 0, lits, nlits);
 		h = k > h ? k : h;
-		CHECK(e->a->kind != SQL_E_LIT || e->b->kind != SQL_E_LIT);
+		/* literals are folded unless that fails (as for SQL_E_NEG) */
+		if (e->a->kind == SQL_E_LIT && e->b->kind == SQL_E_LIT) {
+			struct sql_value v;
+			char m[128];
+
+			CHECK(sql_value_arith(e->arith, &e->a->lit, &e->b->lit, &v, m, sizeof(m)) !=
+			      LWC_OK);
+		}
 		break;
 	case SQL_E_CMP:
 		CHECK(e->op >= SQL_EQ && e->op <= SQL_GE);
@@ -483,8 +497,8 @@ static void check_stmt(struct sql_stmt *st)
 			if (q->targets[i].e != NULL)   /* a value or a condition */
 				check_expr(q->targets[i].e, is_bool(q->targets[i].e->kind), lits,
 					   &nlits);
-		for (i = 0; i < q->ngroup; i++)
-			check_expr(q->group[i], 0, lits, &nlits);
+		for (i = 0; i < q->ngroup; i++)     /* a value or a condition */
+			check_expr(q->group[i], is_bool(q->group[i]->kind), lits, &nlits);
 		if (q->having != NULL)
 			check_expr(q->having, 1, lits, &nlits);
 		for (i = 0; i < q->norder; i++) {

@@ -35,11 +35,17 @@
  * itself), DELETE ... WHERE, and (gen_query, about 45 % of the SELECTs)
  * the SQL the client runs itself: expressions in the select list
  * (arithmetic, unary minus, abs, CASE, COALESCE, NULLIF, upper, lower,
- * length, ||, aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE, aggregates
+ * length, substr, CAST to TEXT, ||, a division guarded by CASE or NULLIF,
+ * aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE / ILIKE, aggregates
  * (count(*), count, min, max, sum, count(DISTINCT)) with GROUP BY and
- * HAVING, joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries
- * ([NOT] IN, [NOT] EXISTS, scalar, correlated EXISTS) and SELECTs without
- * FROM.  The generator steers the table sizes (a few dozen rows) from the
+ * HAVING (and columns neither grouped nor aggregated: PostgreSQL's error,
+ * unless the table is grouped by its primary key), ORDER BY an expression
+ * or its alias then a key, with LIMIT and OFFSET (compared in order),
+ * joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries ([NOT]
+ * IN, [NOT] EXISTS, scalar in WHERE and in the select list, correlated
+ * EXISTS, IN of a subquery with no row), UNION / INTERSECT / EXCEPT [ALL]
+ * and SELECTs without FROM (with a WHERE too).  The generator steers the
+ * table sizes (a few dozen rows) from the
  * reference's affected-row counts.
  *
  * Rows stay within the database's record size (R = 128 bytes: 1 + per column
@@ -253,9 +259,13 @@ static int chance(int pct)
  *       f = -0.0 is generated).
  *         INSERT INTO t3 VALUES (1, 'a', -0.0); SELECT z FROM t3;
  *
- * Not generated (a deliberate difference, see client/sql.h): UPDATE SET of
- * the same column twice (PostgreSQL: "multiple assignments to same column",
- * LWC: the rightmost wins, as in SQLite).
+ * Not generated (deliberate differences, see client/sql.h and
+ * docs/client.md): UPDATE SET of the same column twice (PostgreSQL:
+ * "multiple assignments to same column", LWC: the rightmost wins, as in
+ * SQLite); a constant that fails in a CASE branch, a later COALESCE
+ * argument or NULLIF's second (CASE WHEN a > 0 THEN 1 ELSE 1/0 END:
+ * PostgreSQL's planner fails on it, LWC only when a row evaluates it); the
+ * empty IN list (a syntax error in PostgreSQL, an extension in LWC).
  *
  * FLOAT values are compared twice: as doubles (exactly) and as text
  * (lwc_value_text against PostgreSQL's output).
@@ -933,6 +943,25 @@ static void gen_expr(struct sb *b, const struct gtab *t, const char *q)
 		return;
 	}
 	if (c->kind != K_TEXT) {
+		if (chance(30)) {
+			switch (rn(4)) {
+			case 0:
+				/* a division guarded by CASE: evaluated only where needed */
+				sb_printf(b, "CASE WHEN %s%s%s = 0 THEN NULL ELSE %d / %s%s%s END", q, dot,
+					  c->name, 1 + rn(100), q, dot, c->name);
+				break;
+			case 1:
+				sb_printf(b, "%d / NULLIF(%s%s%s, 0)", 1 + rn(100), q, dot, c->name);
+				break;
+			case 2:
+				sb_printf(b, "CAST(%s%s%s AS TEXT)", q, dot, c->name);
+				break;
+			default:
+				sb_printf(b, "%s%s%s - %d * 3", q, dot, c->name, rn(20));
+				break;
+			}
+			return;
+		}
 		switch (rn(6)) {
 		case 0: sb_printf(b, "%s%s%s + %d", q, dot, c->name, rn(100)); break;
 		case 1: sb_printf(b, "%s%s%s * 2", q, dot, c->name); break;
@@ -946,7 +975,9 @@ static void gen_expr(struct sb *b, const struct gtab *t, const char *q)
 		}
 		return;
 	}
-	switch (rn(5)) {
+	switch (rn(7)) {
+	case 5: sb_printf(b, "substr(%s%s%s, %d, %d)", q, dot, c->name, rn(4), rn(4)); break;
+	case 6: sb_printf(b, "COALESCE(%s%s%s, 'none')", q, dot, c->name); break;
 	case 0: sb_printf(b, "upper(%s%s%s)", q, dot, c->name); break;
 	case 1: sb_printf(b, "lower(%s%s%s)", q, dot, c->name); break;
 	case 2: sb_printf(b, "length(%s%s%s)", q, dot, c->name); break;
@@ -964,7 +995,56 @@ static void gen_like(struct sb *b, const struct gtab *t)
 		gen_pred(b, t, 1);
 		return;
 	}
-	sb_printf(b, "%s %sLIKE '%s'", c->name, chance(30) ? "NOT " : "", PICK(pats));
+	sb_printf(b, "%s %s%s '%s'", c->name, chance(30) ? "NOT " : "", chance(25) ? "ILIKE" : "LIKE",
+		  PICK(pats));
+}
+
+/* SELECT <a unique key>, <expression> ORDER BY the expression (by its alias
+ * or written out), then the key: a total order, compared in order, with
+ * OFFSET and LIMIT. */
+static void gen_ordered(struct stmt *s)
+{
+	struct sb *b = &s->sql, e = { 0 };
+	struct gtab *t = &tabs[rn(2)];            /* t1, t2: a primary key */
+	const char *key = t->cols[t->pk].name;
+
+	gen_expr(&e, t, NULL);
+	sb_printf(b, "SELECT %s, %s AS e FROM %s", key, e.p, t->name);
+	if (chance(50)) {
+		sb_add(b, " WHERE ");
+		gen_pred(b, t, 1);
+	}
+	sb_printf(b, " ORDER BY %s%s, %s", chance(50) ? "e" : e.p, chance(40) ? " DESC" : "", key);
+	if (chance(60))
+		sb_printf(b, " LIMIT %d", rn(8));
+	if (chance(40))
+		sb_printf(b, " OFFSET %d", rn(5));
+	s->ordered = 1;
+	s->has_order = 1;
+	free(e.p);
+}
+
+/* Two SELECTs of one column of compatible types with UNION [ALL],
+ * INTERSECT [ALL] or EXCEPT [ALL]. */
+static void gen_setop(struct stmt *s)
+{
+	static const char *const ops[] = { "UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL",
+					   "EXCEPT", "EXCEPT ALL" };
+	struct sb *b = &s->sql;
+	struct gtab *t = &tabs[rn(3)], *u = &tabs[rn(3)];
+	int mask = chance(60) ? M_INT : M_TEXT;
+	const struct gcol *x = col_of(t, mask), *y = col_of(u, mask);
+
+	sb_printf(b, "SELECT %s FROM %s", x->name, t->name);
+	if (chance(60)) {
+		sb_add(b, " WHERE ");
+		gen_pred(b, t, 1);
+	}
+	sb_printf(b, " %s SELECT %s FROM %s", PICK(ops), y->name, u->name);
+	if (chance(60)) {
+		sb_add(b, " WHERE ");
+		gen_pred(b, u, 1);
+	}
 }
 
 static void gen_query(struct stmt *s)
@@ -974,6 +1054,13 @@ static void gen_query(struct stmt *s)
 	int r = rn(100);
 
 	s->kind = S_SELECT;
+	if (chance(15)) {
+		if (chance(50))
+			gen_ordered(s);
+		else
+			gen_setop(s);
+		return;
+	}
 	if (r < 25) {
 		/* expressions */
 		int n = 1 + rn(3);
@@ -1005,6 +1092,8 @@ static void gen_query(struct stmt *s)
 		sb_add(b, "SELECT ");
 		if (grouped)
 			sb_printf(b, "%s, ", g->name);
+		if (chance(8))   /* not grouped: an error, unless grouped by the key */
+			sb_printf(b, "%s, ", t->cols[rn(t->ncols)].name);
 		sb_printf(b, "count(*), count(%s), min(%s), max(%s)", m->name, m->name, m->name);
 		if (a != NULL)
 			sb_printf(b, ", sum(%s), count(DISTINCT %s)", a->name, a->name);
@@ -1017,6 +1106,9 @@ static void gen_query(struct stmt *s)
 			sb_printf(b, " GROUP BY %s", g->name);
 			if (chance(30))
 				sb_add(b, " HAVING count(*) > 1");
+			else if (chance(20))
+				sb_printf(b, " HAVING max(%s) IS NOT NULL AND count(DISTINCT %s) < 3",
+					  m->name, m->name);
 		}
 	} else if (r < 70) {
 		/* joins */
@@ -1047,7 +1139,16 @@ static void gen_query(struct stmt *s)
 			return;
 		}
 		sb_printf(b, "SELECT * FROM %s WHERE ", t->name);
-		switch (rn(4)) {
+		switch (rn(5)) {
+		case 4:
+			/* a scalar subquery in the select list; IN of a subquery
+			 * that may return nothing */
+			sb_reset(b);
+			sb_printf(b, "SELECT %s, (SELECT max(%s) FROM %s) FROM %s WHERE %s %sIN "
+				  "(SELECT %s FROM %s WHERE %s > %d)", x->name, y->name, u->name, t->name,
+				  x->name, chance(40) ? "NOT " : "", y->name, u->name, y->name,
+				  rn(2) ? 1000 : rn(10));
+			break;
 		case 0:
 			sb_printf(b, "%s %sIN (SELECT %s FROM %s WHERE ", x->name, chance(30) ? "NOT " : "",
 				  y->name, u->name);
@@ -1073,7 +1174,11 @@ static void gen_query(struct stmt *s)
 		static const char *const consts[] = { "SELECT 1 + 1", "SELECT 7 / 2, 7 % 3, -5",
 			"SELECT 'a' || 'b', upper('x'), length('héllo')",
 			"SELECT CASE WHEN 1 > 2 THEN 'no' ELSE 'yes' END", "SELECT COALESCE(NULL, 3)",
-			"SELECT 1 / 0", "SELECT abs(-4), 5 * 2" };
+			"SELECT 1 / 0", "SELECT abs(-4), 5 * 2", "SELECT 1 WHERE 1 = 0",
+			"SELECT count(*) WHERE 1 = 0", "SELECT 2 WHERE 'ab' LIKE 'a%'",
+			"SELECT CASE WHEN 3 IN (SELECT 1 WHERE 1 = 0) THEN 1 ELSE 0 END, "
+			"CASE WHEN NULL NOT IN (SELECT 1 WHERE 1 = 0) THEN 1 ELSE 0 END",
+			"SELECT 7 / NULLIF(0, 0), CASE WHEN 2 > 1 THEN 2 ELSE 3 END" };
 		sb_add(b, PICK(consts));
 	}
 }

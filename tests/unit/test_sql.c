@@ -825,8 +825,14 @@ static const struct bad_sql bad[] = {
 	  "argument of IN must be a value, not a condition", "= 1)", 0 },
 	{ "SELECT * FROM t WHERE a = 1 = 2",
 	  "syntax error at or near \"=\"", "= 2", 0 },
-	{ "SELECT * FROM t WHERE a IN ()",
+	{ "SELECT * FROM t WHERE a IN () +",
 	  "syntax error at or near \")\"", ")", 0 },
+	{ "SELECT * FROM t WHERE a IN ( ) OR b IN (,)",
+	  "syntax error at or near \")\"", ")", 0 },
+	{ "SELECT * FROM t WHERE s = 'IN ()' AND a IN (",
+	  "syntax error at end of input", NULL, 0 },
+	{ "SELECT * FROM t WHERE a IN () = 1",
+	  "argument of = must be a value, not a condition", "IN () =", 0 },
 	{ "SELECT * FROM t WHERE a IN 1",
 	  "syntax error at or near \"1\"", "1", 0 },
 	{ "SELECT * FROM t WHERE a BETWEEN 1",
@@ -1524,6 +1530,133 @@ static void test_eval_value(void **state)
 	sql_free(st);
 }
 
+/* SQLite's empty IN list: IN () is an empty subquery (false for every
+ * value, NULL included), NOT IN () the NOT of one; only tokens are read
+ * (a string or comment holding "IN ()" is not touched) and every location
+ * is the text's as written. */
+static void test_empty_in(void **state)
+{
+	struct sql_stmt *st;
+	const char *sql;
+
+	(void)state;
+	sql = "SELECT * FROM t WHERE a IN ()";
+	st = parse_ok(sql);
+	assert_int_equal(st->where->kind, SQL_E_INSUB);
+	assert_int_equal(st->where->pos, at_nth(sql, "IN", 1));
+	assert_non_null(st->where->sub);
+	assert_non_null(st->where->sub->where);     /* SELECT NULL WHERE false */
+	assert_int_equal(st->where->sub->where->kind, SQL_E_CMP);
+	assert_int_equal(st->where->sub->where->b->lit.i, 0);
+	sql_free(st);
+
+	sql = "SELECT * FROM t WHERE a NOT IN ( /* none */ ) AND s = 'IN ()' AND b IN ( ) -- IN ()";
+	st = parse_ok(sql);
+	assert_int_equal(st->where->kind, SQL_E_AND);
+	{
+		const struct sql_expr *t3[3];
+		size_t n = 0;
+
+		leaves(st->where, SQL_E_AND, t3, &n, 3);
+		assert_int_equal(n, 3);
+		assert_int_equal(t3[0]->kind, SQL_E_NOT);
+		assert_int_equal(t3[0]->a->kind, SQL_E_INSUB);
+		assert_int_equal(t3[0]->a->pos, at_nth(sql, "NOT IN", 1));
+		assert_int_equal(t3[1]->kind, SQL_E_CMP);
+		assert_int_equal(t3[1]->pos, at_nth(sql, "= 'IN", 1));
+		assert_string_equal(t3[1]->b->lit.s, "IN ()");
+		assert_int_equal(t3[1]->b->pos, at_nth(sql, "'IN ()'", 1));
+		assert_int_equal(t3[2]->kind, SQL_E_INSUB);
+		assert_int_equal(t3[2]->pos, at_nth(sql, "IN", 3));
+	}
+	sql_free(st);
+
+	/* positions after the insertions are the text's as written */
+	bind_fails("SELECT a IN (), b NOT IN () FROM t WHERE zz = 1", LWC_ERR_SCHEMA,
+		   "column \"zz\" does not exist", "zz", 1);
+	bind_fails("SELECT * FROM t WHERE a IN () OR (b IN () AND qq IN ())", LWC_ERR_SCHEMA,
+		   "column \"qq\" does not exist", "qq", 1);
+	/* no "IN ( )": the error stands untouched */
+	parse_fails_at("SELECT * FROM t WHERE a IN (1,)", "syntax error at or near \")\"",
+		       ")", 1);
+	parse_fails_at("SELECT * FROM t WHERE a = ()", "syntax error at or near \")\"", ")", 1);
+}
+
+/* A constant that fails (division by zero, out of range) is PostgreSQL's
+ * error at parse time, except where it is evaluated only when needed: a
+ * CASE branch (not its operand nor first WHEN), a later COALESCE argument,
+ * NULLIF's second.  There it fails only if evaluated. */
+static void test_lazy_constants(void **state)
+{
+	struct sql_value row[NCOLS], out;
+	struct sql_stmt *st;
+	char err[128];
+
+	(void)state;
+	parse_fails_at("SELECT CASE 1 / 0 WHEN 1 THEN a END FROM t", "division by zero", "/ 0", 1);
+	parse_fails_at("SELECT CASE WHEN 1 / 0 = a THEN a END FROM t", "division by zero", "/ 0", 1);
+	parse_fails_at("SELECT COALESCE(1 / 0, a) FROM t", "division by zero", "/ 0", 1);
+	parse_fails_at("SELECT NULLIF(- 2147483647 - 2, a) FROM t", "integer out of range", "- 2,", 1);
+
+	default_row(row);
+	st = bind_ok("SELECT CASE WHEN a = 1 THEN 0 WHEN 1 / 0 = 1 THEN 1 ELSE 2147483647 + 1 END, "
+		     "CASE a WHEN 2 THEN 1 / 0 END, COALESCE(a, 1 / 0), NULLIF(n, 1 / 0), "
+		     "NULLIF(a, 1 / 0), CASE WHEN a = 2 THEN 0 ELSE 2147483647 + 1 END FROM t");
+	assert_int_equal(sql_eval_value(st->q->targets[0].e, row, &out, err, sizeof(err)), LWC_OK);
+	assert_true(out.type == SQL_INT && out.i == 0);
+	assert_int_equal(sql_eval_value(st->q->targets[1].e, row, &out, err, sizeof(err)), LWC_OK);
+	assert_int_equal(out.type, SQL_NULL);
+	assert_int_equal(sql_eval_value(st->q->targets[2].e, row, &out, err, sizeof(err)), LWC_OK);
+	assert_true(out.type == SQL_INT && out.i == 1);
+	assert_int_equal(sql_eval_value(st->q->targets[3].e, row, &out, err, sizeof(err)), LWC_OK);
+	assert_int_equal(out.type, SQL_NULL);
+	assert_int_equal(sql_eval_value(st->q->targets[4].e, row, &out, err, sizeof(err)),
+			 LWC_ERR_ARG);
+	assert_string_equal(err, "division by zero");
+	assert_int_equal(sql_eval_value(st->q->targets[5].e, row, &out, err, sizeof(err)),
+			 LWC_ERR_ARG);
+	assert_string_equal(err, "integer out of range");
+	row[C_A] = I(2);
+	assert_int_equal(sql_eval_value(st->q->targets[1].e, row, &out, err, sizeof(err)),
+			 LWC_ERR_ARG);
+	assert_string_equal(err, "division by zero");
+	row[C_A] = N();
+	assert_int_equal(sql_eval_value(st->q->targets[2].e, row, &out, err, sizeof(err)),
+			 LWC_ERR_ARG);
+	assert_string_equal(err, "division by zero");
+	sql_free(st);
+}
+
+/* A grouped query reads only grouped expressions, aggregates and the
+ * columns of a table grouped by its primary key (PostgreSQL's rule). */
+static void test_grouped(void **state)
+{
+	static const char *const ok[] = {
+		"SELECT a, s, count(*) FROM t GROUP BY pk",        /* functional dependency */
+		"SELECT a + 1, count(*) FROM t GROUP BY a + 1 ORDER BY a + 1",
+		"SELECT a = 1, max(s) FROM t GROUP BY a = 1",       /* a condition */
+		"SELECT count(*) FROM t GROUP BY a = 1, s LIKE 'x%'",
+		"SELECT count(*), 1 + 2, sum(a) * 2 FROM t",
+		"SELECT b FROM t GROUP BY b HAVING max(a) > 0 ORDER BY b",
+		"SELECT upper(s), count(*) FROM t GROUP BY upper(s)",
+		"SELECT b, CASE WHEN b > 0 THEN count(*) ELSE min(a) END FROM t GROUP BY b",
+	};
+	const char *m = "must appear in the GROUP BY clause or be used in an aggregate function";
+	char msg[160];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		sql_free(bind_ok(ok[i]));
+	snprintf(msg, sizeof(msg), "column \"t.a\" %s", m);
+	bind_fails("SELECT a, count(*) FROM t GROUP BY b", LWC_ERR_SCHEMA, msg, "a,", 1);
+	bind_fails("SELECT count(*) FROM t HAVING a > 1", LWC_ERR_SCHEMA, msg, "a >", 1);
+	bind_fails("SELECT a + 1, count(*) FROM t GROUP BY a + 2", LWC_ERR_SCHEMA, msg, "a + 1", 1);
+	bind_fails("SELECT a, count(*) FROM t GROUP BY a = 1", LWC_ERR_SCHEMA, msg, "a,", 1);
+	snprintf(msg, sizeof(msg), "column \"t.s\" %s", m);
+	bind_fails("SELECT b FROM t GROUP BY b ORDER BY s", LWC_ERR_SCHEMA, msg, "s", 1);
+}
+
 static void test_value_cmp(void **state)
 {
 	static const struct {
@@ -1856,6 +1989,9 @@ int main(void)
 		cmocka_unit_test(test_in_between_isnull),
 		cmocka_unit_test(test_compare_values),
 		cmocka_unit_test(test_eval_value),
+		cmocka_unit_test(test_empty_in),
+		cmocka_unit_test(test_lazy_constants),
+		cmocka_unit_test(test_grouped),
 		cmocka_unit_test(test_value_cmp),
 		cmocka_unit_test(test_coerce_numbers),
 		cmocka_unit_test(test_coerce_text_null),
