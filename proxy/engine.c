@@ -266,10 +266,13 @@ static int check_unique_ranged(struct stmt *s, MDB_txn *txn, struct px_table *t,
 		free(v);
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	}
-	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0 && n < cap) {
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
 		const uint8_t *tok = (const uint8_t *)d.mv_data + (size_t)col * CRY_TOKEN_BYTES;
-		if (d.mv_size != t->ntok * CRY_TOKEN_BYTES)
-			continue;
+		if (d.mv_size != t->ntok * CRY_TOKEN_BYTES || n == cap) {
+			mdb_cursor_close(cur);
+			free(v);
+			return stmt_fail(s, LWC_ERR_STORE, "malformed row entry");
+		}
 		if (ci->null_token.len == CRY_TOKEN_BYTES &&
 		    memcmp(tok, ci->null_token.data, CRY_TOKEN_BYTES) == 0)
 			continue;
@@ -277,6 +280,10 @@ static int check_unique_ranged(struct stmt *s, MDB_txn *txn, struct px_table *t,
 		n++;
 	}
 	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND) {
+		free(v);
+		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	}
 	qsort(v, n, CRY_TOKEN_BYTES, cmp_tok16);
 	for (size_t i = 1; i < n; i++)
 		if (memcmp(v + (i - 1) * CRY_TOKEN_BYTES, v + i * CRY_TOKEN_BYTES,
