@@ -393,6 +393,7 @@ static int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table
 {
 	uint64_t bit = (uint64_t)1 << (ci->col & 63);
 	int changed = 0, rc = 0;
+	MDB_stat ms;
 
 	if (ci->unique && ci->col < 64) {
 		nt->unique |= bit;
@@ -406,10 +407,13 @@ static int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table
 		nt->rtok[ci->col] = (uint8_t)ci->range_tokens;     /* <= 64: planned */
 		if (px_table_layout(nt) != LWC_OK)
 			rc = EINVAL;
-		else if (t->nrows == 0)
-			nt->range_ready |= bit;                    /* nothing to build */
-		else
-			rc = relayout_rows(txn, t, nt, ci->col);
+		else if ((rc = mdb_stat(txn, t->rows, &ms)) == 0) {
+			/* the rows database, not the mirror's count, says */
+			if (ms.ms_entries == 0)
+				nt->range_ready |= bit;            /* nothing to build */
+			else
+				rc = relayout_rows(txn, t, nt, ci->col);
+		}
 		changed = 1;
 	}
 	if (rc == 0 && ci->range_ready && nt->rtok[ci->col]) {
