@@ -385,25 +385,33 @@ out:
 	return rc;
 }
 
-/* CREATE INDEX's commit: nt (a copy of t) gets the unique constraint, the
- * range index and its readiness the request asks for, and the catalog
- * entry (st->mu held, the table claimed). */
+/* CREATE INDEX's commit: if the request changes t (the unique constraint,
+ * the range index or its readiness), *ntp gets a copy of t with the change
+ * and the catalog entry is rewritten (st->mu held, the table claimed);
+ * otherwise *ntp stays NULL and nothing is written. */
 static int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table *t,
-			struct px_table *nt, const Lwc__CreateIndex *ci)
+			const Lwc__CreateIndex *ci, struct px_table **ntp)
 {
 	uint64_t bit = (uint64_t)1 << (ci->col & 63);
-	int changed = 0, rc = 0;
+	int add_range = ci->range_tokens && t->rtok[ci->col] == 0, rc = 0;
+	struct px_table *nt;
 	MDB_stat ms;
 
+	*ntp = NULL;
+	if (!(ci->unique && ci->col < 64) && !add_range &&
+	    !(ci->range_ready && t->rtok[ci->col]))
+		return 0;                   /* nothing changes: t stays untouched */
+	if ((nt = malloc(sizeof(*nt))) == NULL)
+		return ENOMEM;
+	*nt = *t;
 	if (ci->unique && ci->col < 64) {
 		nt->unique |= bit;
 		if (ci->null_token.len == CRY_TOKEN_BYTES) {
 			nt->has_null |= bit;
 			memcpy(nt->null_tok[ci->col], ci->null_token.data, CRY_TOKEN_BYTES);
 		}
-		changed = 1;
 	}
-	if (ci->range_tokens && t->rtok[ci->col] == 0) {
+	if (add_range) {
 		nt->rtok[ci->col] = (uint8_t)ci->range_tokens;     /* <= 64: planned */
 		if (px_table_layout(nt) != LWC_OK)
 			rc = EINVAL;
@@ -414,15 +422,16 @@ static int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table
 			else
 				rc = relayout_rows(txn, t, nt, ci->col);
 		}
-		changed = 1;
 	}
-	if (rc == 0 && ci->range_ready && nt->rtok[ci->col]) {
+	if (rc == 0 && ci->range_ready && nt->rtok[ci->col])
 		nt->range_ready |= bit;
-		changed = 1;
-	}
-	if (rc == 0 && changed)
+	if (rc == 0)
 		rc = px_table_put(st, txn, nt);
 	nt->schema = NULL;          /* t's, not nt's */
+	if (rc != 0)
+		free(nt);
+	else
+		*ntp = nt;
 	return rc;
 }
 
@@ -1981,15 +1990,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 		break;
 	}
 	case ST_INDEX:
-		if ((s->newt = malloc(sizeof(*s->newt))) == NULL) {
-			rc = ENOMEM;
-			break;
-		}
-		*s->newt = *t;
-		if ((rc = index_commit(txn, st, t, s->newt, s->req->create_index)) != 0) {
-			free(s->newt);
-			s->newt = NULL;
-		}
+		rc = index_commit(txn, st, t, s->req->create_index, &s->newt);
 		break;
 	default:
 		break;
@@ -2055,8 +2056,11 @@ static int commit(struct px_worker *w, struct stmt *s)
 		break;
 	case ST_INDEX: {
 		/* the catalog fields of the new definition (the rest of the
-		 * mirror, next and counters, stays) */
+		 * mirror, next and counters, stays); an index that changed
+		 * nothing leaves t alone: statements not claiming it read it */
 		struct px_table *nt = s->newt;
+		if (nt == NULL)
+			break;
 		t->unique = nt->unique;
 		t->has_null = nt->has_null;
 		memcpy(t->null_tok, nt->null_tok, sizeof(t->null_tok));
