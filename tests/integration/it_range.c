@@ -298,6 +298,16 @@ static void test_range_rebuild(void **state)
 	assert_true(gamma_of(e, "SELECT count(*) FROM late WHERE w >= 5000", 100) <= 8);
 	exec_ok(e, "DELETE FROM late WHERE w BETWEEN 5000 AND 5049");
 	assert_true(gamma_of(e, "SELECT count(*) FROM late WHERE w >= 5000", 50) <= 8);
+	/* LWC_RANGE_BITS other than 0, 1, 2, 4 or 8 is ignored: the default
+	 * fan-out, not "abc" read as 0 (no range index) */
+	setenv("LWC_RANGE_BITS", "abc", 1);
+	exec_ok(e, "CREATE TABLE strict (id INT PRIMARY KEY)");
+	unsetenv("LWC_RANGE_BITS");
+	o = (size_t)snprintf(ins, sizeof(ins), "INSERT INTO strict VALUES ");
+	for (long i = 0; i < 2000; i++)
+		o += (size_t)snprintf(ins + o, sizeof(ins) - o, "%s(%ld)", i ? ", " : "", i);
+	exec_ok(e, ins);
+	assert_true(gamma_of(e, "SELECT count(*) FROM strict WHERE id BETWEEN 100 AND 109", 10) <= 4);
 	{
 		char out[400];
 		lwc_close(e->c);
