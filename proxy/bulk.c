@@ -396,6 +396,30 @@ static int cmp_upd_row(const void *x, const void *y)
 	return a->row < b->row ? -1 : a->row > b->row;
 }
 
+/* Token c of the rows of upds[0..n) that changed (changed[i * ntok + c])
+ * and are a token (not NULL's 'no token'), with their rows, into tr in
+ * token order: the old tokens from olds (ntok per row, in upds' order), or
+ * the new ones of upds when olds is NULL.  Returns how many. */
+static size_t changed_tokens(const struct px_table *t, const struct upd *upds, size_t n,
+			     const uint8_t *olds, const uint8_t *changed, size_t c,
+			     struct tokrow *tr)
+{
+	size_t nc = t->ntok, m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *tok = olds ? olds + (i * nc + c) * CRY_TOKEN_BYTES
+				     : upds[i].tokens + c * CRY_TOKEN_BYTES;
+
+		if (changed[i * nc + c] && !px_tok_none(t, (uint32_t)c, tok)) {
+			tr[m].tok = tok;
+			tr[m].row = upds[i].row;
+			m++;
+		}
+	}
+	qsort(tr, m, sizeof(*tr), cmp_tokrow);
+	return m;
+}
+
 /* An UPDATE's commit of the index entries and rows of upds[0..n): the rows
  * in row-id order, then column by column the old entries deleted and the
  * new ones put, each in token order (st->mu held; upds sorted here). */
@@ -441,20 +465,13 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		rc = mdb_put(txn, t->rows, &k, &d, 0);
 	}
 	for (size_t c = 0; c < nc && rc == 0; c++) {
-		size_t m = 0, any = 0;
+		size_t m, any = 0;
 
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++)
 			any += changed[i * nc + c];
-			if (changed[i * nc + c] &&
-			    !px_tok_none(t, (uint32_t)c, olds + (i * nc + c) * CRY_TOKEN_BYTES)) {
-				tr[m].tok = olds + (i * nc + c) * CRY_TOKEN_BYTES;
-				tr[m].row = upds[i].row;
-				m++;
-			}
-		}
 		if (any == 0)
 			continue;
-		qsort(tr, m, sizeof(*tr), cmp_tokrow);
+		m = changed_tokens(t, upds, n, olds, changed, c, tr);
 		if ((rc = mdb_cursor_open(txn, t->cols[t->tcol[c]], &cur)) != 0)
 			break;
 		for (size_t i = 0; i < m && rc == 0; i++) {
@@ -467,15 +484,7 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		}
 		mdb_cursor_close(cur);
 		cur = NULL;
-		m = 0;
-		for (size_t i = 0; i < n; i++)
-			if (changed[i * nc + c] &&
-			    !px_tok_none(t, (uint32_t)c, upds[i].tokens + c * CRY_TOKEN_BYTES)) {
-				tr[m].tok = upds[i].tokens + c * CRY_TOKEN_BYTES;
-				tr[m].row = upds[i].row;
-				m++;
-			}
-		qsort(tr, m, sizeof(*tr), cmp_tokrow);
+		m = changed_tokens(t, upds, n, NULL, changed, c, tr);
 		for (size_t i = 0; i < m && rc == 0; i++) {
 			uint8_t v[8];
 			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };

@@ -239,55 +239,126 @@ claim:
 	return LWC_OK;
 }
 
+/* commit()'s and the row walks' rc hold LMDB codes (0, errno values,
+ * MDB_* below -30000); this one, outside both and every LWC_ERR_*, says
+ * s->err is set. */
+#define RC_STMT_ERR INT_MIN
+
 /* CREATE UNIQUE INDEX: no value may appear twice already. */
 static int cmp_tok16(const void *a, const void *b)
 {
 	return memcmp(a, b, CRY_TOKEN_BYTES);
 }
 
+/* Calls fn on every row entry of t in key order: its 8-byte key and its
+ * t->ntok tokens.  A key or entry of another size is MDB_CORRUPTED; fn
+ * returns 0 to go on, anything else ends the walk and is returned.  0 when
+ * every row was seen, else the LMDB error that ended the walk. */
+typedef int (*row_fn)(void *arg, const uint8_t *key, const uint8_t *tok);
+
+static int rows_walk(MDB_txn *txn, const struct px_table *t, row_fn fn, void *arg)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		if (k.mv_size != 8 || d.mv_size != (size_t)t->ntok * CRY_TOKEN_BYTES) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		if ((rc = fn(arg, k.mv_data, d.mv_data)) != 0)
+			break;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* A row walk of the planning phase that failed: the statement's error. */
+static int rows_walk_fail(struct stmt *s, int rc)
+{
+	if (rc == RC_STMT_ERR)
+		return s->err;
+	if (rc == MDB_CORRUPTED)
+		return stmt_fail(s, LWC_ERR_STORE, "malformed row entry");
+	if (rc == ENOMEM)
+		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+	return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+}
+
+struct uniq_walk {
+	const Lwc__CreateIndex *ci;
+	uint32_t col;
+	uint8_t *v;                 /* the tokens collected */
+	size_t n, cap;
+};
+
+static int uniq_row(void *arg, const uint8_t *key, const uint8_t *tok)
+{
+	struct uniq_walk *u = arg;
+	const uint8_t *ct = tok + (size_t)u->col * CRY_TOKEN_BYTES;
+
+	(void)key;
+	if (u->ci->null_token.len == CRY_TOKEN_BYTES &&
+	    memcmp(ct, u->ci->null_token.data, CRY_TOKEN_BYTES) == 0)
+		return 0;
+	if (u->n == u->cap)
+		return MDB_CORRUPTED;       /* more rows than the database counts */
+	memcpy(u->v + u->n * CRY_TOKEN_BYTES, ct, CRY_TOKEN_BYTES);
+	u->n++;
+	return 0;
+}
+
 /* The column's equality tokens, from the rows (its index also holds range
  * tokens, which repeat by design): any value twice, NULL apart? */
 static int check_unique_ranged(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
 {
-	const Lwc__CreateIndex *ci = s->req->create_index;
-	uint8_t *v = NULL;
-	size_t n = 0, cap;
-	MDB_cursor *cur;
+	struct uniq_walk u = { .ci = s->req->create_index, .col = col };
 	MDB_stat ms;
-	MDB_val k, d;
 	int rc;
 
 	if ((rc = mdb_stat(txn, t->rows, &ms)) != 0)
-		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
-	cap = ms.ms_entries;
-	if ((v = malloc((cap ? cap : 1) * CRY_TOKEN_BYTES)) == NULL)
+		return rows_walk_fail(s, rc);
+	u.cap = ms.ms_entries;
+	if ((u.v = malloc((u.cap ? u.cap : 1) * CRY_TOKEN_BYTES)) == NULL)
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
-	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0) {
-		free(v);
-		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	if ((rc = rows_walk(txn, t, uniq_row, &u)) != 0) {
+		free(u.v);
+		return rows_walk_fail(s, rc);
 	}
-	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0 && n < cap) {
-		const uint8_t *tok = (const uint8_t *)d.mv_data + (size_t)col * CRY_TOKEN_BYTES;
-		if (d.mv_size != t->ntok * CRY_TOKEN_BYTES)
-			continue;
-		if (ci->null_token.len == CRY_TOKEN_BYTES &&
-		    memcmp(tok, ci->null_token.data, CRY_TOKEN_BYTES) == 0)
-			continue;
-		memcpy(v + n * CRY_TOKEN_BYTES, tok, CRY_TOKEN_BYTES);
-		n++;
-	}
-	mdb_cursor_close(cur);
-	qsort(v, n, CRY_TOKEN_BYTES, cmp_tok16);
-	for (size_t i = 1; i < n; i++)
-		if (memcmp(v + (i - 1) * CRY_TOKEN_BYTES, v + i * CRY_TOKEN_BYTES,
+	qsort(u.v, u.n, CRY_TOKEN_BYTES, cmp_tok16);
+	for (size_t i = 1; i < u.n; i++)
+		if (memcmp(u.v + (i - 1) * CRY_TOKEN_BYTES, u.v + i * CRY_TOKEN_BYTES,
 			   CRY_TOKEN_BYTES) == 0) {
-			free(v);
+			free(u.v);
 			return stmt_fail(s, LWC_ERR_UNIQUE,
 					 "cannot create a unique index: column %u has duplicate values",
 					 col + 1);
 		}
-	free(v);
+	free(u.v);
 	return LWC_OK;
+}
+
+struct ready_walk {
+	struct stmt *s;
+	const struct px_table *t;
+	uint32_t col;
+};
+
+static int ready_row(void *arg, const uint8_t *key, const uint8_t *tok)
+{
+	struct ready_walk *r = arg;
+
+	(void)key;
+	for (uint32_t j = r->t->ncols; j < r->t->ntok; j++)
+		if (r->t->tcol[j] == r->col && px_tok_absent(tok + (size_t)j * CRY_TOKEN_BYTES)) {
+			stmt_fail(r->s, LWC_ERR_SCHEMA, "rows without the range tokens "
+				  "of column %u remain", r->col + 1);
+			return RC_STMT_ERR;
+		}
+	return 0;
 }
 
 /* CREATE INDEX with range_ready: every row of t carries column col's range
@@ -295,31 +366,35 @@ static int check_unique_ranged(struct stmt *s, MDB_txn *txn, struct px_table *t,
  * it before the commit. */
 static int check_range_ready(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
 {
-	MDB_cursor *cur;
-	MDB_val k, d;
+	struct ready_walk r = { .s = s, .t = t, .col = col };
 	int rc;
 
 	if (t->rtok[col] == 0)
 		return stmt_fail(s, LWC_ERR_SCHEMA, "column %u has no range index", col + 1);
-	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
-		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
-	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
-		const uint8_t *tok = d.mv_data;
-		if (d.mv_size != t->ntok * CRY_TOKEN_BYTES) {
-			mdb_cursor_close(cur);
-			return stmt_fail(s, LWC_ERR_STORE, "malformed row entry");
-		}
-		for (uint32_t j = t->ncols; j < t->ntok; j++)
-			if (t->tcol[j] == col && px_tok_absent(tok + (size_t)j * CRY_TOKEN_BYTES)) {
-				mdb_cursor_close(cur);
-				return stmt_fail(s, LWC_ERR_SCHEMA, "rows without the range tokens "
-						 "of column %u remain", col + 1);
-			}
-	}
-	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	if ((rc = rows_walk(txn, t, ready_row, &r)) != 0)
+		return rows_walk_fail(s, rc);
 	return LWC_OK;
+}
+
+struct relayout_walk {
+	uint8_t *keys, *vals;       /* every row, in the new layout */
+	size_t n, cap, at, add, ob, nb;
+};
+
+static int relayout_row(void *arg, const uint8_t *key, const uint8_t *tok)
+{
+	struct relayout_walk *w = arg;
+	uint8_t *v = w->vals + w->n * w->nb;
+
+	if (w->n == w->cap)
+		return MDB_CORRUPTED;       /* more rows than the database counts */
+	memcpy(w->keys + w->n * 8, key, 8);
+	memcpy(v, tok, w->at * CRY_TOKEN_BYTES);
+	memset(v + w->at * CRY_TOKEN_BYTES, 0, w->add * CRY_TOKEN_BYTES);
+	memcpy(v + (w->at + w->add) * CRY_TOKEN_BYTES, tok + w->at * CRY_TOKEN_BYTES,
+	       w->ob - w->at * CRY_TOKEN_BYTES);
+	w->n++;
+	return 0;
 }
 
 /* A range index added to column col of a table that has rows: every row
@@ -328,90 +403,83 @@ static int check_range_ready(struct stmt *s, MDB_txn *txn, struct px_table *t, u
 static int relayout_rows(MDB_txn *txn, const struct px_table *t, const struct px_table *nt,
 			 uint32_t col)
 {
-	size_t at = t->ncols, add = nt->rtok[col], ob = (size_t)t->ntok * CRY_TOKEN_BYTES;
-	size_t nb = (size_t)nt->ntok * CRY_TOKEN_BYTES, n = 0, cap;
-	uint8_t *keys = NULL, *vals = NULL;
-	MDB_cursor *cur = NULL;
+	struct relayout_walk w = { .at = t->ncols, .add = nt->rtok[col],
+				   .ob = (size_t)t->ntok * CRY_TOKEN_BYTES,
+				   .nb = (size_t)nt->ntok * CRY_TOKEN_BYTES };
 	MDB_stat ms;
-	MDB_val k, d;
 	int rc;
 
 	for (uint32_t c = 0; c < col; c++)
-		at += t->rtok[c];
+		w.at += t->rtok[c];
 	if ((rc = mdb_stat(txn, t->rows, &ms)) != 0)
 		return rc;
-	cap = ms.ms_entries + 1;
-	keys = malloc(cap * 8);
-	vals = malloc(cap * nb);
-	if (keys == NULL || vals == NULL) {
+	w.cap = ms.ms_entries + 1;
+	w.keys = malloc(w.cap * 8);
+	w.vals = malloc(w.cap * w.nb);
+	if (w.keys == NULL || w.vals == NULL) {
 		rc = ENOMEM;
 		goto out;
 	}
 	/* read every row first: values read are only valid until a write */
-	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
+	if ((rc = rows_walk(txn, t, relayout_row, &w)) != 0)
 		goto out;
-	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
-		uint8_t *v = vals + n * nb;
-
-		if (k.mv_size != 8 || d.mv_size != ob || n == cap) {
-			rc = MDB_CORRUPTED;
-			break;
-		}
-		memcpy(keys + n * 8, k.mv_data, 8);
-		memcpy(v, d.mv_data, at * CRY_TOKEN_BYTES);
-		memset(v + at * CRY_TOKEN_BYTES, 0, add * CRY_TOKEN_BYTES);
-		memcpy(v + (at + add) * CRY_TOKEN_BYTES, (const uint8_t *)d.mv_data + at * CRY_TOKEN_BYTES,
-		       ob - at * CRY_TOKEN_BYTES);
-		n++;
-	}
-	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		goto out;
-	rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		MDB_val wk = { 8, keys + i * 8 }, wd = { nb, vals + i * nb };
+	for (size_t i = 0; i < w.n && rc == 0; i++) {
+		MDB_val wk = { 8, w.keys + i * 8 }, wd = { w.nb, w.vals + i * w.nb };
 		rc = mdb_put(txn, t->rows, &wk, &wd, 0);
 	}
 out:
-	free(keys);
-	free(vals);
+	free(w.keys);
+	free(w.vals);
 	return rc;
 }
 
-/* CREATE INDEX's commit: nt (a copy of t) gets the unique constraint, the
- * range index and its readiness the request asks for, and the catalog
- * entry (st->mu held, the table claimed). */
+/* CREATE INDEX's commit: if the request changes t (the unique constraint,
+ * the range index or its readiness), *ntp gets a copy of t with the change
+ * and the catalog entry is rewritten (st->mu held, the table claimed);
+ * otherwise *ntp stays NULL and nothing is written. */
 static int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table *t,
-			struct px_table *nt, const Lwc__CreateIndex *ci)
+			const Lwc__CreateIndex *ci, struct px_table **ntp)
 {
 	uint64_t bit = (uint64_t)1 << (ci->col & 63);
-	int changed = 0, rc = 0;
+	int add_range = ci->range_tokens && t->rtok[ci->col] == 0, rc = 0;
+	struct px_table *nt;
+	MDB_stat ms;
 
+	*ntp = NULL;
+	if (!(ci->unique && ci->col < 64) && !add_range &&
+	    !(ci->range_ready && t->rtok[ci->col]))
+		return 0;                   /* nothing changes: t stays untouched */
+	if ((nt = malloc(sizeof(*nt))) == NULL)
+		return ENOMEM;
+	*nt = *t;
 	if (ci->unique && ci->col < 64) {
 		nt->unique |= bit;
 		if (ci->null_token.len == CRY_TOKEN_BYTES) {
 			nt->has_null |= bit;
 			memcpy(nt->null_tok[ci->col], ci->null_token.data, CRY_TOKEN_BYTES);
 		}
-		changed = 1;
 	}
-	if (ci->range_tokens && t->rtok[ci->col] == 0) {
+	if (add_range) {
 		nt->rtok[ci->col] = (uint8_t)ci->range_tokens;     /* <= 64: planned */
 		if (px_table_layout(nt) != LWC_OK)
 			rc = EINVAL;
-		else if (t->nrows == 0)
-			nt->range_ready |= bit;                    /* nothing to build */
-		else
-			rc = relayout_rows(txn, t, nt, ci->col);
-		changed = 1;
+		else if ((rc = mdb_stat(txn, t->rows, &ms)) == 0) {
+			/* the rows database, not the mirror's count, says */
+			if (ms.ms_entries == 0)
+				nt->range_ready |= bit;            /* nothing to build */
+			else
+				rc = relayout_rows(txn, t, nt, ci->col);
+		}
 	}
-	if (rc == 0 && ci->range_ready && nt->rtok[ci->col]) {
+	if (rc == 0 && ci->range_ready && nt->rtok[ci->col])
 		nt->range_ready |= bit;
-		changed = 1;
-	}
-	if (rc == 0 && changed)
+	if (rc == 0)
 		rc = px_table_put(st, txn, nt);
 	nt->schema = NULL;          /* t's, not nt's */
+	if (rc != 0)
+		free(nt);
+	else
+		*ntp = nt;
 	return rc;
 }
 
@@ -439,6 +507,27 @@ static int check_unique_column(struct stmt *s, MDB_txn *txn, struct px_table *t,
 		}
 	}
 	mdb_cursor_close(cur);
+	return LWC_OK;
+}
+
+/* A table of ncols columns with rtok[c] range tokens for column c (and
+ * col_tokens for column col, if col < ncols) lays out: at most
+ * PX_MAX_RANGE_TOK per column, PX_MAX_TOKENS per row. */
+static int validate_range_layout(struct stmt *s, uint32_t ncols, const uint8_t *rtok,
+				 uint32_t col, uint32_t col_tokens)
+{
+	struct px_table tmp;
+
+	if (ncols > PX_MAX_COLS)
+		return stmt_fail(s, LWC_ERR_SCHEMA, "a table has 1 to %u columns, not %u",
+				 PX_MAX_COLS, ncols);
+	tmp.ncols = ncols;
+	memcpy(tmp.rtok, rtok, ncols);
+	if (col < ncols)
+		tmp.rtok[col] = (uint8_t)(col_tokens > 255 ? 255 : col_tokens);
+	if ((col < ncols && col_tokens > PX_MAX_RANGE_TOK) || px_table_layout(&tmp) != LWC_OK)
+		return stmt_fail(s, LWC_ERR_SCHEMA, "more than %u range tokens per column "
+				 "or %u per row", PX_MAX_RANGE_TOK, PX_MAX_TOKENS);
 	return LWC_OK;
 }
 
@@ -740,17 +829,13 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 			return stmt_fail(s, LWC_ERR_TOO_BIG, "table description over %u bytes",
 					 PX_SCHEMA_MAX);
 		if (ct->range_tokens.len != 0) {
-			struct px_table tmp;
-			tmp.ncols = ct->ncols;
 			if (ct->range_tokens.len != ct->ncols)
 				return stmt_fail(s, LWC_ERR_SCHEMA, "range tokens of %zu columns "
 						 "for a table of %u", ct->range_tokens.len,
 						 ct->ncols);
-			memcpy(tmp.rtok, ct->range_tokens.data, ct->ncols);
-			if (px_table_layout(&tmp) != LWC_OK)
-				return stmt_fail(s, LWC_ERR_SCHEMA, "more than %u range tokens "
-						 "per column or %u per row", PX_MAX_RANGE_TOK,
-						 PX_MAX_TOKENS);
+			if ((rc = validate_range_layout(s, ct->ncols, ct->range_tokens.data,
+							ct->ncols, 0)) != LWC_OK)
+				return rc;
 		}
 		return lock_blocks(w, s);
 	}
@@ -836,17 +921,10 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 		if (req->create_index->unique)
 			rc = check_unique_column(s, txn, s->t, req->create_index->col);
 		if (rc == LWC_OK && req->create_index->range_tokens &&
-		    s->t->rtok[req->create_index->col] == 0) {
-			struct px_table tmp = *s->t;
-			tmp.rtok[req->create_index->col] =
-				(uint8_t)(req->create_index->range_tokens > 255 ? 255
-					  : req->create_index->range_tokens);
-			if (req->create_index->range_tokens > PX_MAX_RANGE_TOK ||
-			    px_table_layout(&tmp) != LWC_OK)
-				rc = stmt_fail(s, LWC_ERR_SCHEMA, "more than %u range tokens per "
-					       "column or %u per row", PX_MAX_RANGE_TOK,
-					       PX_MAX_TOKENS);
-		}
+		    s->t->rtok[req->create_index->col] == 0)
+			rc = validate_range_layout(s, s->t->ncols, s->t->rtok,
+						   req->create_index->col,
+						   req->create_index->range_tokens);
 		if (rc == LWC_OK && req->create_index->range_ready)
 			rc = check_range_ready(s, txn, s->t, req->create_index->col);
 		break;
@@ -1839,10 +1917,6 @@ static int delete_unread(struct stmt *s, const struct px_state *st)
 	return LWC_OK;
 }
 
-/* commit()'s rc holds LMDB codes (0, errno values, MDB_* below -30000);
- * this one, outside both and every LWC_ERR_*, says s->err is set. */
-#define RC_STMT_ERR INT_MIN
-
 static int commit(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -1970,15 +2044,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 		break;
 	}
 	case ST_INDEX:
-		if ((s->newt = malloc(sizeof(*s->newt))) == NULL) {
-			rc = ENOMEM;
-			break;
-		}
-		*s->newt = *t;
-		if ((rc = index_commit(txn, st, t, s->newt, s->req->create_index)) != 0) {
-			free(s->newt);
-			s->newt = NULL;
-		}
+		rc = index_commit(txn, st, t, s->req->create_index, &s->newt);
 		break;
 	default:
 		break;
@@ -2044,8 +2110,11 @@ static int commit(struct px_worker *w, struct stmt *s)
 		break;
 	case ST_INDEX: {
 		/* the catalog fields of the new definition (the rest of the
-		 * mirror, next and counters, stays) */
+		 * mirror, next and counters, stays); an index that changed
+		 * nothing leaves t alone: statements not claiming it read it */
 		struct px_table *nt = s->newt;
+		if (nt == NULL)
+			break;
 		t->unique = nt->unique;
 		t->has_null = nt->has_null;
 		memcpy(t->null_tok, nt->null_tok, sizeof(t->null_tok));

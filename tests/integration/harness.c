@@ -345,6 +345,63 @@ long h_redis_drop(const char *prefix)
 	return n == 0 ? -1 : total;
 }
 
+long h_trace_mark(const struct h_cs *cs)
+{
+	struct stat sb;
+
+	return stat(cs->trace, &sb) == 0 ? (long)sb.st_size : 0;
+}
+
+/* The ids of a trace line's "ids=1,2,3" (up to H_MAX_IDS). */
+static size_t trace_ids(const char *line, uint64_t *ids)
+{
+	const char *p = strstr(line, " ids=");
+	size_t n = 0;
+
+	if (p == NULL)
+		return 0;
+	p += 5;
+	while (*p && *p != ' ' && *p != '-' && n < H_MAX_IDS) {
+		char *end;
+		ids[n++] = strtoull(p, &end, 10);
+		p = end;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a)
+{
+	FILE *f = fopen(cs->trace, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (f == NULL)
+		return -1;
+	if (fseek(f, mark, SEEK_SET) != 0) {
+		fclose(f);
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		if (strstr(line, " status=ok") == NULL && a->bad[0] == '\0')
+			snprintf(a->bad, sizeof(a->bad), "%s", line);
+		if (strstr(line, " op=READ ")) {
+			a->nread++;
+			a->nr = trace_ids(line, a->r);
+		} else if (strstr(line, " op=WRITE ")) {
+			a->nwrite++;
+			a->nw = trace_ids(line, a->w);
+		} else if (strstr(line, " op=HELLO ") == NULL) {
+			a->other++;
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
 int h_count_lines(const char *path, const char *needle)
 {
 	FILE *f = fopen(path, "r");

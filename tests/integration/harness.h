@@ -93,6 +93,23 @@ int h_free_port(int n);
 /* Path of a binary under test. */
 const char *h_bin(const char *name, char *buf, size_t len);
 
+/* ---- lwc-cloudstore --trace ---------------------------------------------- */
+
+#define H_MAX_IDS 8192
+
+/* The requests of a trace since a mark. */
+struct h_access {
+	int nread, nwrite, other;       /* READ/WRITE/other lines (HELLO apart) */
+	size_t nr, nw;
+	uint64_t r[H_MAX_IDS], w[H_MAX_IDS]; /* ids of the (last) READ and WRITE */
+	char bad[256];                  /* the first line with status != ok */
+};
+
+/* The trace's size now: a mark for h_trace_since. */
+long h_trace_mark(const struct h_cs *cs);
+/* The requests the trace holds after mark; 0, or -1 if it cannot be read. */
+int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a);
+
 /* Count lines of a file that contain needle. */
 int h_count_lines(const char *path, const char *needle);
 

@@ -345,73 +345,13 @@ static size_t check_select_at(int line, struct pxc *c, const struct pxc_table *t
 
 /* ---- cloud store helpers: trace, versions, raw store --------------------------- */
 
-static long trace_mark(struct env *e)
-{
-	struct stat sb;
-
-	return stat(e->cs.trace, &sb) == 0 ? (long)sb.st_size : 0;
-}
-
-#define MAX_IDS 4096
-
-struct access {
-	int nread, nwrite, other;       /* READ/WRITE lines since the mark */
-	size_t nr, nw;
-	uint64_t r[MAX_IDS], w[MAX_IDS]; /* ids of the (last) READ and WRITE */
-	char bad[256];                  /* a line with status != ok      */
-};
+#define MAX_IDS H_MAX_IDS
 
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static size_t parse_ids(const char *line, uint64_t *ids)
-{
-	const char *p = strstr(line, " ids=");
-	size_t n = 0;
-
-	if (p == NULL)
-		return 0;
-	p += 5;
-	while (*p && *p != ' ' && n < MAX_IDS) {
-		char *end;
-		if (*p == '-')
-			break;
-		ids[n++] = strtoull(p, &end, 10);
-		p = end;
-		if (*p == ',')
-			p++;
-	}
-	return n;
-}
-
-static void trace_since(struct env *e, long mark, struct access *a)
-{
-	FILE *f = fopen(e->cs.trace, "r");
-	char *line = NULL;
-	size_t cap = 0;
-
-	memset(a, 0, sizeof(*a));
-	assert_non_null(f);
-	fseek(f, mark, SEEK_SET);
-	while (getline(&line, &cap, f) > 0) {
-		if (strstr(line, " status=ok") == NULL && a->bad[0] == '\0')
-			snprintf(a->bad, sizeof(a->bad), "%s", line);
-		if (strstr(line, " op=READ ")) {
-			a->nread++;
-			a->nr = parse_ids(line, a->r);
-		} else if (strstr(line, " op=WRITE ")) {
-			a->nwrite++;
-			a->nw = parse_ids(line, a->w);
-		} else if (strstr(line, " op=HELLO ") == NULL) {
-			a->other++;
-		}
-	}
-	free(line);
-	fclose(f);
 }
 
 static struct cs_client *cs_conn(struct env *e)
@@ -452,7 +392,7 @@ struct stmt_obs {
 	struct cs_client *cl;
 	uint64_t *before, *after;
 	long mark;
-	struct access a;
+	struct h_access a;
 	uint64_t ids[MAX_IDS];          /* the gamma ids, sorted */
 	size_t n;
 };
@@ -476,7 +416,7 @@ static void obs_free(struct stmt_obs *o)
 static void obs_begin(struct stmt_obs *o)
 {
 	cs_versions(o->cl, o->e->nblocks, o->before);
-	o->mark = trace_mark(o->e);
+	o->mark = h_trace_mark(&o->e->cs);
 }
 
 /* The statement since obs_begin made exactly one READ and one WRITE of the
@@ -488,7 +428,7 @@ static void obs_end_at(int line, struct stmt_obs *o, size_t gamma, const uint64_
 {
 	uint64_t w[MAX_IDS];
 
-	trace_since(o->e, o->mark, &o->a);
+	assert_int_equal(h_trace_since(&o->e->cs, o->mark, &o->a), 0);
 	if (o->a.nread != 1 || o->a.nwrite != 1 || o->a.other != 0)
 		fail_msg("line %d: %s: %d READ, %d WRITE, %d other requests in the trace "
 			 "(expected exactly one READ and one WRITE)", line, what, o->a.nread,
@@ -1429,7 +1369,7 @@ static void test_trace_padding(void **state)
 	rows[0] = kv_row(&kv, 1000, "dup");
 	obs_begin(&o);
 	ERR(c, LWC_ERR_UNIQUE, pxc_insert(c, &kv, rows, 1, NULL));
-	trace_since(e, o.mark, &o.a);
+	assert_int_equal(h_trace_since(&e->cs, o.mark, &o.a), 0);
 	if (o.a.nread + o.a.nwrite != 0 && !(o.a.nread == 1 && o.a.nwrite == 1))
 		fail_msg("a refused INSERT made %d READ and %d WRITE", o.a.nread, o.a.nwrite);
 	{
@@ -3648,7 +3588,7 @@ static void test_batches(void **state)
 	struct model m = { 0 };
 	struct pxc_row *rows = calloc(600, sizeof(*rows));
 	struct pxc *c;
-	struct access a;
+	struct h_access a;
 	long mark;
 
 	/* relocation off: the 600 rows stay in their 13 blocks */
@@ -3661,9 +3601,9 @@ static void test_batches(void **state)
 	do_insert(c, &kv, &m, rows, 600);
 
 	/* every row: gamma = 2 x 13 = 26 blocks in 7 batches of 3 or 4 */
-	mark = trace_mark(e);
+	mark = h_trace_mark(&e->cs);
 	check_table(c, &kv, &m);
-	trace_since(e, mark, &a);
+	assert_int_equal(h_trace_since(&e->cs, mark, &a), 0);
 	if (a.nread != 7 || a.nwrite != 7 || a.other != 0 || a.bad[0])
 		fail_msg("SELECT of 26 blocks in batches of 4: %d READ, %d WRITE, %d other (%s)",
 			 a.nread, a.nwrite, a.other, a.bad);
@@ -3674,9 +3614,9 @@ static void test_batches(void **state)
 	check_table(c, &kv, &m);
 	/* the user aborts in the first batch: the READ ahead of the second is
 	 * waited for and dropped; nothing changes */
-	mark = trace_mark(e);
+	mark = h_trace_mark(&e->cs);
 	ERR(c, LWC_ERR_ABORTED, pxc_update(c, &kv, pxc_all(), abort_fn, NULL, NULL));
-	trace_since(e, mark, &a);
+	assert_int_equal(h_trace_since(&e->cs, mark, &a), 0);
 	if (a.bad[0])
 		fail_msg("aborted UPDATE: a cloud request failed: %s", a.bad);
 	check_table(c, &kv, &m);
@@ -3757,14 +3697,14 @@ static uint64_t px_status_u64(struct env *e, const char *key)
 static void bulk_ok(struct env *e, struct pxc *c, struct pxc_table *kv, struct model *m,
 		    struct pxc_row *rows, int k0, int n, unsigned per, uint64_t nb0)
 {
-	long mark = trace_mark(e);
-	struct access a;
+	long mark = h_trace_mark(&e->cs);
+	struct h_access a;
 	size_t want = ((size_t)n + per - 1) / per;
 
 	for (int i = 0; i < n; i++)
 		rows[i] = kv_row(kv, k0 + i, "bulk");
 	do_insert(c, kv, m, rows, (size_t)n);
-	trace_since(e, mark, &a);
+	assert_int_equal(h_trace_since(&e->cs, mark, &a), 0);
 	if (a.nread != 0 || a.nwrite != 1 || a.other != 0)
 		fail_msg("bulk INSERT of %d rows: %d READ, %d WRITE, %d other (expected one WRITE "
 			 "and no READ)", n, a.nread, a.nwrite, a.other);
