@@ -9,6 +9,11 @@ SELECT * FROM people WHERE id = 42;
 \echo '== IN: one token per value.'
 SELECT id, name, city FROM people WHERE id IN (7, 77, 777, 7777) ORDER BY id;
 \echo
+\echo '== A range on the primary key: the client sends the prefix tokens that cover'
+\echo '== [1000, 1004] (a range index, docs/client.md); the proxy reads only the'
+\echo '== blocks of the matching rows, as for an IN.'
+SELECT id, name, city FROM people WHERE id BETWEEN 1000 AND 1004 ORDER BY id;
+\echo
 \echo '== A range with residual filtering: the city token narrows the candidates,'
 \echo '== the client decrypts them and applies BETWEEN and > itself.'
 SELECT id, name, age, salary FROM people
