@@ -9,6 +9,26 @@
 #include "sql_int.h"
 #include "lwc_int.h"
 
+/* The rows a client-side query produced (out, taken whatever happens)
+ * become r's materialised rows. */
+static int take_rows(lwc_result *r, struct sql_outrow *out, size_t nout)
+{
+	if (nout > 0 && (r->rows = calloc(nout, sizeof(*r->rows))) == NULL) {
+		sql_outrows_free(out, nout);
+		return LWC_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < nout; i++) {
+		r->rows[i].v = out[i].v;
+		r->rows[i].text = out[i].text;
+	}
+	free(out);
+	r->nrows = r->caprows = nout;
+	r->materialised = 1;
+	r->pos = 0;
+	r->limit = -1;
+	return LWC_OK;
+}
+
 /* The columns of a general SELECT: its select list, typed from the
  * expressions or else from the first value that is not NULL. */
 static int general_columns(lwc_result *r, const struct sql_stmt *st, const struct sql_schema *sc)
@@ -49,22 +69,8 @@ static lwc_result *general_finish(lwc_result *r, struct sql_stmt *st, struct sql
 	r->nrows = r->caprows = 0;
 	if (rc != LWC_OK)
 		return result_error(r, rc, -1, "%s", err);
-	if (nout > 0) {
-		r->rows = calloc(nout, sizeof(*r->rows));
-		if (r->rows == NULL) {
-			sql_outrows_free(out, nout);
-			return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
-		}
-		for (size_t i = 0; i < nout; i++) {
-			r->rows[i].v = out[i].v;
-			r->rows[i].text = out[i].text;
-		}
-		free(out);
-	}
-	r->nrows = r->caprows = nout;
-	r->materialised = 1;
-	r->pos = 0;
-	r->limit = -1;
+	if (take_rows(r, out, nout) != LWC_OK)
+		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
 	if (general_columns(r, st, &r->sc) != LWC_OK)
 		return result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
 	r->status = LWC_RESULT_ROWS;
@@ -536,9 +542,12 @@ static lwc_result *exec_setop(lwc_conn *c, struct sql_stmt *st)
 	r->coltype = calloc((size_t)r->ncols + 1, sizeof(*r->coltype));
 	r->colsrc = calloc((size_t)r->ncols + 1, sizeof(*r->colsrc));
 	r->numbuf = calloc((size_t)r->ncols + 1, sizeof(*r->numbuf));
-	r->rows = nout ? calloc(nout, sizeof(*r->rows)) : NULL;
-	if (!r->colname || !r->coltype || !r->colsrc || !r->numbuf || (nout && !r->rows)) {
+	if (!r->colname || !r->coltype || !r->colsrc || !r->numbuf) {
 		sql_outrows_free(out, nout);
+		r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
+		goto out;
+	}
+	if (take_rows(r, out, nout) != LWC_OK) {
 		r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
 		goto out;
 	}
@@ -547,15 +556,6 @@ static lwc_result *exec_setop(lwc_conn *c, struct sql_stmt *st)
 		r->coltype[i] = lr->coltype[i];
 		r->colsrc[i] = i;
 	}
-	for (size_t i = 0; i < nout; i++) {
-		r->rows[i].v = out[i].v;
-		r->rows[i].text = out[i].text;
-	}
-	free(out);
-	r->nrows = r->caprows = nout;
-	r->materialised = 1;
-	r->pos = 0;
-	r->limit = -1;
 	r->status = LWC_RESULT_ROWS;
 out:
 	sql_outrows_free(lo, nl);
