@@ -74,6 +74,42 @@ void px_worker_fini(struct px_worker *w)
 	pthread_mutex_unlock(&pool_mu);
 	free(w->scratch);
 	w->scratch = NULL;
+	if (w->rtxn)
+		mdb_txn_abort(w->rtxn);
+	w->rtxn = NULL;
+}
+
+int px_read_begin(struct px_worker *w, MDB_txn **txn)
+{
+	int rc;
+
+	if (w->rtxn_busy)
+		return mdb_txn_begin(w->st->env, NULL, MDB_RDONLY, txn);
+	if (w->rtxn != NULL) {
+		if ((rc = mdb_txn_renew(w->rtxn)) != 0) {
+			mdb_txn_abort(w->rtxn);
+			w->rtxn = NULL;
+			return rc;
+		}
+	} else if ((rc = mdb_txn_begin(w->st->env, NULL, MDB_RDONLY, &w->rtxn)) != 0) {
+		w->rtxn = NULL;
+		return rc;
+	}
+	w->rtxn_busy = 1;
+	*txn = w->rtxn;
+	return 0;
+}
+
+void px_read_end(struct px_worker *w, MDB_txn *txn)
+{
+	if (txn == NULL)
+		return;
+	if (txn == w->rtxn) {
+		mdb_txn_reset(txn);
+		w->rtxn_busy = 0;
+	} else {
+		mdb_txn_abort(txn);
+	}
 }
 
 static int cloud_conn(struct px_worker *w, char *err, size_t errlen)

@@ -872,7 +872,7 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 	if (s->claimed && s->t->inflight > 0)
 		return PLAN_WAIT;
 
-	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+	if ((rc = px_read_begin(w, &txn)) != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	switch (s->kind) {
 	case ST_SELECT:
@@ -931,7 +931,7 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 	default:
 		rc = LWC_OK;
 	}
-	mdb_txn_abort(txn);
+	px_read_end(w, txn);
 	if (rc == PLAN_WAIT || rc == PLAN_GROW)
 		return rc;
 	if (s->err != LWC_OK)

@@ -46,6 +46,8 @@ struct px_worker {
 	const struct px_engine_cfg *cfg;
 	struct cs_client *cloud;
 	uint32_t *scratch;
+	MDB_txn *rtxn;                 /* its read transaction, reset between uses */
+	int rtxn_busy;
 	char name[64];
 };
 
@@ -60,6 +62,13 @@ struct px_io {
 int px_worker_init(struct px_worker *w, struct px_state *st, const struct px_engine_cfg *cfg,
 		   const char *name) LWC_WUR;
 void px_worker_fini(struct px_worker *w);
+
+/* A read transaction for the worker (px_read_end ends it).  LMDB sizes a
+ * new read transaction by the environment's maxdbs (PX_MAX_DBS slots, about
+ * 3 MB allocated and zeroed per begin), so each worker keeps one and renews
+ * it; a second one while the first is open is a fresh transaction. */
+int px_read_begin(struct px_worker *w, MDB_txn **txn) LWC_WUR;
+void px_read_end(struct px_worker *w, MDB_txn *txn);
 
 /* γ for k real blocks under the configured policy (before capping at n). */
 uint64_t px_gamma(const struct px_engine_cfg *cfg, uint64_t k);

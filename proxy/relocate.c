@@ -280,7 +280,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	for (size_t i = k; i < n; i++)                 /* (never: room was counted) */
 		stash_find(st, rows[i])->owner = 0;
 	/* the records */
-	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0) {
+	if (px_read_begin(w, &txn) != 0) {
 		rc = LWC_ERR_STORE;
 		goto fail;
 	}
@@ -296,12 +296,11 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		}
 		memcpy(s->evrec + i * g->S, (const uint8_t *)d.mv_data + 4, g->S);
 	}
-	mdb_txn_abort(txn);
+	px_read_end(w, txn);
 	txn = NULL;
 	goto out;
 fail:
-	if (txn)
-		mdb_txn_abort(txn);
+	px_read_end(w, txn);
 	stash_release_evictions(st, s);         /* every picked row has an entry */
 out:
 	free(capb);

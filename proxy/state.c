@@ -17,6 +17,7 @@
 
 #define PX_MAP_SIZE   (64ull << 30)   /* sparse; the file grows as used */
 #define PX_MAX_DBS    (8u + 65u * 1024u)
+#define PX_MAX_READERS (1024u + 126u)
 #define PX_STATE_FORMAT 2
 
 static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
@@ -301,6 +302,9 @@ static int open_env(const char *dir, MDB_env **env, char *err, size_t errlen)
 		return lmdb_fail(rc, "mdb_env_create", err, errlen);
 	mdb_env_set_maxdbs(*env, PX_MAX_DBS);
 	mdb_env_set_mapsize(*env, PX_MAP_SIZE);
+	/* each worker keeps a read transaction (px_read_begin): room for
+	 * --workers' maximum, readers of lwc-proxy check and locate besides */
+	mdb_env_set_maxreaders(*env, PX_MAX_READERS);
 	if ((rc = mdb_env_open(*env, path, MDB_NOTLS, 0600)) != 0) {
 		mdb_env_close(*env);
 		*env = NULL;
