@@ -32,6 +32,7 @@
 #include "log.h"
 #include "par.h"
 #include "stash.h"
+#include "toksort.h"
 
 struct bulk_arg {
 	const struct px_state *st;
@@ -81,28 +82,16 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 	return rc;
 }
 
-struct tokrow {
-	const uint8_t *tok;
-	uint64_t row;
-};
-
-static int cmp_tokrow(const void *x, const void *y)
-{
-	const struct tokrow *a = x, *b = y;
-	int c = memcmp(a->tok, b->tok, CRY_TOKEN_BYTES);
-
-	if (c)
-		return c;
-	return a->row < b->row ? -1 : a->row > b->row;
-}
-
 /* The index entries of column c, sorted; appended when the index is empty
- * (so LMDB fills pages in order instead of splitting them at random). */
+ * (so LMDB fills pages in order instead of splitting them at random).  The
+ * puts go through one cursor: LMDB looks for a key on the cursor's page
+ * before it descends from the root, and sorted entries are mostly there. */
 static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert *ins,
 		      uint32_t c, uint64_t row0, struct tokrow *tr)
 {
 	MDB_dbi dbi = t->cols[t->tcol[c]];
 	MDB_stat ms;
+	MDB_cursor *cur;
 	int append, rc = 0;
 	size_t m = 0;
 
@@ -114,10 +103,12 @@ static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert 
 		tr[m].row = row0 + i;
 		m++;
 	}
-	qsort(tr, m, sizeof(*tr), cmp_tokrow);
+	tokrow_sort(tr, m);
 	if ((rc = mdb_stat(txn, dbi, &ms)) != 0)
 		return rc;
 	append = ms.ms_entries == 0;
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
+		return rc;
 	for (size_t i = 0; i < m && rc == 0; i++) {
 		uint8_t v[8];
 		MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
@@ -127,8 +118,9 @@ static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert 
 		if (append)
 			flags = i > 0 && memcmp(tr[i].tok, tr[i - 1].tok, CRY_TOKEN_BYTES) == 0
 				? MDB_APPENDDUP : MDB_APPEND;
-		rc = mdb_put(txn, dbi, &k, &d, flags);
+		rc = mdb_cursor_put(cur, &k, &d, flags);
 	}
+	mdb_cursor_close(cur);
 	return rc;
 }
 
@@ -352,13 +344,14 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 			tr[m].row = dels[i];
 			m++;
 		}
-		qsort(tr, m, sizeof(*tr), cmp_tokrow);
+		tokrow_sort(tr, m);
 		for (size_t i = 0; i < m && rc == 0;) {
 			size_t j = i + 1;
 			size_t dups = 0;
 			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d;
 
-			while (j < m && memcmp(tr[j].tok, tr[i].tok, CRY_TOKEN_BYTES) == 0)
+			while (j < m && tr[j].key == tr[i].key &&
+			       memcmp(tr[j].tok, tr[i].tok, CRY_TOKEN_BYTES) == 0)
 				j++;
 			if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0 ||
 			    (rc = mdb_cursor_count(cur, &dups)) != 0)
@@ -416,7 +409,7 @@ static size_t changed_tokens(const struct px_table *t, const struct upd *upds, s
 			m++;
 		}
 	}
-	qsort(tr, m, sizeof(*tr), cmp_tokrow);
+	tokrow_sort(tr, m);
 	return m;
 }
 
@@ -482,16 +475,16 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 			if ((rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH)) == 0)
 				rc = mdb_cursor_del(cur, 0);
 		}
-		mdb_cursor_close(cur);
-		cur = NULL;
-		m = changed_tokens(t, upds, n, NULL, changed, c, tr);
+		m = rc == 0 ? changed_tokens(t, upds, n, NULL, changed, c, tr) : 0;
 		for (size_t i = 0; i < m && rc == 0; i++) {
 			uint8_t v[8];
 			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
 
 			cry_put_be64(v, tr[i].row);
-			rc = mdb_put(txn, t->cols[t->tcol[c]], &k, &d, 0);
+			rc = mdb_cursor_put(cur, &k, &d, 0);
 		}
+		mdb_cursor_close(cur);
+		cur = NULL;
 	}
 out:
 	free(olds);

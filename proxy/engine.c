@@ -18,6 +18,7 @@
 #include "par.h"
 #include "log.h"
 #include "stash.h"
+#include "toksort.h"
 
 static const char *const kind_name[] = {
 	"nop", "select", "insert", "update", "delete", "create table", "drop table",
@@ -75,24 +76,13 @@ static int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *
 	return LWC_OK;
 }
 
-struct tokref {
-	const uint8_t *tok;
-	size_t idx;
-};
-
-static int cmp_tokref(const void *a, const void *b)
-{
-	return memcmp(((const struct tokref *)a)->tok, ((const struct tokref *)b)->tok,
-		      CRY_TOKEN_BYTES);
-}
-
 /* INSERT: uniqueness and free slots. */
 static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 {
 	struct px_state *st = w->st;
 	struct px_table *t = s->t;
 	size_t nrows = s->req->insert->n_rows;
-	struct tokref *refs = NULL;
+	struct tokrow *refs = NULL;
 	uint64_t need, room = 0;
 	uint32_t limit, min_room;
 	int rc;
@@ -106,16 +96,16 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 			return LWC_ERR_NOMEM;
 		for (size_t i = 0; i < nrows; i++) {
 			refs[i].tok = insert_row(s, i)->tokens[c].data;
-			refs[i].idx = i;
+			refs[i].row = i;
 		}
-		qsort(refs, nrows, sizeof(*refs), cmp_tokref);
+		tokrow_sort(refs, nrows);
 		for (size_t i = 0; i < nrows; i++) {
 			struct locset l = { 0 };
 
 			if (is_null_tok(t, c, refs[i].tok))
 				continue;
 			if (i > 0 && memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
-				size_t r1 = refs[i - 1].idx, r2 = refs[i].idx;
+				size_t r1 = refs[i - 1].row, r2 = refs[i].row;
 				free(refs);
 				return stmt_fail(s, LWC_ERR_UNIQUE,
 						 "duplicate key value in rows %zu and %zu (column %u)",
@@ -128,7 +118,7 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 			rc = l.n > 0;
 			locset_free(&l);
 			if (rc) {
-				size_t idx = refs[i].idx;
+				size_t idx = refs[i].row;
 				free(refs);
 				return stmt_fail(s, LWC_ERR_UNIQUE,
 						 "duplicate key value (row %zu, column %u) already exists",
@@ -1178,7 +1168,7 @@ void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi)
 static int update_unique_batch(struct px_state *st, struct stmt *s)
 {
 	struct px_table *t = s->t;
-	struct tokref *refs = NULL;
+	struct tokrow *refs = NULL;
 	uint64_t *ulocs = NULL;
 	MDB_txn *txn = NULL;
 	int rc = LWC_OK;
@@ -1203,9 +1193,9 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 			continue;
 		for (size_t i = 0; i < s->nupds; i++) {
 			refs[i].tok = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
-			refs[i].idx = i;
+			refs[i].row = i;
 		}
-		qsort(refs, s->nupds, sizeof(*refs), cmp_tokref);
+		tokrow_sort(refs, s->nupds);
 		for (size_t i = 1; i < s->nupds; i++)
 			if (!is_null_tok(t, c, refs[i].tok) &&
 			    memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
