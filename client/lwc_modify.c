@@ -78,6 +78,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 		Lwc__Row *rows = NULL;
 		ProtobufCBinaryData *toks = NULL;
 		uint8_t *recs = NULL, *tokb = NULL;
+		cry_tokstate *ts = NULL;
 		size_t n;
 
 		if ((rc = conn_recv(c, seq, &resp)) != LWC_OK)
@@ -118,6 +119,8 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 		toks = calloc(n * t->ntok + 1, sizeof(*toks));
 		recs = malloc(n * c->S + 1);
 		tokb = malloc(n * t->ntok * CRY_TOKEN_BYTES + 1);
+		if (update && n > 0)
+			ts = row_token_states(c->k, t);   /* (NULL: each from the key) */
 		if (!dv || !dp || !rows || !toks || !recs || !tokb) {
 			failing = 1;
 			snprintf(err, sizeof(err), "out of memory");
@@ -152,7 +155,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 					rc = apply_sets(t, st, old.v, nv, text, sizeof(text), err,
 							sizeof(err));
 					if (rc == LWC_OK)
-						rc = record_seal(c, &t->sc, nv, recs + i * c->S, err,
+						rc = record_seal(c, &t->sc, nv, NULL, recs + i * c->S, err,
 							      sizeof(err));
 					if (rc != LWC_OK) {
 						row_free(&old);
@@ -163,7 +166,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 					rows[i].record.len = c->S;
 					rows[i].tokens = toks + i * t->ntok;
 					rows[i].n_tokens = t->ntok;
-					if (row_tokens(c->k, t, nv,
+					if (row_tokens(c->k, t, ts, nv,
 						       tokb + i * t->ntok * CRY_TOKEN_BYTES) != LWC_OK) {
 						snprintf(err, sizeof(err),
 							 "keyword token derivation failed");
@@ -207,6 +210,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 			sodium_memzero(recs, n * c->S);
 		free(recs);
 		free(tokb);
+		row_token_states_free(ts, t);
 		if (rc != LWC_OK)
 			return result_error(r, rc, -1, "connection to the proxy lost: %s",
 					    conn_lost_msg(rc));

@@ -80,34 +80,45 @@ int table_handle(const struct keys *k, const char *table, uint8_t out[CRY_TOKEN_
 	return cry_token(out, k->tok, "", "", CRY_TAG_TEXT, table, strlen(table));
 }
 
-/* Token of a value of column c (value already of the column's type, or NULL);
- * LWC_OK or the derivation's error. */
-int value_token(const struct keys *k, const struct sql_schema *sc, size_t c,
-		       const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES])
+/* Token tag of column c's value v, into out; from st when it is given. */
+static int token_of(const struct keys *k, const struct sql_schema *sc, size_t c,
+		    const cry_tokstate *st, uint8_t tag, const void *val, size_t len,
+		    uint8_t out[CRY_TOKEN_BYTES])
+{
+	if (st != NULL)
+		return cry_token_next(out, st, tag, val, len);
+	return cry_token(out, k->tok, sc->name, sc->cols[c].name, tag, val, len);
+}
+
+int value_token_st(const struct keys *k, const struct sql_schema *sc, size_t c,
+		   const cry_tokstate *st, const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES])
 {
 	uint8_t b[8];
-	int rc;
 
 	switch (v->type) {
 	case SQL_INT:
 		cry_put_be64(b, (uint64_t)v->i);
-		rc = cry_token(out, k->tok, sc->name, sc->cols[c].name, CRY_TAG_INT, b, 8);
-		break;
+		return token_of(k, sc, c, st, CRY_TAG_INT, b, 8, out);
 	case SQL_FLOAT: {
 		double d = v->f == 0.0 ? 0.0 : v->f;    /* -0.0 equals 0.0 */
 		uint64_t u;
 		memcpy(&u, &d, 8);
 		cry_put_be64(b, u);
-		rc = cry_token(out, k->tok, sc->name, sc->cols[c].name, CRY_TAG_FLOAT, b, 8);
-		break;
+		return token_of(k, sc, c, st, CRY_TAG_FLOAT, b, 8, out);
 	}
 	case SQL_TEXT:
-		rc = cry_token(out, k->tok, sc->name, sc->cols[c].name, CRY_TAG_TEXT, v->s, v->len);
-		break;
+		return token_of(k, sc, c, st, CRY_TAG_TEXT, v->s, v->len, out);
 	default:
-		rc = cry_token(out, k->tok, sc->name, sc->cols[c].name, CRY_TAG_NULL, NULL, 0);
+		return token_of(k, sc, c, st, CRY_TAG_NULL, NULL, 0, out);
 	}
-	return rc;
+}
+
+/* Token of a value of column c (value already of the column's type, or NULL);
+ * LWC_OK or the derivation's error. */
+int value_token(const struct keys *k, const struct sql_schema *sc, size_t c,
+		const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES])
+{
+	return value_token_st(k, sc, c, NULL, v, out);
 }
 
 /* ---- records ---------------------------------------------------------------- */
@@ -121,9 +132,8 @@ static size_t encoded_size(const struct sql_schema *sc, const struct sql_value *
 	return n;
 }
 
-/* Encode and seal a row into out (S bytes). */
 int record_seal(lwc_conn *c, const struct sql_schema *sc, const struct sql_value *v,
-		    uint8_t *out, char *err, size_t errlen)
+		const uint8_t *nonce, uint8_t *out, char *err, size_t errlen)
 {
 	uint8_t *rec;
 	size_t p = 0, need = encoded_size(sc, v);
@@ -155,7 +165,8 @@ int record_seal(lwc_conn *c, const struct sql_schema *sc, const struct sql_value
 			p += v[i].len;
 		}
 	}
-	rc = cry_record_seal(out, c->k->rec, rec, c->R, sc->name);
+	rc = nonce ? cry_record_seal_nonce(out, c->k->rec, rec, c->R, sc->name, nonce)
+		   : cry_record_seal(out, c->k->rec, rec, c->R, sc->name);
 	sodium_memzero(rec, c->R);
 	free(rec);
 	return rc;

@@ -329,17 +329,21 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 	size_t nt = t->ntok;          /* column tokens, then range tokens */
 	ProtobufCBinaryData *toks = calloc(n * nt + 1, sizeof(*toks));
 	uint8_t *recs = malloc(n * c->S + 1), *tokb = malloc(n * nt * CRY_TOKEN_BYTES + 1);
+	uint8_t *nonces = malloc(n * CRY_NONCE_BYTES + 1);
+	cry_tokstate *ts = row_token_states(c->k, t);    /* (NULL: each from the key) */
 	char err[256];
 	lwc_result *r = NULL;
 
-	if (!pr || !pp || !toks || !recs || !tokb) {
+	if (!pr || !pp || !toks || !recs || !tokb || !nonces) {
 		r = result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
 		goto out;
 	}
+	randombytes_buf(nonces, n * CRY_NONCE_BYTES);    /* one call, not one a row */
 	for (size_t i = 0; i < n; i++) {
 		int rc;
 		lwc__row__init(&pr[i]);
-		if ((rc = record_seal(c, &t->sc, rows[i], recs + i * c->S, err, sizeof(err))) !=
+		if ((rc = record_seal(c, &t->sc, rows[i], nonces + i * CRY_NONCE_BYTES,
+				      recs + i * c->S, err, sizeof(err))) !=
 		    LWC_OK) {
 			r = result_error(NULL, rc, -1, "%s", err);
 			goto out;
@@ -348,7 +352,8 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 		pr[i].record.len = c->S;
 		pr[i].tokens = toks + i * nt;
 		pr[i].n_tokens = nt;
-		if ((rc = row_tokens(c->k, t, rows[i], tokb + i * nt * CRY_TOKEN_BYTES)) != LWC_OK) {
+		if ((rc = row_tokens(c->k, t, ts, rows[i], tokb + i * nt * CRY_TOKEN_BYTES)) !=
+		    LWC_OK) {
 			r = result_error(NULL, LWC_ERR_CRYPTO, -1,
 					 "keyword token derivation failed: %s", lwc_strerror(rc));
 			goto out;
@@ -367,6 +372,8 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 	req.insert = &ins;
 	r = conn_call(c, &req, count);
 out:
+	row_token_states_free(ts, t);
+	free(nonces);
 	free(pr);
 	free(pp);
 	free(toks);

@@ -6,6 +6,9 @@
 
 #include <string.h>
 
+/* a node's prefix: 8 bytes of a number, RANGE_TEXT_DEPTH of a text */
+#define RANGE_TOKEN_INPUT (8 > RANGE_TEXT_DEPTH ? 8 : RANGE_TEXT_DEPTH)
+
 uint64_t range_key_int(enum range_kind k, int64_t v)
 {
 	if (k == RANGE_INT32)
@@ -295,21 +298,35 @@ int range_node_holds_text(const struct range_node *x, const uint8_t *s, size_t l
 	return 1;
 }
 
+/* A node's token input: its level byte, then its prefix. */
+static size_t node_input(enum range_kind k, const struct range_node *x,
+			 uint8_t in[1 + RANGE_TOKEN_INPUT])
+{
+	in[0] = x->level;
+	if (k == RANGE_TEXT) {
+		memcpy(in + 1, x->bytes, x->len);
+		return 1 + (size_t)x->len;
+	}
+	for (int i = 0; i < 8; i++)
+		in[1 + i] = (uint8_t)(x->num >> (56 - 8 * i));
+	return 9;
+}
+
 int range_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BYTES],
 		const char *table, const char *column, enum range_kind k,
 		const struct range_node *x)
 {
-	uint8_t in[1 + 8 > 1 + RANGE_TEXT_DEPTH ? 1 + 8 : 1 + RANGE_TEXT_DEPTH];
-	size_t n;
+	uint8_t in[1 + RANGE_TOKEN_INPUT];
+	size_t n = node_input(k, x, in);
 
-	in[0] = x->level;
-	if (k == RANGE_TEXT) {
-		memcpy(in + 1, x->bytes, x->len);
-		n = 1 + (size_t)x->len;
-	} else {
-		for (int i = 0; i < 8; i++)
-			in[1 + i] = (uint8_t)(x->num >> (56 - 8 * i));
-		n = 9;
-	}
 	return cry_token(out, token_key, table, column, CRY_TAG_RANGE, in, n);
+}
+
+int range_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
+		     enum range_kind k, const struct range_node *x)
+{
+	uint8_t in[1 + RANGE_TOKEN_INPUT];
+	size_t n = node_input(k, x, in);
+
+	return cry_token_next(out, st, CRY_TAG_RANGE, in, n);
 }

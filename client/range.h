@@ -117,5 +117,8 @@ int range_node_holds_text(const struct range_node *x, const uint8_t *s, size_t l
 int range_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BYTES],
 		const char *table, const char *column, enum range_kind k,
 		const struct range_node *x) LWC_WUR;
+/* The same from the column's token state (cry_token_begin). */
+int range_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
+		     enum range_kind k, const struct range_node *x) LWC_WUR;
 
 #endif

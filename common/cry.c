@@ -27,30 +27,64 @@ int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
 	return LWC_OK;
 }
 
+struct cry_tokstate {
+	crypto_generichash_state h;
+};
+
+size_t cry_tokstate_size(void)
+{
+	return sizeof(struct cry_tokstate);
+}
+
+int cry_token_begin(cry_tokstate *st, const uint8_t token_key[CRY_KEY_BYTES],
+		    const char *table, const char *column)
+{
+	const uint8_t zero = 0;
+
+	if (st == NULL || table == NULL || column == NULL)
+		return LWC_ERR_ARG;
+	if (crypto_generichash_init(&st->h, token_key, CRY_KEY_BYTES,
+				    crypto_generichash_BYTES) != 0)
+		return LWC_ERR_CRYPTO;
+	crypto_generichash_update(&st->h, (const uint8_t *)table, strlen(table));
+	crypto_generichash_update(&st->h, &zero, 1);
+	crypto_generichash_update(&st->h, (const uint8_t *)column, strlen(column));
+	crypto_generichash_update(&st->h, &zero, 1);
+	return LWC_OK;
+}
+
+int cry_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st, uint8_t type_tag,
+		   const void *value, size_t value_len)
+{
+	crypto_generichash_state h;
+	uint8_t full[crypto_generichash_BYTES];
+
+	if (st == NULL || (value == NULL && value_len != 0))
+		return LWC_ERR_ARG;
+	memcpy(&h, &st->h, sizeof(h));
+	crypto_generichash_update(&h, &type_tag, 1);
+	if (value_len)
+		crypto_generichash_update(&h, value, value_len);
+	crypto_generichash_final(&h, full, sizeof(full));
+	memcpy(out, full, CRY_TOKEN_BYTES);
+	sodium_memzero(&h, sizeof(h));
+	sodium_memzero(full, sizeof(full));
+	return LWC_OK;
+}
+
 int cry_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BYTES],
 	      const char *table, const char *column, uint8_t type_tag,
 	      const void *value, size_t value_len)
 {
-	crypto_generichash_state st;
-	uint8_t full[crypto_generichash_BYTES];
-	const uint8_t zero = 0;
+	cry_tokstate st;
+	int rc;
 
-	if (table == NULL || column == NULL || (value == NULL && value_len != 0))
+	if (value == NULL && value_len != 0)
 		return LWC_ERR_ARG;
-	if (crypto_generichash_init(&st, token_key, CRY_KEY_BYTES, sizeof(full)) != 0)
-		return LWC_ERR_CRYPTO;
-	crypto_generichash_update(&st, (const uint8_t *)table, strlen(table));
-	crypto_generichash_update(&st, &zero, 1);
-	crypto_generichash_update(&st, (const uint8_t *)column, strlen(column));
-	crypto_generichash_update(&st, &zero, 1);
-	crypto_generichash_update(&st, &type_tag, 1);
-	if (value_len)
-		crypto_generichash_update(&st, value, value_len);
-	crypto_generichash_final(&st, full, sizeof(full));
-	memcpy(out, full, CRY_TOKEN_BYTES);
+	if ((rc = cry_token_begin(&st, token_key, table, column)) == LWC_OK)
+		rc = cry_token_next(out, &st, type_tag, value, value_len);
 	sodium_memzero(&st, sizeof(st));
-	sodium_memzero(full, sizeof(full));
-	return LWC_OK;
+	return rc;
 }
 
 int cry_record_seal_nonce(uint8_t *out, const uint8_t rec_key[CRY_KEY_BYTES],

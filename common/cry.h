@@ -72,10 +72,24 @@ int cry_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BYTE
 	      const char *table, const char *column, uint8_t type_tag,
 	      const void *value, size_t value_len) LWC_WUR;
 
+/* The tokens of one column, many at a time: the state after the key and
+ * "table \0 column \0", so that each token costs BLAKE2b's final
+ * compression only (cry_token compresses the key block every time).  Same
+ * tokens as cry_token.  The state is key material: keep it in
+ * sodium_malloc'ed memory and sodium_memzero it (cry_tokstate_size bytes). */
+typedef struct cry_tokstate cry_tokstate;
+size_t cry_tokstate_size(void);
+int cry_token_begin(cry_tokstate *st, const uint8_t token_key[CRY_KEY_BYTES],
+		    const char *table, const char *column) LWC_WUR;
+int cry_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st, uint8_t type_tag,
+		   const void *value, size_t value_len) LWC_WUR;
+
 /* Record AEAD.  out must hold rec_len + CRY_RECORD_OVERHEAD bytes. */
 int cry_record_seal(uint8_t *out, const uint8_t rec_key[CRY_KEY_BYTES],
 		    const uint8_t *rec, size_t rec_len, const char *table) LWC_WUR;
-/* Same with a caller-chosen nonce: for known-answer tests only. */
+/* Same with a caller-chosen nonce: random bytes the caller drew (the rows
+ * of an INSERT take theirs from one randombytes_buf call), or fixed in
+ * known-answer tests.  A nonce must never be used twice under one key. */
 int cry_record_seal_nonce(uint8_t *out, const uint8_t rec_key[CRY_KEY_BYTES],
 			  const uint8_t *rec, size_t rec_len, const char *table,
 			  const uint8_t nonce[CRY_NONCE_BYTES]) LWC_WUR;
