@@ -7,6 +7,10 @@
 #include "cry.h"
 #include "toksort.h"
 
+/* 6 passes of 11 bits cover the 64-bit key; 2,048 counters stay in L1 */
+#define RADIX_BITS 11u
+#define RADIX_MASK ((1u << RADIX_BITS) - 1)
+
 int tokrow_cmp(const void *x, const void *y)
 {
 	const struct tokrow *a = x, *b = y;
@@ -32,7 +36,7 @@ static void fix_run(struct tokrow *tr, size_t n)
 void tokrow_sort(struct tokrow *tr, size_t n)
 {
 	struct tokrow *tmp, *src = tr, *dst;
-	size_t count[256];
+	size_t count[1u << RADIX_BITS];
 
 	for (size_t i = 0; i < n; i++)
 		tr[i].key = cry_get_be64(tr[i].tok);
@@ -43,23 +47,23 @@ void tokrow_sort(struct tokrow *tr, size_t n)
 		return;
 	}
 	dst = tmp;
-	/* least significant byte first; each pass stable */
-	for (unsigned shift = 0; shift < 64; shift += 8) {
+	/* least significant digit first; each pass stable */
+	for (unsigned shift = 0; shift < 64; shift += RADIX_BITS) {
 		size_t pos = 0;
 
 		memset(count, 0, sizeof(count));
 		for (size_t i = 0; i < n; i++)
-			count[src[i].key >> shift & 0xff]++;
-		if (count[src[0].key >> shift & 0xff] == n)
-			continue;                   /* every entry has this byte */
-		for (size_t b = 0; b < 256; b++) {
+			count[src[i].key >> shift & RADIX_MASK]++;
+		if (count[src[0].key >> shift & RADIX_MASK] == n)
+			continue;                   /* every entry has this digit */
+		for (size_t b = 0; b <= RADIX_MASK; b++) {
 			size_t c = count[b];
 
 			count[b] = pos;
 			pos += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[src[i].key >> shift & 0xff]++] = src[i];
+			dst[count[src[i].key >> shift & RADIX_MASK]++] = src[i];
 		{
 			struct tokrow *t = src;
 
