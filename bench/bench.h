@@ -214,8 +214,19 @@ extern double other_cores_sum, other_cores_max, ours_cores_sum, sampler_secs;
 void read_machine(void);
 /* the three load averages of /proc/loadavg */
 void loadavg(char *buf, size_t len);
-/* a thread that samples the CPU time of ours and of other processes */
+/* Bytes written to storage so far for what runs under dir: the sectors the
+ * block device holding dir has written (/proc/diskstats, after a sync(),
+ * so pages a phase left dirty count in it), or, when dir's device is not
+ * listed there, procs_written.  Phases run one at a time, so a phase's
+ * delta is its own.  (/proc/PID/io write_bytes counts a whole page-cache
+ * folio each time a page of it is dirtied; with large folios that
+ * overstated LWC's random 4 KB index writes about fivefold.) */
+uint64_t storage_written(const char *dir);
+/* 1 when a and b are on one block device storage_written reads (then one
+ * counter serves both, and a phase's delta must be charged to its side) */
+int storage_shared(const char *a, const char *b);
 uint64_t procs_written(const char *needle);
+/* a thread that samples the CPU time of ours and of other processes */
 void sampler_start(void);
 void sampler_end(void);
 
@@ -227,7 +238,7 @@ struct load_res {
 	unsigned stmts, batch;               /* LWC: statements, rows in each */
 	double lwc_s;
 	double pg_copy_s, pg_index_s;
-	uint64_t lwc_written, pg_written;    /* bytes to storage (procs_written) */
+	uint64_t lwc_written, pg_written;    /* bytes to storage (storage_written) */
 };
 
 struct sel_res {
@@ -241,7 +252,7 @@ struct mod_res {
 	uint64_t rows;
 	unsigned stmts;
 	double lwc_s, pg_s;
-	uint64_t lwc_written, pg_written;    /* bytes to storage (procs_written) */
+	uint64_t lwc_written, pg_written;    /* bytes to storage (storage_written) */
 };
 
 struct conc_res {

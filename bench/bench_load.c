@@ -95,7 +95,7 @@ static void pg_load(PGconn *p, int layout, const uint64_t *order, struct load_re
 	snprintf(sql, sizeof(sql), "CREATE TABLE %s (id BIGINT NOT NULL, c100 INT, c1k INT, "
 		 "c10k INT, c100k INT, c1m INT, pad VARCHAR(64))", t);
 	pg_cmd(p, sql);
-	w0 = procs_written(pg_dir);
+	w0 = storage_written(pg_dir);
 	t0 = now_s();
 	snprintf(sql, sizeof(sql), "COPY %s FROM STDIN", t);
 	r = PQexec(p, sql);
@@ -133,7 +133,7 @@ static void pg_load(PGconn *p, int layout, const uint64_t *order, struct load_re
 	/* what the load wrote, its table and index pages included (not timed:
 	 * PostgreSQL writes them at its next checkpoint, LWC at each commit) */
 	PQclear(PQexec(p, "CHECKPOINT"));
-	lr->pg_written = procs_written(pg_dir) - w0;
+	lr->pg_written = storage_written(pg_dir) - w0;
 	/* statistics for the planner; not part of the load time */
 	snprintf(sql, sizeof(sql), "VACUUM ANALYZE %s", t);
 	pg_cmd(p, sql);
@@ -156,7 +156,7 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 	if (batch > O.load_batch)
 		batch = O.load_batch;
 	lr->batch = (unsigned)batch;
-	w0 = procs_written(work_dir);
+	w0 = storage_written(work_dir);
 	t0 = now_s();
 	lr->stmts = 0;
 	for (uint64_t off = 0; off < O.records; off += batch) {
@@ -174,7 +174,7 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 			 (off + n) / el, (O.records - off - n) / ((off + n) / el));
 	}
 	lr->lwc_s = now_s() - t0;
-	lr->lwc_written = procs_written(work_dir) - w0;
+	lr->lwc_written = storage_written(work_dir) - w0;
 	free(b.s);
 }
 

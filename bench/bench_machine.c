@@ -6,6 +6,9 @@
  * everything else on the machine, so the report can say how noisy it was.
  */
 #include <dirent.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +205,51 @@ uint64_t procs_written(const char *needle)
 	}
 	free(v);
 	return sum;
+}
+
+/* The sectors written by the device of st_dev, or -1 when not listed. */
+static long long dev_sectors(dev_t dev)
+{
+	long long sectors = -1;
+	char line[512];
+	FILE *f;
+
+	if ((f = fopen("/proc/diskstats", "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned maj, min;
+		unsigned long long x[7];
+		char name[64];
+
+		/* major minor name reads merged sectors ms writes merged sectors */
+		if (sscanf(line, "%u %u %63s %llu %llu %llu %llu %llu %llu %llu", &maj, &min, name,
+			   &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6]) == 10 &&
+		    maj == major(dev) && min == minor(dev)) {
+			sectors = (long long)x[6];
+			break;
+		}
+	}
+	fclose(f);
+	return sectors;
+}
+
+int storage_shared(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       dev_sectors(sa.st_dev) >= 0;
+}
+
+uint64_t storage_written(const char *dir)
+{
+	struct stat sb;
+	long long sectors;
+
+	sync();
+	if (stat(dir, &sb) != 0 || (sectors = dev_sectors(sb.st_dev)) < 0)
+		return procs_written(dir);
+	return (uint64_t)sectors * 512;
 }
 
 static int cmp_pid(const void *a, const void *b)

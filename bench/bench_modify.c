@@ -32,18 +32,32 @@ static void print_mod(const struct mod_res *m)
 /* What a line made each side write to storage: LWC's proxy and cloud store
  * commit every statement's pages; PostgreSQL writes WAL and leaves its
  * pages to the next checkpoint, which is forced here (not timed) so both
- * count what they made durable. */
-static void written_begin(uint64_t w[2])
+ * count what they made durable.  The two sides' statements alternate, so
+ * each one's writes are charged to its side as it ends (storage_written:
+ * one device counter for both when they share a disk). */
+static uint64_t wmark[2];
+
+static void charge(struct mod_res *m, int pg)
 {
-	w[0] = procs_written(work_dir);
-	w[1] = procs_written(pg_dir);
+	uint64_t now = storage_written(pg ? pg_dir : work_dir);
+
+	*(pg ? &m->pg_written : &m->lwc_written) += now - wmark[pg];
+	wmark[pg] = now;
+	if (storage_shared(work_dir, pg_dir))
+		wmark[!pg] = now;
 }
 
-static void written_end(PGconn *p, const uint64_t w[2], struct mod_res *m)
+static void written_begin(struct mod_res *m)
+{
+	m->lwc_written = m->pg_written = 0;
+	wmark[0] = storage_written(work_dir);
+	wmark[1] = storage_written(pg_dir);
+}
+
+static void written_end(PGconn *p, struct mod_res *m)
 {
 	PQclear(PQexec(p, "CHECKPOINT"));
-	m->lwc_written = procs_written(work_dir) - w[0];
-	m->pg_written = procs_written(pg_dir) - w[1];
+	charge(m, 1);
 }
 
 void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
@@ -74,14 +88,13 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 		for (int si = 1; si < nsz; si++) {
 			uint64_t k = SIZES[si], base = (uint64_t)si * MOD_BASE, v = base / k;
 			struct mod_res *m = &MODS[nmods];
-			uint64_t w[2];
 			double t0;
 			char kb[32];
 
 			m->op = ops[pass];
 			m->rows = k;
 			m->stmts = 0;
-			written_begin(w);
+			written_begin(m);
 			if (pass == 0) {
 				/* the same statements on both, alternating which goes first */
 				m->lwc_s = m->pg_s = 0;
@@ -94,9 +107,11 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 						die("LWC INSERT into m: %llu rows, expected %llu",
 						    (unsigned long long)got, (unsigned long long)n);
 					m->lwc_s += now_s() - t0;
+					charge(m, 0);
 					t0 = now_s();
 					pg_cmd(p, b.s);
 					m->pg_s += now_s() - t0;
+					charge(m, 1);
 					m->stmts++;
 					progress("INSERT %s rows: %llu / %llu",
 						 size_name(k, kb, sizeof(kb)),
@@ -117,6 +132,7 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 					die("LWC: %s: %llu rows, expected %llu", sql,
 					    (unsigned long long)got, (unsigned long long)k);
 				m->lwc_s = now_s() - t0;
+				charge(m, 0);
 				progress("%s %s rows (PostgreSQL)", ops[pass],
 					 size_name(k, kb, sizeof(kb)));
 				t0 = now_s();
@@ -126,7 +142,7 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 				m->pg_s = now_s() - t0;
 				m->stmts = 1;
 			}
-			written_end(p, w, m);
+			written_end(p, m);
 			nmods++;
 			print_mod(m);
 		}
@@ -135,7 +151,7 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 	 * proxy checks the new values of every unique column */
 	if (O.records >= 100000 && (O.only & EXP_LOAD) && !O.modify_pk) {
 		struct mod_res *m = &MODS[nmods];
-		uint64_t k = 100000, v = rng_below(rng, O.records / k), got, w[2];
+		uint64_t k = 100000, v = rng_below(rng, O.records / k), got;
 		double t0;
 
 		snprintf(sql, sizeof(sql), "UPDATE clus SET pad = '%s' WHERE c100k = %llu", newpad,
@@ -143,20 +159,21 @@ void run_modify(lwc_conn *c, PGconn *p, struct rng *rng)
 		m->op = "UPDATE-PK";
 		m->rows = k;
 		m->stmts = 1;
-		written_begin(w);
+		written_begin(m);
 		progress("UPDATE of 100k rows of clus (LWC)");
 		t0 = now_s();
 		if ((got = lwc_cmd(c, sql)) != k)
 			die("LWC: %s: %llu rows, expected %llu", sql, (unsigned long long)got,
 			    (unsigned long long)k);
 		m->lwc_s = now_s() - t0;
+		charge(m, 0);
 		progress("UPDATE of 100k rows of clus (PostgreSQL)");
 		t0 = now_s();
 		if ((got = pg_cmd(p, sql)) != k)
 			die("PostgreSQL: %s: %llu rows, expected %llu", sql, (unsigned long long)got,
 			    (unsigned long long)k);
 		m->pg_s = now_s() - t0;
-		written_end(p, w, m);
+		written_end(p, m);
 		nmods++;
 		print_mod(m);
 	}
