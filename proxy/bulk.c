@@ -85,7 +85,11 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 /* The index entries of column c, sorted; appended when the index is empty
  * (so LMDB fills pages in order instead of splitting them at random).  The
  * puts go through one cursor: LMDB looks for a key on the cursor's page
- * before it descends from the root, and sorted entries are mostly there. */
+ * before it descends from the root, and sorted entries are mostly there.
+ * The new rows' ids are above every id in the indexes (ids only grow), so
+ * each entry is the last of its key's duplicates: MDB_APPENDDUP puts it
+ * there without searching the key's duplicate list (a million long for a
+ * range token's top levels); should LMDB refuse that, a plain put. */
 static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert *ins,
 		      uint32_t c, uint64_t row0, struct tokrow *tr)
 {
@@ -116,9 +120,14 @@ static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert 
 
 		cry_put_be64(v, tr[i].row);
 		if (append)
-			flags = i > 0 && memcmp(tr[i].tok, tr[i - 1].tok, CRY_TOKEN_BYTES) == 0
+			flags = i > 0 && tr[i].key == tr[i - 1].key &&
+				memcmp(tr[i].tok, tr[i - 1].tok, CRY_TOKEN_BYTES) == 0
 				? MDB_APPENDDUP : MDB_APPEND;
+		else
+			flags = MDB_APPENDDUP;
 		rc = mdb_cursor_put(cur, &k, &d, flags);
+		if (rc == MDB_KEYEXIST && flags == MDB_APPENDDUP && !append)
+			rc = mdb_cursor_put(cur, &k, &d, 0);
 	}
 	mdb_cursor_close(cur);
 	return rc;
