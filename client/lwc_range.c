@@ -82,9 +82,12 @@ static const cry_tokstate *col_state(const cry_tokstate *ts, size_t c)
 cry_tokstate *row_token_states(const struct keys *k, const struct ltable *t)
 {
 	size_t sz = cry_tokstate_size();
-	uint8_t *ts = sodium_malloc(t->sc.ncols * sz + 1);
+	uint8_t *ts;
 
-	if (ts == NULL)
+	/* sodium_malloc ends the region at a page boundary: a size that is a
+	 * multiple of the state's (64-byte aligned) size keeps every state
+	 * aligned */
+	if (t->sc.ncols == 0 || (ts = sodium_malloc(t->sc.ncols * sz)) == NULL)
 		return NULL;
 	for (size_t c = 0; c < t->sc.ncols; c++)
 		if (cry_token_begin((cry_tokstate *)(void *)(ts + c * sz), k->tok, t->sc.name,

@@ -31,6 +31,9 @@ struct cry_tokstate {
 	crypto_generichash_state h;
 };
 
+/* arrays of states stay aligned (client/lwc_range.c row_token_states) */
+_Static_assert(sizeof(struct cry_tokstate) % 64 == 0, "token state size not a multiple of 64");
+
 size_t cry_tokstate_size(void)
 {
 	return sizeof(struct cry_tokstate);
