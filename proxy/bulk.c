@@ -306,7 +306,7 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 	size_t nc = t->ntok;
 	uint8_t *toks = NULL;
 	struct tokrow *tr = NULL;
-	MDB_cursor *cur = NULL;
+	MDB_cursor *cur = NULL, *pcur = NULL;
 	int rc = 0;
 
 	if (n == 0)
@@ -319,26 +319,35 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 		goto out;
 	}
 	/* the old tokens, then the rows, positions and stash entries (in key
-	 * order: row ids) */
+	 * order: row ids), each found once by a cursor and deleted there */
+	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0 ||
+	    (rc = mdb_cursor_open(txn, st->pos_db, &pcur)) != 0)
+		goto out;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		uint8_t key[8];
 		MDB_val k = { 8, key }, d;
 
 		cry_put_be64(key, dels[i]);
-		if ((rc = mdb_get(txn, t->rows, &k, &d)) != 0)
+		if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0)
 			break;
 		if (d.mv_size != nc * CRY_TOKEN_BYTES) {
 			rc = MDB_CORRUPTED;
 			break;
 		}
 		memcpy(toks + i * nc * CRY_TOKEN_BYTES, d.mv_data, nc * CRY_TOKEN_BYTES);
-		if ((rc = mdb_del(txn, t->rows, &k, NULL)) != 0)
+		if ((rc = mdb_cursor_del(cur, 0)) != 0)
 			break;
-		if ((rc = mdb_del(txn, st->pos_db, &k, NULL)) != 0)
+		k.mv_size = 8;
+		k.mv_data = key;
+		if ((rc = mdb_cursor_get(pcur, &k, &d, MDB_SET_KEY)) != 0 ||
+		    (rc = mdb_cursor_del(pcur, 0)) != 0)
 			break;
 		if (stash_find(st, dels[i]) != NULL)
 			rc = stash_db_del(st, txn, dels[i]);
 	}
+	mdb_cursor_close(cur);
+	mdb_cursor_close(pcur);
+	cur = pcur = NULL;
 	/* each column's entries in token order; a value all of whose rows go
 	 * loses its whole duplicate list in one delete */
 	for (size_t c = 0; c < nc && rc == 0; c++) {
@@ -386,6 +395,10 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 		cur = NULL;
 	}
 out:
+	if (cur)
+		mdb_cursor_close(cur);
+	if (pcur)
+		mdb_cursor_close(pcur);
 	free(toks);
 	free(tr);
 	return rc;

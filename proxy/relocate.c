@@ -25,6 +25,22 @@ static int cmp_locrow(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Where row is (its position entry), through cur on the positions. */
+static int pos_at(MDB_cursor *cur, uint64_t row, uint64_t *loc)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key }, d;
+	int rc;
+
+	cry_put_be64(key, row);
+	if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0)
+		return rc;
+	if (d.mv_size != 8)
+		return MDB_CORRUPTED;
+	*loc = cry_get_be64(d.mv_data);
+	return 0;
+}
+
 /* The matched row ids (s->locs) become where the rows are: locations in
  * blocks (s->locs, sorted, with s->lrow) and rows in the stash (s->srow,
  * their records copied to s->srec and held by the statement).  PLAN_WAIT
@@ -33,6 +49,7 @@ static int cmp_locrow(const void *a, const void *b)
 int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 {
 	size_t n = s->locs.n, nb = 0, ns = 0, S = st->g.S;
+	MDB_cursor *cur = NULL;
 	struct locrow *lr = malloc((n + 1) * sizeof(*lr));
 	uint64_t *rows = malloc((n + 1) * sizeof(*rows));
 	uint8_t *shared = malloc(n + 1);
@@ -51,9 +68,14 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
+	/* the row ids are sorted: one cursor finds most on the page it is on */
+	if (n > 0 && (rc = mdb_cursor_open(txn, st->pos_db, &cur)) != 0) {
+		rc = stmt_fail(s, LWC_ERR_STORE, "positions: %s", mdb_strerror(rc));
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t row = s->locs.v[i], loc;
-		int e = px_pos_get(st, txn, row, &loc);
+		int e = pos_at(cur, row, &loc);
 
 		if (e != 0) {
 			rc = stmt_fail(s, LWC_ERR_STORE, "row %llu has no position: %s",
@@ -123,6 +145,8 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 	}
 	s->locs.n = nb;
 out:
+	if (cur)
+		mdb_cursor_close(cur);
 	free(lr);
 	free(rows);
 	free(shared);
