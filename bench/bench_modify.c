@@ -36,6 +36,7 @@ static void print_mod(const struct mod_res *m)
  * each one's writes are charged to its side as it ends (storage_written:
  * one device counter for both when they share a disk). */
 static uint64_t wmark[2];
+static int wshared;
 
 static void charge(struct mod_res *m, int pg)
 {
@@ -43,15 +44,16 @@ static void charge(struct mod_res *m, int pg)
 
 	*(pg ? &m->pg_written : &m->lwc_written) += now - wmark[pg];
 	wmark[pg] = now;
-	if (storage_shared(work_dir, pg_dir))
+	if (wshared)
 		wmark[!pg] = now;
 }
 
 static void written_begin(struct mod_res *m)
 {
 	m->lwc_written = m->pg_written = 0;
+	wshared = storage_shared(work_dir, pg_dir);
 	wmark[0] = storage_written(work_dir);
-	wmark[1] = storage_written(pg_dir);
+	wmark[1] = wshared ? wmark[0] : storage_written(pg_dir);
 }
 
 static void written_end(PGconn *p, struct mod_res *m)

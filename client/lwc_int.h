@@ -107,8 +107,8 @@ enum lwc_type ctype_to_type(enum sql_ctype t);
 int table_handle(const struct keys *k, const char *table, uint8_t out[CRY_TOKEN_BYTES]);
 int value_token(const struct keys *k, const struct sql_schema *sc, size_t c,
 		       const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES]);
-/* The same from column c's token state st (cry_token_begin), or as
- * value_token when st is NULL. */
+/* The same from column c's token state st (cry_token_begin; k is then
+ * not used), or as value_token when st is NULL. */
 int value_token_st(const struct keys *k, const struct sql_schema *sc, size_t c,
 		   const cry_tokstate *st, const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES]);
 /* Encode and seal a row into out (S bytes) under a random nonce: nonce's
@@ -134,13 +134,13 @@ struct ltable *catalog_find(lwc_conn *c, const char *name, int refresh);
 /* lwc_range.c: range indexes (range.h) on the catalog's tables */
 void ltable_ranges(struct ltable *t, const uint8_t *rtok, size_t n, uint64_t ready);
 unsigned range_tokens_for(const struct sql_coldef *cd);
-/* The tokens of a row of t (ncols, then the range tokens), into out.  ts:
- * the token states of t's columns from row_token_states (each token then
- * costs one BLAKE2b compression instead of two), or NULL. */
-int row_tokens(const struct keys *k, const struct ltable *t, const cry_tokstate *ts,
-	       const struct sql_value *v, uint8_t *out);
+/* The tokens of a row of t (ncols, then the range tokens), into out, from
+ * the token states of t's columns (row_token_states: each token costs one
+ * BLAKE2b compression instead of two). */
+int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
+	       uint8_t *out);
 /* t's column token states for a statement's rows (sodium_malloc'ed), NULL
- * when they could not be made; row_token_states_free wipes and frees. */
+ * when out of memory; row_token_states_free wipes and frees. */
 cry_tokstate *row_token_states(const struct keys *k, const struct ltable *t);
 void row_token_states_free(cry_tokstate *ts, const struct ltable *t);
 /* The tokens of the cover of lo..hi (either NULL: no limit) on column col

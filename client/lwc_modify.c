@@ -120,8 +120,8 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 		recs = malloc(n * c->S + 1);
 		tokb = malloc(n * t->ntok * CRY_TOKEN_BYTES + 1);
 		if (update && n > 0)
-			ts = row_token_states(c->k, t);   /* (NULL: each from the key) */
-		if (!dv || !dp || !rows || !toks || !recs || !tokb) {
+			ts = row_token_states(c->k, t);
+		if (!dv || !dp || !rows || !toks || !recs || !tokb || (update && n > 0 && !ts)) {
 			failing = 1;
 			snprintf(err, sizeof(err), "out of memory");
 		}
@@ -166,7 +166,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 					rows[i].record.len = c->S;
 					rows[i].tokens = toks + i * t->ntok;
 					rows[i].n_tokens = t->ntok;
-					if (row_tokens(c->k, t, ts, nv,
+					if (row_tokens(t, ts, nv,
 						       tokb + i * t->ntok * CRY_TOKEN_BYTES) != LWC_OK) {
 						snprintf(err, sizeof(err),
 							 "keyword token derivation failed");

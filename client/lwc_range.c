@@ -63,20 +63,16 @@ unsigned range_tokens_for(const struct sql_coldef *cd)
 
 /* A NULL has no key: its range tokens are one per level that no cover
  * names (level byte 0 is never a node's). */
-static int null_range_token(const struct keys *k, const struct sql_schema *sc, size_t c,
-			    const cry_tokstate *st, unsigned level, uint8_t out[CRY_TOKEN_BYTES])
+static int null_range_token(const cry_tokstate *st, unsigned level, uint8_t out[CRY_TOKEN_BYTES])
 {
 	uint8_t in[2] = { 0, (uint8_t)level };
 
-	if (st != NULL)
-		return cry_token_next(out, st, CRY_TAG_RANGE, in, sizeof(in));
-	return cry_token(out, k->tok, sc->name, sc->cols[c].name, CRY_TAG_RANGE, in, sizeof(in));
+	return cry_token_next(out, st, CRY_TAG_RANGE, in, sizeof(in));
 }
 
 static const cry_tokstate *col_state(const cry_tokstate *ts, size_t c)
 {
-	return ts ? (const cry_tokstate *)(const void *)((const uint8_t *)ts +
-							 c * cry_tokstate_size()) : NULL;
+	return (const cry_tokstate *)(const void *)((const uint8_t *)ts + c * cry_tokstate_size());
 }
 
 cry_tokstate *row_token_states(const struct keys *k, const struct ltable *t)
@@ -106,14 +102,14 @@ void row_token_states_free(cry_tokstate *ts, const struct ltable *t)
 	sodium_free(ts);
 }
 
-int row_tokens(const struct keys *k, const struct ltable *t, const cry_tokstate *ts,
-	       const struct sql_value *v, uint8_t *out)
+int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
+	       uint8_t *out)
 {
 	size_t j = t->sc.ncols;
 	int rc;
 
 	for (size_t c = 0; c < t->sc.ncols; c++)
-		if ((rc = value_token_st(k, &t->sc, c, col_state(ts, c), &v[c],
+		if ((rc = value_token_st(NULL, &t->sc, c, col_state(ts, c), &v[c],
 					 out + c * CRY_TOKEN_BYTES)) != LWC_OK)
 			return rc;
 	for (size_t c = 0; c < t->sc.ncols && c < 64; c++) {
@@ -128,8 +124,7 @@ int row_tokens(const struct keys *k, const struct ltable *t, const cry_tokstate 
 			return LWC_ERR_SCHEMA;   /* a layout this client does not know */
 		if (v[c].type == SQL_NULL) {
 			for (unsigned l = 1; l <= n; l++, j++)
-				if ((rc = null_range_token(k, &t->sc, c, st, l,
-							   out + j * CRY_TOKEN_BYTES)) != LWC_OK)
+				if ((rc = null_range_token(st, l, out + j * CRY_TOKEN_BYTES)) != LWC_OK)
 					return rc;
 			continue;
 		}
@@ -142,15 +137,10 @@ int row_tokens(const struct keys *k, const struct ltable *t, const cry_tokstate 
 		} else {
 			range_value_nodes_num(kind, bits, range_key_int(kind, v[c].i), nodes);
 		}
-		for (unsigned l = 0; l < n; l++, j++) {
-			uint8_t *o = out + j * CRY_TOKEN_BYTES;
-
-			rc = st ? range_token_next(o, st, kind, &nodes[l])
-				: range_token(o, k->tok, t->sc.name, t->sc.cols[c].name, kind,
-					      &nodes[l]);
-			if (rc != LWC_OK)
+		for (unsigned l = 0; l < n; l++, j++)
+			if ((rc = range_token_next(out + j * CRY_TOKEN_BYTES, st, kind,
+						   &nodes[l])) != LWC_OK)
 				return rc;
-		}
 	}
 	return LWC_OK;
 }

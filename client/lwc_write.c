@@ -330,11 +330,11 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 	ProtobufCBinaryData *toks = calloc(n * nt + 1, sizeof(*toks));
 	uint8_t *recs = malloc(n * c->S + 1), *tokb = malloc(n * nt * CRY_TOKEN_BYTES + 1);
 	uint8_t *nonces = malloc(n * CRY_NONCE_BYTES + 1);
-	cry_tokstate *ts = row_token_states(c->k, t);    /* (NULL: each from the key) */
+	cry_tokstate *ts = row_token_states(c->k, t);
 	char err[256];
 	lwc_result *r = NULL;
 
-	if (!pr || !pp || !toks || !recs || !tokb || !nonces) {
+	if (!pr || !pp || !toks || !recs || !tokb || !nonces || !ts) {
 		r = result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
 		goto out;
 	}
@@ -352,8 +352,7 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 		pr[i].record.len = c->S;
 		pr[i].tokens = toks + i * nt;
 		pr[i].n_tokens = nt;
-		if ((rc = row_tokens(c->k, t, ts, rows[i], tokb + i * nt * CRY_TOKEN_BYTES)) !=
-		    LWC_OK) {
+		if ((rc = row_tokens(t, ts, rows[i], tokb + i * nt * CRY_TOKEN_BYTES)) != LWC_OK) {
 			r = result_error(NULL, LWC_ERR_CRYPTO, -1,
 					 "keyword token derivation failed: %s", lwc_strerror(rc));
 			goto out;

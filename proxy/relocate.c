@@ -25,22 +25,6 @@ static int cmp_locrow(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Where row is (its position entry), through cur on the positions. */
-static int pos_at(MDB_cursor *cur, uint64_t row, uint64_t *loc)
-{
-	uint8_t key[8];
-	MDB_val k = { 8, key }, d;
-	int rc;
-
-	cry_put_be64(key, row);
-	if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0)
-		return rc;
-	if (d.mv_size != 8)
-		return MDB_CORRUPTED;
-	*loc = cry_get_be64(d.mv_data);
-	return 0;
-}
-
 /* The matched row ids (s->locs) become where the rows are: locations in
  * blocks (s->locs, sorted, with s->lrow) and rows in the stash (s->srow,
  * their records copied to s->srec and held by the statement).  PLAN_WAIT
@@ -75,7 +59,7 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t row = s->locs.v[i], loc;
-		int e = pos_at(cur, row, &loc);
+		int e = px_pos_at(cur, row, &loc);
 
 		if (e != 0) {
 			rc = stmt_fail(s, LWC_ERR_STORE, "row %llu has no position: %s",

@@ -166,6 +166,15 @@ int px_pos_put(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t loc)
 	return mdb_put(txn, st->pos_db, &k, &d, 0);
 }
 
+/* A position entry's value: the location, 8 bytes big-endian. */
+static int pos_value(const MDB_val *d, uint64_t *loc)
+{
+	if (d->mv_size != 8)
+		return MDB_CORRUPTED;
+	*loc = cry_get_be64(d->mv_data);
+	return 0;
+}
+
 int px_pos_get(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t *loc)
 {
 	uint8_t key[8];
@@ -175,10 +184,19 @@ int px_pos_get(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t *loc)
 	cry_put_be64(key, rowid);
 	if ((rc = mdb_get(txn, st->pos_db, &k, &d)) != 0)
 		return rc;
-	if (d.mv_size != 8)
-		return MDB_CORRUPTED;
-	*loc = cry_get_be64(d.mv_data);
-	return 0;
+	return pos_value(&d, loc);
+}
+
+int px_pos_at(MDB_cursor *cur, uint64_t rowid, uint64_t *loc)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key }, d;
+	int rc;
+
+	cry_put_be64(key, rowid);
+	if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0)
+		return rc;
+	return pos_value(&d, loc);
 }
 
 uint32_t px_fill_limit(const struct px_state *st)
