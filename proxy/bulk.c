@@ -82,20 +82,20 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 	return rc;
 }
 
-/* The index entries of column c, sorted; appended when the index is empty
- * (so LMDB fills pages in order instead of splitting them at random).  The
- * puts go through one cursor: LMDB looks for a key on the cursor's page
- * before it descends from the root, and sorted entries are mostly there.
- * The new rows' ids are above every id in the indexes (ids only grow), so
- * each entry is the last of its key's duplicates: MDB_APPENDDUP puts it
- * there without searching the key's duplicate list (a million long for a
- * range token's top levels); should LMDB refuse that, a plain put. */
-static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert *ins,
-		      uint32_t c, uint64_t row0, struct tokrow *tr)
+/* The index entries of token c, sorted; appended when the column's tree is
+ * empty (so LMDB fills pages in order instead of splitting them at random),
+ * else put into the tree or the table's run as idx_open decides.  The puts
+ * go through one cursor: LMDB looks for a key on the cursor's page before
+ * it descends from the root, and sorted entries are mostly there.  The new
+ * rows' ids are above every id in the indexes (ids only grow), so each
+ * entry is the last of its key's duplicates: MDB_APPENDDUP puts it there
+ * without searching the key's duplicate list (a million long for a range
+ * token's top levels); should LMDB refuse that, a plain put. */
+static int bulk_index(MDB_txn *txn, struct px_table *t, const Lwc__Insert *ins, uint32_t c,
+		      uint64_t row0, struct tokrow *tr)
 {
-	MDB_dbi dbi = t->cols[t->tcol[c]];
+	struct idx_cur ic;
 	MDB_stat ms;
-	MDB_cursor *cur;
 	int append, rc = 0;
 	size_t m = 0;
 
@@ -108,28 +108,19 @@ static int bulk_index(MDB_txn *txn, const struct px_table *t, const Lwc__Insert 
 		m++;
 	}
 	tokrow_sort(tr, m);
-	if ((rc = mdb_stat(txn, dbi, &ms)) != 0)
+	if ((rc = mdb_stat(txn, t->cols[t->tcol[c]], &ms)) != 0 ||
+	    (rc = idx_open(&ic, txn, t, t->tcol[c], m)) != 0)
 		return rc;
-	append = ms.ms_entries == 0;
-	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
-		return rc;
+	append = ms.ms_entries == 0 && !ic.run;
 	for (size_t i = 0; i < m && rc == 0; i++) {
-		uint8_t v[8];
-		MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
-		unsigned flags = 0;
+		unsigned flags = MDB_APPENDDUP;
 
-		cry_put_be64(v, tr[i].row);
-		if (append)
-			flags = i > 0 && tr[i].key == tr[i - 1].key &&
-				memcmp(tr[i].tok, tr[i - 1].tok, CRY_TOKEN_BYTES) == 0
-				? MDB_APPENDDUP : MDB_APPEND;
-		else
-			flags = MDB_APPENDDUP;
-		rc = mdb_cursor_put(cur, &k, &d, flags);
-		if (rc == MDB_KEYEXIST && flags == MDB_APPENDDUP && !append)
-			rc = mdb_cursor_put(cur, &k, &d, 0);
+		if (append && !(i > 0 && tr[i].key == tr[i - 1].key &&
+				memcmp(tr[i].tok, tr[i - 1].tok, CRY_TOKEN_BYTES) == 0))
+			flags = MDB_APPEND;
+		rc = idx_add(&ic, tr[i].tok, tr[i].row, flags);
 	}
-	mdb_cursor_close(cur);
+	idx_close(&ic);
 	return rc;
 }
 
@@ -174,6 +165,8 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 	 * empty then, and the entries go in by plain puts */
 	for (uint32_t c = 0; c < t->ntok && rc == 0; c++)
 		rc = bulk_index(txn, t, ins, c, row0, tr);
+	if (rc == 0)
+		rc = idx_settle(txn, t);
 	if (rc == 0)
 		rc = px_meta_put_u64(st, txn, "next_rowid", row0 + ins->n_rows);
 	if (rc == 0) {
@@ -351,10 +344,9 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 	/* each column's entries in token order; a value all of whose rows go
 	 * loses its whole duplicate list in one delete */
 	for (size_t c = 0; c < nc && rc == 0; c++) {
+		struct idx_cur ic;
 		size_t m = 0;
 
-		if ((rc = mdb_cursor_open(txn, t->cols[t->tcol[c]], &cur)) != 0)
-			break;
 		for (size_t i = 0; i < n; i++) {
 			if (px_tok_none(t, (uint32_t)c, toks + (i * nc + c) * CRY_TOKEN_BYTES))
 				continue;
@@ -363,36 +355,18 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 			m++;
 		}
 		tokrow_sort(tr, m);
+		if ((rc = idx_open(&ic, txn, t, t->tcol[c], m)) != 0)
+			break;
 		for (size_t i = 0; i < m && rc == 0;) {
 			size_t j = i + 1;
-			size_t dups = 0;
-			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d;
 
 			while (j < m && tr[j].key == tr[i].key &&
 			       memcmp(tr[j].tok, tr[i].tok, CRY_TOKEN_BYTES) == 0)
 				j++;
-			if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0 ||
-			    (rc = mdb_cursor_count(cur, &dups)) != 0)
-				break;
-			if (dups == j - i) {
-				rc = mdb_cursor_del(cur, MDB_NODUPDATA);
-			} else {
-				for (size_t x = i; x < j && rc == 0; x++) {
-					uint8_t v[8];
-
-					cry_put_be64(v, tr[x].row);
-					k.mv_size = CRY_TOKEN_BYTES;
-					k.mv_data = (void *)(uintptr_t)tr[x].tok;
-					d.mv_size = 8;
-					d.mv_data = v;
-					if ((rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH)) == 0)
-						rc = mdb_cursor_del(cur, 0);
-				}
-			}
+			rc = idx_remove_group(&ic, tr + i, j - i);
 			i = j;
 		}
-		mdb_cursor_close(cur);
-		cur = NULL;
+		idx_close(&ic);
 	}
 out:
 	if (cur)
@@ -445,7 +419,6 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 	uint8_t *olds = NULL;
 	uint8_t *changed = NULL;           /* [n * nc]: token c of row i changed */
 	struct tokrow *tr = NULL;
-	MDB_cursor *cur = NULL;
 	int rc = 0;
 
 	(void)st;
@@ -480,6 +453,7 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		rc = mdb_put(txn, t->rows, &k, &d, 0);
 	}
 	for (size_t c = 0; c < nc && rc == 0; c++) {
+		struct idx_cur ic;
 		size_t m, any = 0;
 
 		for (size_t i = 0; i < n; i++)
@@ -487,26 +461,14 @@ int update_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, struct up
 		if (any == 0)
 			continue;
 		m = changed_tokens(t, upds, n, olds, changed, c, tr);
-		if ((rc = mdb_cursor_open(txn, t->cols[t->tcol[c]], &cur)) != 0)
+		if ((rc = idx_open(&ic, txn, t, t->tcol[c], m)) != 0)
 			break;
-		for (size_t i = 0; i < m && rc == 0; i++) {
-			uint8_t v[8];
-			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
-
-			cry_put_be64(v, tr[i].row);
-			if ((rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH)) == 0)
-				rc = mdb_cursor_del(cur, 0);
-		}
+		for (size_t i = 0; i < m && rc == 0; i++)
+			rc = idx_remove(&ic, tr[i].tok, tr[i].row);
 		m = rc == 0 ? changed_tokens(t, upds, n, NULL, changed, c, tr) : 0;
-		for (size_t i = 0; i < m && rc == 0; i++) {
-			uint8_t v[8];
-			MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[i].tok }, d = { 8, v };
-
-			cry_put_be64(v, tr[i].row);
-			rc = mdb_cursor_put(cur, &k, &d, 0);
-		}
-		mdb_cursor_close(cur);
-		cur = NULL;
+		for (size_t i = 0; i < m && rc == 0; i++)
+			rc = idx_add(&ic, tr[i].tok, tr[i].row, 0);
+		idx_close(&ic);
 	}
 out:
 	free(olds);

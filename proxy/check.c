@@ -23,6 +23,42 @@ static int row_has_token(const struct px_table *t, const uint8_t *rv, uint32_t c
 	return 0;
 }
 
+/* 1 when dbi holds (key, row), 0 when not, -1 on an LMDB error. */
+static int has_entry(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, uint64_t row)
+{
+	uint8_t v[8];
+	MDB_val k = { klen, (void *)(uintptr_t)key }, d = { 8, v };
+	MDB_cursor *cur;
+	int rc;
+
+	cry_put_be64(v, row);
+	if (mdb_cursor_open(txn, dbi, &cur) != 0)
+		return -1;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH);
+	mdb_cursor_close(cur);
+	return rc == 0 ? 1 : rc == MDB_NOTFOUND ? 0 : -1;
+}
+
+/* The index entry (tok, row) of column col: its row lives and has tok. */
+static int check_entry(MDB_txn *txn, const struct px_table *t, uint32_t col,
+		       const uint8_t *tok, const void *rowid)
+{
+	uint64_t row = cry_get_be64(rowid);
+	MDB_val rk = { 8, (void *)(uintptr_t)rowid }, rv;
+
+	if (mdb_get(txn, t->rows, &rk, &rv) != 0) {
+		printf("table %u column %u: index entry points to row %llu, which the "
+		       "table does not hold\n", t->id, col + 1, (unsigned long long)row);
+		return 1;
+	}
+	if (rv.mv_size != t->ntok * CRY_TOKEN_BYTES || !row_has_token(t, rv.mv_data, col, tok)) {
+		printf("table %u column %u: index entry for row %llu does not match the "
+		       "row's value\n", t->id, col + 1, (unsigned long long)row);
+		return 1;
+	}
+	return 0;
+}
+
 static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 		       uint32_t *per_block, uint64_t *nrows, uint64_t *nidx, uint64_t *nstash)
 {
@@ -80,54 +116,54 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 		per_block[b]++;
 tokens:
 		for (uint32_t c = 0; c < t->ntok; c++) {
-			MDB_cursor *ic;
-			uint8_t v[8];
-			MDB_val ik = { CRY_TOKEN_BYTES, (uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES };
-			MDB_val iv = { 8, v };
+			const uint8_t *tok = (const uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES;
+			int in_tree, in_run;
 
-			if (px_tok_none(t, c, ik.mv_data))
+			if (px_tok_none(t, c, tok))
 				continue;        /* older than the column's range index */
-			cry_put_be64(v, row);
-			if (mdb_cursor_open(txn, t->cols[t->tcol[c]], &ic) != 0)
+			in_tree = has_entry(txn, t->cols[t->tcol[c]], tok, CRY_TOKEN_BYTES, row);
+			{
+				uint8_t rk[IDX_RUN_KEY] = { t->tcol[c] };
+
+				memcpy(rk + 1, tok, CRY_TOKEN_BYTES);
+				in_run = has_entry(txn, t->run, rk, IDX_RUN_KEY, row);
+			}
+			if (in_tree < 0 || in_run < 0)
 				return bad + 1;
-			if (mdb_cursor_get(ic, &ik, &iv, MDB_GET_BOTH) != 0) {
+			if (!in_tree && !in_run) {
 				printf("table %u: row %llu missing from the index of column %u\n", t->id,
 				       (unsigned long long)row, t->tcol[c] + 1u);
 				bad++;
+			} else if (in_tree && in_run) {
+				printf("table %u: row %llu in both the tree and the run of column %u\n",
+				       t->id, (unsigned long long)row, t->tcol[c] + 1u);
+				bad++;
 			}
-			mdb_cursor_close(ic);
 		}
 	}
 	mdb_cursor_close(cur);
-	/* every index entry points to a live row with that token */
-	for (uint32_t c = 0; c < t->ncols; c++) {
-		if (mdb_cursor_open(txn, t->cols[c], &cur) != 0)
+	/* every index entry, in the column trees and the run, points to a
+	 * live row with that token */
+	for (uint32_t c = 0; c <= t->ncols; c++) {
+		int run = c == t->ncols;
+
+		if (mdb_cursor_open(txn, run ? t->run : t->cols[c], &cur) != 0)
 			return bad + 1;
 		while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
-			uint8_t key[8];
-			MDB_val rk = { 8, key }, rv;
-			uint64_t loc;
+			const uint8_t *tok = k.mv_data;
+			uint32_t col = c;
 
 			(*nidx)++;
-			if (k.mv_size != CRY_TOKEN_BYTES || d.mv_size != 8) {
-				printf("table %u column %u: malformed index entry\n", t->id, c + 1);
+			if (k.mv_size != (run ? IDX_RUN_KEY : CRY_TOKEN_BYTES) || d.mv_size != 8 ||
+			    (run && tok[0] >= t->ncols)) {
+				printf("table %u %s %u: malformed index entry\n", t->id,
+				       run ? "run, column" : "column", run ? tok[0] + 1u : c + 1);
 				bad++;
 				continue;
 			}
-			loc = cry_get_be64(d.mv_data);
-			memcpy(key, d.mv_data, 8);
-			if (mdb_get(txn, t->rows, &rk, &rv) != 0) {
-				printf("table %u column %u: index entry points to row %llu, which the "
-				       "table does not hold\n", t->id, c + 1, (unsigned long long)loc);
-				bad++;
-				continue;
-			}
-			if (rv.mv_size != t->ntok * CRY_TOKEN_BYTES ||
-			    !row_has_token(t, rv.mv_data, c, k.mv_data)) {
-				printf("table %u column %u: index entry for row %llu does not match the "
-				       "row's value\n", t->id, c + 1, (unsigned long long)loc);
-				bad++;
-			}
+			if (run)
+				col = *tok++;
+			bad += check_entry(txn, t, col, tok, d.mv_data);
 		}
 		mdb_cursor_close(cur);
 	}

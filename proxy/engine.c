@@ -111,7 +111,7 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 						 "duplicate key value in rows %zu and %zu (column %u)",
 						 (r1 < r2 ? r1 : r2) + 1, (r1 < r2 ? r2 : r1) + 1, c + 1);
 			}
-			if ((rc = pred_lookup(txn, t->cols[c], refs[i].tok, &l)) != LWC_OK) {
+			if ((rc = idx_lookup(txn, t, c, refs[i].tok, &l)) != LWC_OK) {
 				free(refs);
 				return stmt_fail(s, rc, "index lookup failed");
 			}
@@ -475,28 +475,20 @@ static int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table
 
 static int check_unique_column(struct stmt *s, MDB_txn *txn, struct px_table *t, uint32_t col)
 {
-	MDB_cursor *cur;
-	MDB_val k, d;
-	int rc;
+	const Lwc__CreateIndex *ci = s->req->create_index;
+	int rc, dup;
 
 	if (t->rtok[col] != 0)
 		return check_unique_ranged(s, txn, t, col);
-	if ((rc = mdb_cursor_open(txn, t->cols[col], &cur)) != 0)
+	rc = idx_has_duplicates(txn, t, col,
+				ci->null_token.len == CRY_TOKEN_BYTES ? ci->null_token.data : NULL,
+				&dup);
+	if (rc != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
-	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_NODUP)) == 0) {
-		size_t cnt;
-		const Lwc__CreateIndex *ci = s->req->create_index;
-		if (ci->null_token.len == CRY_TOKEN_BYTES && k.mv_size == CRY_TOKEN_BYTES &&
-		    memcmp(k.mv_data, ci->null_token.data, CRY_TOKEN_BYTES) == 0)
-			continue;
-		if (mdb_cursor_count(cur, &cnt) == 0 && cnt > 1) {
-			mdb_cursor_close(cur);
-			return stmt_fail(s, LWC_ERR_UNIQUE,
-					 "cannot create a unique index: column %u has duplicate values",
-					 col + 1);
-		}
-	}
-	mdb_cursor_close(cur);
+	if (dup)
+		return stmt_fail(s, LWC_ERR_UNIQUE,
+				 "cannot create a unique index: column %u has duplicate values",
+				 col + 1);
 	return LWC_OK;
 }
 
@@ -1210,7 +1202,7 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 
 			if (is_null_tok(t, c, tok))
 				continue;
-			if (pred_lookup(txn, t->cols[c], tok, &l) != LWC_OK) {
+			if (idx_lookup(txn, t, c, tok, &l) != LWC_OK) {
 				rc = stmt_fail(s, LWC_ERR_STORE, "cannot read the index");
 				goto out;
 			}
@@ -1873,15 +1865,6 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 
 /* ---- commit (st->mu held) ------------------------------------------------- */
 
-static int idx_put(MDB_txn *txn, MDB_dbi dbi, const uint8_t *tok, uint64_t loc)
-{
-	uint8_t v[8];
-	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
-
-	cry_put_be64(v, loc);
-	return mdb_put(txn, dbi, &k, &d, 0);
-}
-
 /* An exact DELETE's rows in the blocks it did not read: their slots are
  * freed in the flags committed for those blocks (st->mu held). */
 static int delete_unread(struct stmt *s, const struct px_state *st)
@@ -1949,10 +1932,6 @@ static int commit(struct px_worker *w, struct stmt *s)
 			for (uint32_t c = 0; c < t->ntok; c++)
 				memcpy(buf + c * CRY_TOKEN_BYTES, r->tokens[c].data, CRY_TOKEN_BYTES);
 			rc = mdb_put(txn, t->rows, &k, &d, 0);
-			for (uint32_t c = 0; c < t->ntok && rc == 0; c++)
-				if (!px_tok_none(t, c, r->tokens[c].data))
-					rc = idx_put(txn, t->cols[t->tcol[c]], r->tokens[c].data,
-						     row);
 			if (rc == 0 && s->via_stash) {
 				if ((rc = px_pos_put(st, txn, row, PX_LOC_STASH)) == 0)
 					rc = stash_db_put(st, txn, row, t->id, r->record.data);
@@ -1960,18 +1939,40 @@ static int commit(struct px_worker *w, struct stmt *s)
 				rc = px_pos_put(st, txn, row, s->locs.v[i]);
 			}
 		}
+		/* the index entries token by token; new row ids: each the last of
+		 * its token's list */
+		for (uint32_t c = 0; c < t->ntok && rc == 0; c++) {
+			struct idx_cur ic;
+
+			if ((rc = idx_open(&ic, txn, t, t->tcol[c], s->req->insert->n_rows)) != 0)
+				break;
+			for (size_t i = 0; i < s->req->insert->n_rows && rc == 0; i++) {
+				const Lwc__Row *r = insert_row(s, i);
+
+				if (!px_tok_none(t, c, r->tokens[c].data))
+					rc = idx_add(&ic, r->tokens[c].data, st->next_rowid + i,
+						     MDB_APPENDDUP);
+			}
+			idx_close(&ic);
+		}
 		if (rc == 0)
 			rc = px_meta_put_u64(st, txn, "next_rowid",
 					     st->next_rowid + s->req->insert->n_rows);
+		if (rc == 0)
+			rc = idx_settle(txn, t);
 		break;
 	case ST_DELETE:
 		rc = delete_rows(st, txn, t, s->dels.v, s->dels.n);
+		if (rc == 0)
+			rc = idx_settle(txn, t);
 		break;
 	case ST_UPDATE:
 		rc = update_rows(st, txn, t, s->upds, s->nupds);
 		/* new records of rows served from the stash */
 		for (size_t i = 0; i < s->nsrow && rc == 0; i++)
 			rc = stash_db_put(st, txn, s->srow[i], t->id, s->srec + i * st->g.S);
+		if (rc == 0)
+			rc = idx_settle(txn, t);
 		break;
 	case ST_CREATE: {
 		const Lwc__CreateTable *ct = s->req->create_table;
@@ -2027,6 +2028,8 @@ static int commit(struct px_worker *w, struct stmt *s)
 				rc = stash_db_del(st, txn, s->srow[i]);
 		for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
 			rc = mdb_drop(txn, t->cols[c], 1);
+		if (rc == 0)
+			rc = mdb_drop(txn, t->run, 1);
 		if (rc == 0)
 			rc = mdb_drop(txn, t->rows, 1);
 		if (rc == 0)
@@ -2092,6 +2095,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 			}
 		for (uint32_t c = 0; c < t->ncols; c++)
 			mdb_dbi_close(st->env, t->cols[c]);
+		mdb_dbi_close(st->env, t->run);
 		mdb_dbi_close(st->env, t->rows);
 		free(t->schema);
 		free(t);

@@ -14,6 +14,7 @@
 #include <lmdb.h>
 
 #include "engine.h"
+#include "index.h"
 #include "pred.h"
 
 #define CHUNK_ROWS   512u

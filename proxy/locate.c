@@ -29,7 +29,7 @@ int px_locator_open(struct px_locator **out, const char *state_dir, char *err, s
 		return LWC_ERR_NOMEM;
 	snprintf(path, sizeof(path), "%s/state", state_dir);
 	if ((rc = mdb_env_create(&l->env)) != 0 ||
-	    (rc = mdb_env_set_maxdbs(l->env, 4u + 65u * 1024u)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(l->env, 4u + 66u * 1024u)) != 0 ||
 	    (rc = mdb_env_set_mapsize(l->env, 64ull << 30)) != 0 ||
 	    (rc = mdb_env_open(l->env, path, MDB_RDONLY | MDB_NOTLS, 0600)) != 0) {
 		lwc_errf(err, errlen, "%s: %s", path, mdb_strerror(rc));
@@ -61,6 +61,8 @@ int px_locate(struct px_locator *l, const uint8_t handle[16], uint32_t col,
 	MDB_dbi cat, idx, pos;
 	MDB_val k = { PX_HANDLE_BYTES, (void *)(uintptr_t)handle }, d;
 	char name[32];
+	uint8_t rk[1 + CRY_TOKEN_BYTES];
+	uint32_t id;
 	uint64_t v;
 	int rc = LWC_OK;
 
@@ -74,15 +76,28 @@ int px_locate(struct px_locator *l, const uint8_t handle[16], uint32_t col,
 		rc = LWC_ERR_NO_TABLE;
 		goto out;
 	}
-	if (px_db_name(name, sizeof(name), (uint32_t)(cry_get_be64(d.mv_data) >> 32),
-		       (int)col) != LWC_OK ||
+	id = (uint32_t)(cry_get_be64(d.mv_data) >> 32);
+	if (px_db_name(name, sizeof(name), id, (int)col) != LWC_OK ||
 	    mdb_dbi_open(txn, name, MDB_DUPSORT | MDB_DUPFIXED, &idx) != 0) {
 		rc = LWC_ERR_NOT_FOUND;
 		goto out;
 	}
 	k.mv_size = CRY_TOKEN_BYTES;
 	k.mv_data = (void *)(uintptr_t)tok;
-	if (mdb_get(txn, idx, &k, &d) != 0 || d.mv_size != 8) {
+	if (mdb_get(txn, idx, &k, &d) != 0) {
+		/* not in the column's tree: the table's run of recent entries */
+		rk[0] = (uint8_t)col;
+		memcpy(rk + 1, tok, CRY_TOKEN_BYTES);
+		k.mv_size = sizeof(rk);
+		k.mv_data = rk;
+		if (px_db_name(name, sizeof(name), id, PX_DB_RUN) != LWC_OK ||
+		    mdb_dbi_open(txn, name, MDB_DUPSORT | MDB_DUPFIXED, &idx) != 0 ||
+		    mdb_get(txn, idx, &k, &d) != 0) {
+			rc = LWC_ERR_NOT_FOUND;
+			goto out;
+		}
+	}
+	if (d.mv_size != 8) {
 		rc = LWC_ERR_NOT_FOUND;
 		goto out;
 	}

@@ -25,6 +25,7 @@
 #include "cry.h"
 #include "engine.h"
 #include "epoch.h"
+#include "index.h"
 #include "keyfile.h"
 #include "log.h"
 #include "lwc.pb-c.h"
@@ -49,6 +50,7 @@ static void usage(FILE *f)
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
+		"                      [--index-run-min N] [--index-run-max N]\n"
 		"                      [--max-connections N] [--handshake-timeout S]\n"
 		"                      [--accept-stale-state]\n"
 		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
@@ -315,6 +317,8 @@ static int cmd_serve(int argc, char **argv)
 		{ "relocate", required_argument, NULL, 'o' },
 		{ "block-threads", required_argument, NULL, 'T' },
 		{ "read-ahead", required_argument, NULL, 'A' },
+		{ "index-run-min", required_argument, NULL, 'I' },
+		{ "index-run-max", required_argument, NULL, 'J' },
 		{ "max-connections", required_argument, NULL, 'N' },
 		{ "handshake-timeout", required_argument, NULL, 'H' },
 		{ "accept-stale-state", no_argument, NULL, 'Z' },
@@ -322,6 +326,7 @@ static int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX, block_threads = UINT32_MAX;
+	uint32_t run_min = 65536, run_max = 0;
 	int relocate = -1, accept_stale = 0;
 	struct pidlock lock = { -1, "" };
 	const char *dir = NULL, *listen = NULL, *pad = "ratio:2", *cs = NULL, *keyf = NULL;
@@ -364,6 +369,8 @@ static int cmd_serve(int argc, char **argv)
 			}
 			cfg.engine.read_ahead = strcmp(optarg, "on") == 0;
 			break;
+		case 'I': if (parse_u32(optarg, "--index-run-min", 0, UINT32_MAX, &run_min)) return 1; break;
+		case 'J': if (parse_u32(optarg, "--index-run-max", 0, UINT32_MAX, &run_max)) return 1; break;
 		case 'N': if (parse_u32(optarg, "--max-connections", 1, 1000000, &v)) return 1; cfg.max_conns = (int)v; break;
 		case 'H': if (parse_u32(optarg, "--handshake-timeout", 1, 3600, &v)) return 1; cfg.handshake_s = (int)v; break;
 		case 'Z': accept_stale = 1; break;
@@ -391,6 +398,7 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (parse_pad(pad, &cfg.engine) != 0)
 		return 1;
+	idx_configure(run_min, run_max);
 	/* one serve per state directory, before anything in it is touched:
 	 * a second one would replace the admin socket and write the same cloud */
 	{

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index.h"
 #include "pred.h"
 
 void locset_free(struct locset *s)
@@ -321,11 +322,10 @@ int pred_wire_check(const uint8_t *buf, size_t len)
 	return r < 0 ? LWC_ERR_PROTO : LWC_OK;
 }
 
-int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const uint8_t token[CRY_TOKEN_BYTES],
-		struct locset *out)
+int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, struct locset *out)
 {
 	MDB_cursor *cur;
-	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)token }, d;
+	MDB_val k = { klen, (void *)(uintptr_t)key }, d;
 	int rc;
 
 	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
@@ -418,10 +418,10 @@ static int eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
 	case LWC__PRED__OP__NONE:
 		return LWC_OK;
 	case LWC__PRED__OP__EQ:
-		return pred_lookup(txn, t->cols[p->col], p->tokens[0].data, out);
+		return idx_lookup(txn, t, p->col, p->tokens[0].data, out);
 	case LWC__PRED__OP__IN:
 		for (size_t i = 0; i < p->n_tokens && rc == LWC_OK; i++)
-			rc = pred_lookup(txn, t->cols[p->col], p->tokens[i].data, out);
+			rc = idx_lookup(txn, t, p->col, p->tokens[i].data, out);
 		if (rc == LWC_OK)
 			locset_normalize(out);
 		return rc;

@@ -54,8 +54,9 @@ int pred_wire_check(const uint8_t *buf, size_t len) LWC_WUR;
 int pred_eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
 	      struct locset *out, char *err, size_t errlen) LWC_WUR;
 
-/* The locations of one token in column col (appended to out, sorted). */
-int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const uint8_t token[CRY_TOKEN_BYTES],
+/* The duplicates (8-byte row ids) of key in dbi, appended to out in
+ * order (idx_lookup: a column's token). */
+int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen,
 		struct locset *out) LWC_WUR;
 
 #endif

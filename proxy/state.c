@@ -16,7 +16,7 @@
 #include "state.h"
 
 #define PX_MAP_SIZE   (64ull << 30)   /* sparse; the file grows as used */
-#define PX_MAX_DBS    (8u + 65u * 1024u)
+#define PX_MAX_DBS    (8u + 66u * 1024u)
 #define PX_MAX_READERS (1024u + 126u)
 #define PX_STATE_FORMAT 2
 
@@ -84,8 +84,9 @@ int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint
 
 int px_db_name(char *buf, size_t len, uint32_t table, int col)
 {
-	int n = col < 0 ? snprintf(buf, len, "t%u.r", table)
-			: snprintf(buf, len, "t%u.c%d", table, col);
+	int n = col == PX_DB_RUN ? snprintf(buf, len, "t%u.x", table)
+		: col < 0        ? snprintf(buf, len, "t%u.r", table)
+				 : snprintf(buf, len, "t%u.c%d", table, col);
 	return n > 0 && (size_t)n < len ? LWC_OK : LWC_ERR_ARG;
 }
 
@@ -106,7 +107,10 @@ int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t, un
 		if (rc != 0)
 			return rc;
 	}
-	return 0;
+	/* made here for tables of databases from before the run */
+	if (px_db_name(name, sizeof(name), t->id, PX_DB_RUN) != LWC_OK)
+		return LWC_ERR_ARG;
+	return mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &t->run);
 }
 
 int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_t v)

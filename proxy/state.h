@@ -100,6 +100,7 @@ struct px_table {
 	size_t schema_len;
 	MDB_dbi rows;
 	MDB_dbi cols[PX_MAX_COLS];
+	MDB_dbi run;                     /* recent index entries (index.c) */
 	uint64_t nrows;
 	int inflight;                    /* statements using it            */
 	int dropped;                     /* gone for new statements        */
@@ -232,7 +233,8 @@ static inline int px_tok_none(const struct px_table *t, uint32_t j, const uint8_
 }
 
 /* LMDB helpers (st->mu held). */
-int px_db_name(char *buf, size_t len, uint32_t table, int col);  /* col -1: rows */
+#define PX_DB_RUN  (-2)
+int px_db_name(char *buf, size_t len, uint32_t table, int col);  /* col -1: rows, PX_DB_RUN */
 int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t,
 		       unsigned flags) LWC_WUR;
 int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_t v) LWC_WUR;

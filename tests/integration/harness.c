@@ -498,6 +498,18 @@ void h_px_start(struct h_px *px, const char *const *extra)
 	argv[n++] = px->addr;
 	for (int i = 0; extra && extra[i] && n < 38; i++)
 		argv[n++] = extra[i];
+	/* LWC_TEST_PROXY_ARGS: serve options for every proxy of a run (words
+	 * split at spaces), e.g. tests/run.sh's pass with a small index run */
+	{
+		static char words[512];
+		const char *env = getenv("LWC_TEST_PROXY_ARGS");
+
+		if (env && strlen(env) < sizeof(words)) {
+			strcpy(words, env);
+			for (char *w = strtok(words, " "); w && n < 38; w = strtok(NULL, " "))
+				argv[n++] = w;
+		}
+	}
 	argv[n] = NULL;
 	px->pid = fork();
 	if (px->pid < 0)

@@ -8,7 +8,7 @@
  * laid out as proxy/state.c lays out a table (rows "t<id>.r": loc(8 BE) ->
  * tokens; columns "t<id>.c<c>", DUPSORT|DUPFIXED: token(16) -> loc(8 BE)),
  * every answer compared with a brute-force evaluation over the rows (set
- * semantics: NOT x is the table's rows minus x).  pred_lookup is checked
+ * semantics: NOT x is the table's rows minus x).  idx_lookup is checked
  * on keys whose duplicates span many MDB_GET_MULTIPLE pages, and
  * pred_wire_check on nesting far beyond what protobuf-c can decode.
  *
@@ -32,6 +32,7 @@
 #include "cry.h"
 #include "lwc.pb-c.h"
 #include "../../proxy/engine.h"
+#include "../../proxy/index.h"
 #include "../../proxy/pred.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -680,6 +681,9 @@ static void open_dbis(MDB_txn *txn, struct px_table *t)
 		assert_int_equal(mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED,
 					      &t->cols[c]), 0);
 	}
+	assert_int_equal(px_db_name(name, sizeof(name), t->id, PX_DB_RUN), LWC_OK);
+	assert_int_equal(mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &t->run),
+			 0);
 }
 
 /* Index one row: its tokens under its location, its location under each token. */
@@ -1064,7 +1068,7 @@ static void test_pred_eval_random(void **state)
 	assert_true(partial > 150);
 }
 
-/* ------------------------------------------------ pred_lookup, many pages */
+/* ------------------------------------------------ idx_lookup, many pages */
 
 static void test_pred_lookup_dups(void **state)
 {
@@ -1115,14 +1119,14 @@ static void test_pred_lookup_dups(void **state)
 	for (size_t k = 0; k < NK; k++) {
 		struct locset got = { 0 };
 
-		assert_int_equal(pred_lookup(txn, t.cols[0], tok[k], &got), LWC_OK);
+		assert_int_equal(idx_lookup(txn, &t, 0, tok[k], &got), LWC_OK);
 		expect_set(&got, want[k].v, want[k].n);
 
 		/* appended after what out already holds */
 		got.n = 0;
 		assert_int_equal(locset_push(&got, 1), LWC_OK);
 		assert_int_equal(locset_push(&got, 0), LWC_OK);
-		assert_int_equal(pred_lookup(txn, t.cols[0], tok[k], &got), LWC_OK);
+		assert_int_equal(idx_lookup(txn, &t, 0, tok[k], &got), LWC_OK);
 		assert_int_equal(got.n, want[k].n + 2);
 		assert_int_equal(got.v[0], 1);
 		assert_int_equal(got.v[1], 0);
@@ -1134,15 +1138,15 @@ static void test_pred_lookup_dups(void **state)
 		struct locset got = { 0 };
 		uint8_t none[CRY_TOKEN_BYTES];
 
-		assert_int_equal(pred_lookup(txn, t.cols[0], tok[NK], &got), LWC_OK);
+		assert_int_equal(idx_lookup(txn, &t, 0, tok[NK], &got), LWC_OK);
 		assert_int_equal(got.n, 0);
 		memset(none, 0, sizeof(none));
-		assert_int_equal(pred_lookup(txn, t.cols[0], none, &got), LWC_OK);
+		assert_int_equal(idx_lookup(txn, &t, 0, none, &got), LWC_OK);
 		memset(none, 0xff, sizeof(none));
-		assert_int_equal(pred_lookup(txn, t.cols[0], none, &got), LWC_OK);
+		assert_int_equal(idx_lookup(txn, &t, 0, none, &got), LWC_OK);
 		memcpy(none, tok[3], sizeof(none));
 		none[CRY_TOKEN_BYTES - 2] ^= 1;
-		assert_int_equal(pred_lookup(txn, t.cols[0], none, &got), LWC_OK);
+		assert_int_equal(idx_lookup(txn, &t, 0, none, &got), LWC_OK);
 		assert_int_equal(got.n, 0);
 		locset_free(&got);
 	}

@@ -1,0 +1,352 @@
+/*
+ * index.c - a column's index: its B+ tree and the table's run of recent
+ * entries.
+ *
+ * An index entry is (token, row id); column c of table t keeps its entries
+ * in the tree t<ID>.c<C>, the token the key, the row ids its duplicates.
+ * Tokens are keyed hashes, so the entries of one statement land on random
+ * pages of a large tree: 5,000 new rows of a unique column dirty about
+ * 4,000 of the 12,500 leaf pages of a million-entry tree, and the commit
+ * writes every one of them (most of a 5,000-row INSERT's commit at N = 1M,
+ * docs/benchmarks.md).
+ *
+ * The table's run (t<ID>.x: keys [column][token], duplicates row ids)
+ * takes the entries of small statements instead.  It stays small, so a
+ * statement's entries share its few pages; when it holds more than its
+ * limit, the commit that pushed it over moves it into the trees in key
+ * order, each tree's pages written once for the entries of many
+ * statements.  For a tree of N entries, E a page, and statements of s
+ * entries, a run of at most R dirties about R/E pages a statement and
+ * the move (N/E) every R/s statements: R = sqrt(N s) is the least total,
+ * 2 sqrt(N s)/E against s for random puts into the tree (s << N/E).  The
+ * limit, 128 sqrt(rows x tokens per row) = sqrt(16384 entries), is that
+ * for statements of a few thousand rows.
+ *
+ * Every entry is in exactly one of the two.  Lookups read both.  A
+ * statement with entries for a column of at least a sixteenth of its tree
+ * dirties most of the tree's pages anyway, and a small tree is cheap: those
+ * write the tree directly, after the run has moved in if it holds anything,
+ * so that what they remove is where the old code looked for it.
+ *
+ * Everything here runs inside the caller's LMDB transaction: the run, its
+ * moves and the trees commit (or abort) together.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index.h"
+
+#define IDX_TREE_MIN_DEFAULT  65536u
+#define IDX_RUN_MAX_FLOOR     8192u
+
+static uint64_t cfg_tree_min = IDX_TREE_MIN_DEFAULT;
+static uint64_t cfg_run_max;
+
+void idx_configure(uint64_t tree_min, uint64_t run_max)
+{
+	cfg_tree_min = tree_min;
+	cfg_run_max = run_max;
+}
+
+static uint64_t isqrt64(uint64_t x)
+{
+	uint64_t r = 0;
+
+	for (uint64_t bit = (uint64_t)1 << 62; bit; bit >>= 2) {
+		if (x >= r + bit) {
+			x -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+	}
+	return r;
+}
+
+static uint64_t run_limit(const struct px_table *t)
+{
+	uint64_t lim;
+
+	if (cfg_run_max)
+		return cfg_run_max;
+	lim = 128 * isqrt64(t->nrows * (uint64_t)t->ntok);
+	return lim < IDX_RUN_MAX_FLOOR ? IDX_RUN_MAX_FLOOR : lim;
+}
+
+static void run_key(uint8_t key[IDX_RUN_KEY], uint32_t col, const uint8_t *tok)
+{
+	key[0] = (uint8_t)col;
+	memcpy(key + 1, tok, CRY_TOKEN_BYTES);
+}
+
+int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col, size_t m)
+{
+	MDB_stat tree, run;
+	int rc;
+
+	memset(ic, 0, sizeof(*ic));
+	ic->txn = txn;
+	ic->t = t;
+	ic->col = col;
+	if ((rc = mdb_stat(txn, t->cols[col], &tree)) != 0 ||
+	    (rc = mdb_stat(txn, t->run, &run)) != 0)
+		return rc;
+	ic->run = cfg_tree_min > 0 && tree.ms_entries >= cfg_tree_min &&
+		  (uint64_t)m * 16 < tree.ms_entries;
+	if (!ic->run && run.ms_entries > 0 && (rc = idx_flush(txn, t)) != 0)
+		return rc;
+	if ((rc = mdb_cursor_open(txn, t->cols[col], &ic->tree)) != 0)
+		return rc;
+	if (ic->run && (rc = mdb_cursor_open(txn, t->run, &ic->rcur)) != 0) {
+		idx_close(ic);
+		return rc;
+	}
+	return 0;
+}
+
+void idx_close(struct idx_cur *ic)
+{
+	if (ic->tree)
+		mdb_cursor_close(ic->tree);
+	if (ic->rcur)
+		mdb_cursor_close(ic->rcur);
+	ic->tree = ic->rcur = NULL;
+}
+
+int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags)
+{
+	uint8_t v[8];
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
+	MDB_cursor *cur = ic->tree;
+	int rc;
+
+	cry_put_be64(v, row);
+	if (ic->run) {
+		run_key(ic->key, ic->col, tok);
+		k.mv_size = IDX_RUN_KEY;
+		k.mv_data = ic->key;
+		cur = ic->rcur;
+		flags &= MDB_APPENDDUP;
+	}
+	rc = mdb_cursor_put(cur, &k, &d, flags);
+	if (rc == MDB_KEYEXIST && flags != 0)
+		rc = mdb_cursor_put(cur, &k, &d, 0);
+	return rc;
+}
+
+/* (tok, row) removed from the run: 0, MDB_NOTFOUND when it is not there. */
+static int run_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
+{
+	uint8_t v[8];
+	MDB_val k = { IDX_RUN_KEY, ic->key }, d = { 8, v };
+	int rc;
+
+	run_key(ic->key, ic->col, tok);
+	cry_put_be64(v, row);
+	if ((rc = mdb_cursor_get(ic->rcur, &k, &d, MDB_GET_BOTH)) == 0)
+		rc = mdb_cursor_del(ic->rcur, 0);
+	return rc;
+}
+
+int idx_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
+{
+	uint8_t v[8];
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
+	int rc;
+
+	if (ic->run && (rc = run_remove(ic, tok, row)) != MDB_NOTFOUND)
+		return rc;
+	cry_put_be64(v, row);
+	if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_GET_BOTH)) == 0)
+		rc = mdb_cursor_del(ic->tree, 0);
+	return rc;
+}
+
+int idx_remove_group(struct idx_cur *ic, const struct tokrow *tr, size_t n)
+{
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[0].tok }, d;
+	size_t dups = 0;
+	int rc;
+
+	if (ic->run) {
+		MDB_val rk = { IDX_RUN_KEY, ic->key };
+
+		run_key(ic->key, ic->col, tr[0].tok);
+		rc = mdb_cursor_get(ic->rcur, &rk, &d, MDB_SET);
+		if (rc == 0) {              /* some in the run: one by one */
+			for (size_t i = 0; i < n && rc == 0; i++)
+				rc = idx_remove(ic, tr[i].tok, tr[i].row);
+			return rc;
+		}
+		if (rc != MDB_NOTFOUND)
+			return rc;
+	}
+	if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_SET_KEY)) != 0 ||
+	    (rc = mdb_cursor_count(ic->tree, &dups)) != 0)
+		return rc;
+	if (dups == n)
+		return mdb_cursor_del(ic->tree, MDB_NODUPDATA);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint8_t v[8];
+
+		cry_put_be64(v, tr[i].row);
+		k.mv_size = CRY_TOKEN_BYTES;
+		k.mv_data = (void *)(uintptr_t)tr[i].tok;
+		d.mv_size = 8;
+		d.mv_data = v;
+		if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_GET_BOTH)) == 0)
+			rc = mdb_cursor_del(ic->tree, 0);
+	}
+	return rc;
+}
+
+struct run_ent {
+	uint8_t key[IDX_RUN_KEY];
+	uint64_t row;
+};
+
+int idx_flush(MDB_txn *txn, struct px_table *t)
+{
+	MDB_stat ms;
+	MDB_cursor *cur = NULL;
+	MDB_val k, d;
+	struct run_ent *e = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = mdb_stat(txn, t->run, &ms)) != 0 || ms.ms_entries == 0)
+		return rc;
+	if ((e = malloc(ms.ms_entries * sizeof(*e))) == NULL)
+		return ENOMEM;
+	/* copied out first: what LMDB returns is only valid until a write */
+	if ((rc = mdb_cursor_open(txn, t->run, &cur)) != 0)
+		goto out;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		if (k.mv_size != IDX_RUN_KEY || d.mv_size != 8 || n == ms.ms_entries ||
+		    ((const uint8_t *)k.mv_data)[0] >= t->ncols) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		memcpy(e[n].key, k.mv_data, IDX_RUN_KEY);
+		e[n].row = cry_get_be64(d.mv_data);
+		n++;
+	}
+	mdb_cursor_close(cur);
+	cur = NULL;
+	if (rc != MDB_NOTFOUND)
+		goto out;
+	rc = 0;
+	/* key order: column by column, each tree's entries in token order */
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint8_t v[8];
+
+		if (i == 0 || e[i].key[0] != e[i - 1].key[0]) {
+			if (cur)
+				mdb_cursor_close(cur);
+			cur = NULL;
+			if ((rc = mdb_cursor_open(txn, t->cols[e[i].key[0]], &cur)) != 0)
+				break;
+		}
+		k.mv_size = CRY_TOKEN_BYTES;
+		k.mv_data = e[i].key + 1;
+		d.mv_size = 8;
+		d.mv_data = v;
+		cry_put_be64(v, e[i].row);
+		rc = mdb_cursor_put(cur, &k, &d, 0);
+	}
+	if (cur)
+		mdb_cursor_close(cur);
+	if (rc == 0)
+		rc = mdb_drop(txn, t->run, 0);
+out:
+	free(e);
+	return rc;
+}
+
+int idx_settle(MDB_txn *txn, struct px_table *t)
+{
+	MDB_stat ms;
+	int rc;
+
+	if ((rc = mdb_stat(txn, t->run, &ms)) != 0)
+		return rc;
+	return ms.ms_entries > run_limit(t) ? idx_flush(txn, t) : 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+int idx_lookup(MDB_txn *txn, const struct px_table *t, uint32_t col,
+	       const uint8_t token[CRY_TOKEN_BYTES], struct locset *out)
+{
+	uint8_t key[IDX_RUN_KEY];
+	size_t n0 = out->n, n1;
+	int rc;
+
+	if ((rc = pred_lookup(txn, t->cols[col], token, CRY_TOKEN_BYTES, out)) != LWC_OK)
+		return rc;
+	n1 = out->n;
+	run_key(key, col, token);
+	if ((rc = pred_lookup(txn, t->run, key, IDX_RUN_KEY, out)) != LWC_OK)
+		return rc;
+	if (n1 > n0 && out->n > n1)
+		qsort(out->v + n0, out->n - n0, sizeof(*out->v), cmp_u64);
+	return LWC_OK;
+}
+
+int idx_has_duplicates(MDB_txn *txn, const struct px_table *t, uint32_t col,
+		       const uint8_t *null, int *dup)
+{
+	uint8_t key[IDX_RUN_KEY] = { (uint8_t)col };
+	MDB_cursor *cur;
+	MDB_val k, d;
+	size_t cnt;
+	int rc;
+
+	*dup = 0;
+	if ((rc = mdb_cursor_open(txn, t->cols[col], &cur)) != 0)
+		return rc;
+	while (!*dup && (rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_NODUP)) == 0) {
+		if (null && k.mv_size == CRY_TOKEN_BYTES &&
+		    memcmp(k.mv_data, null, CRY_TOKEN_BYTES) == 0)
+			continue;
+		if ((rc = mdb_cursor_count(cur, &cnt)) != 0)
+			break;
+		*dup = cnt > 1;
+	}
+	mdb_cursor_close(cur);
+	if (*dup)
+		return 0;
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	/* the run's keys of the column: twice there, or also in the tree */
+	if ((rc = mdb_cursor_open(txn, t->run, &cur)) != 0)
+		return rc;
+	k.mv_size = 1;
+	k.mv_data = key;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
+	while (!*dup && rc == 0 && k.mv_size == IDX_RUN_KEY &&
+	       ((const uint8_t *)k.mv_data)[0] == col) {
+		const uint8_t *tok = (const uint8_t *)k.mv_data + 1;
+		MDB_val tk = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, td;
+
+		if (!(null && memcmp(tok, null, CRY_TOKEN_BYTES) == 0)) {
+			if ((rc = mdb_cursor_count(cur, &cnt)) != 0)
+				break;
+			if (cnt > 1)
+				*dup = 1;
+			else if ((rc = mdb_get(txn, t->cols[col], &tk, &td)) == 0)
+				*dup = 1;
+			else if (rc != MDB_NOTFOUND)
+				break;
+		}
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_NODUP);
+	}
+	mdb_cursor_close(cur);
+	return *dup || rc == 0 || rc == MDB_NOTFOUND ? 0 : rc;
+}

@@ -1,0 +1,382 @@
+/*
+ * test_index.c - proxy/index.c: a column's index as its tree plus the
+ * table's run of recent entries.  Random statements (inserts of new rows,
+ * deletes, updates of a column, of every size from one row to most of the
+ * table) run against a model; after every commit each token's rows
+ * (idx_lookup) equal the model's, every entry is in exactly one of tree and
+ * run, and idx_has_duplicates agrees with the model.  The thresholds are
+ * small, so entries go to the run, the run moves into the trees, and large
+ * statements write the trees directly, many times over.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+#include "cry.h"
+#include "../../proxy/index.h"
+
+enum { NCOLS = 3, MAXROWS = 6000 };
+
+/* model: row r (live[r]) has value val[r][c] in column c; the token of a
+ * value is its 16 bytes, so many rows share a value in columns 1 and 2 */
+static int live[MAXROWS];
+static uint32_t val[MAXROWS][NCOLS];
+static uint64_t nextrow;
+static uint64_t rng_s = 88172645463325252ull;
+
+static uint64_t rng(void)
+{
+	rng_s ^= rng_s << 13;
+	rng_s ^= rng_s >> 7;
+	rng_s ^= rng_s << 17;
+	return rng_s;
+}
+
+static void tok_of(uint8_t tok[CRY_TOKEN_BYTES], uint32_t c, uint32_t v)
+{
+	memset(tok, 0, CRY_TOKEN_BYTES);
+	tok[0] = (uint8_t)(v * 131u);      /* spread over the key space */
+	tok[1] = (uint8_t)c;
+	memcpy(tok + 2, &v, sizeof(v));
+}
+
+static uint32_t draw_val(uint32_t c)
+{
+	static const uint32_t dom[NCOLS] = { 1000000, 40, 3 };
+	return (uint32_t)(rng() % dom[c]);
+}
+
+struct fx {
+	char dir[64];
+	MDB_env *env;
+	struct px_table t;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	MDB_txn *txn;
+	char name[32];
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/lwc-test-index-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	assert_int_equal(mdb_env_create(&f->env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(f->env, 16), 0);
+	assert_int_equal(mdb_env_set_mapsize(f->env, 1ull << 30), 0);
+	assert_int_equal(mdb_env_open(f->env, f->dir, MDB_NOSYNC, 0600), 0);
+	f->t.id = 7;
+	f->t.ncols = NCOLS;
+	f->t.ntok = NCOLS;
+	f->t.pk_col = -1;
+	assert_int_equal(mdb_txn_begin(f->env, NULL, 0, &txn), 0);
+	for (uint32_t c = 0; c < NCOLS; c++) {
+		assert_int_equal(px_db_name(name, sizeof(name), f->t.id, (int)c), LWC_OK);
+		assert_int_equal(mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED,
+					      &f->t.cols[c]), 0);
+	}
+	assert_int_equal(px_db_name(name, sizeof(name), f->t.id, PX_DB_RUN), LWC_OK);
+	assert_int_equal(mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED,
+				      &f->t.run), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char path[128];
+
+	mdb_env_close(f->env);
+	snprintf(path, sizeof(path), "%s/data.mdb", f->dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/lock.mdb", f->dir);
+	unlink(path);
+	rmdir(f->dir);
+	free(f);
+	idx_configure(65536, 0);
+	return 0;
+}
+
+static uint8_t toks[MAXROWS][CRY_TOKEN_BYTES];
+static struct tokrow tr[MAXROWS];
+
+/* tr[0..m) for column c of rows[0..n) (values from val), sorted */
+static size_t fill(uint32_t c, const uint64_t *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		tok_of(toks[i], c, val[rows[i]][c]);
+		tr[i].tok = toks[i];
+		tr[i].row = rows[i];
+	}
+	tokrow_sort(tr, n);
+	return n;
+}
+
+static void do_insert(struct fx *f, MDB_txn *txn, size_t n)
+{
+	uint64_t rows[MAXROWS];
+
+	if (nextrow + n > MAXROWS)
+		n = MAXROWS - nextrow;
+	for (size_t i = 0; i < n; i++) {
+		rows[i] = nextrow++;
+		live[rows[i]] = 1;
+		for (uint32_t c = 0; c < NCOLS; c++)
+			val[rows[i]][c] = draw_val(c);
+	}
+	f->t.nrows += n;
+	for (uint32_t c = 0; c < NCOLS; c++) {
+		struct idx_cur ic;
+		size_t m = fill(c, rows, n);
+
+		assert_int_equal(idx_open(&ic, txn, &f->t, c, m), 0);
+		for (size_t i = 0; i < m; i++)
+			assert_int_equal(idx_add(&ic, tr[i].tok, tr[i].row, MDB_APPENDDUP), 0);
+		idx_close(&ic);
+	}
+}
+
+static size_t pick_live(uint64_t *rows, size_t want)
+{
+	size_t n = 0;
+
+	for (uint64_t r = 0; r < nextrow && n < want; r++)
+		if (live[r] && rng() % 3 == 0)
+			rows[n++] = r;
+	return n;
+}
+
+static void do_delete(struct fx *f, MDB_txn *txn, size_t want)
+{
+	uint64_t rows[MAXROWS];
+	size_t n = pick_live(rows, want);
+
+	for (uint32_t c = 0; c < NCOLS; c++) {
+		struct idx_cur ic;
+		size_t m = fill(c, rows, n);
+
+		assert_int_equal(idx_open(&ic, txn, &f->t, c, m), 0);
+		for (size_t i = 0; i < m;) {
+			size_t j = i + 1;
+
+			while (j < m && memcmp(tr[j].tok, tr[i].tok, CRY_TOKEN_BYTES) == 0)
+				j++;
+			assert_int_equal(idx_remove_group(&ic, tr + i, j - i), 0);
+			i = j;
+		}
+		idx_close(&ic);
+	}
+	for (size_t i = 0; i < n; i++)
+		live[rows[i]] = 0;
+	f->t.nrows -= n;
+}
+
+static void do_update(struct fx *f, MDB_txn *txn, size_t want)
+{
+	uint64_t rows[MAXROWS];
+	size_t n = pick_live(rows, want), m;
+	uint32_t c = (uint32_t)(rng() % NCOLS);
+	struct idx_cur ic;
+
+	m = fill(c, rows, n);
+	assert_int_equal(idx_open(&ic, txn, &f->t, c, m), 0);
+	for (size_t i = 0; i < m; i++)
+		assert_int_equal(idx_remove(&ic, tr[i].tok, tr[i].row), 0);
+	/* gone: removing it again finds nothing */
+	if (m > 0)
+		assert_int_equal(idx_remove(&ic, tr[0].tok, tr[0].row), MDB_NOTFOUND);
+	for (size_t i = 0; i < n; i++)
+		val[rows[i]][c] = draw_val(c);
+	m = fill(c, rows, n);
+	for (size_t i = 0; i < m; i++)
+		assert_int_equal(idx_add(&ic, tr[i].tok, tr[i].row, 0), 0);
+	idx_close(&ic);
+}
+
+static size_t count(MDB_txn *txn, MDB_dbi dbi)
+{
+	MDB_stat ms;
+
+	assert_int_equal(mdb_stat(txn, dbi, &ms), 0);
+	return ms.ms_entries;
+}
+
+static void verify(struct fx *f)
+{
+	MDB_txn *txn;
+	size_t entries = 0;
+
+	assert_int_equal(mdb_txn_begin(f->env, NULL, MDB_RDONLY, &txn), 0);
+	for (uint32_t c = 0; c < NCOLS; c++)
+		entries += count(txn, f->t.cols[c]);
+	entries += count(txn, f->t.run);
+	/* every entry once: as many as the model's rows times columns */
+	assert_int_equal(entries, f->t.nrows * NCOLS);
+	for (uint32_t c = 0; c < NCOLS; c++) {
+		/* the rows of a sample of values (all of the small columns) */
+		uint32_t probes = c == 0 ? 60 : 40;
+
+		for (uint32_t p = 0; p < probes; p++) {
+			uint32_t v = c == 0 ? (p < 30 && nextrow ? val[rng() % nextrow][0]
+						 : draw_val(0))
+					    : p;
+			uint8_t tok[CRY_TOKEN_BYTES];
+			struct locset got = { 0 };
+			size_t k = 0;
+
+			tok_of(tok, c, v);
+			assert_int_equal(idx_lookup(txn, &f->t, c, tok, &got), LWC_OK);
+			for (uint64_t r = 0; r < nextrow; r++)
+				if (live[r] && val[r][c] == v) {
+					assert_true(k < got.n);
+					assert_int_equal(got.v[k], r);
+					k++;
+				}
+			assert_int_equal(got.n, k);
+			locset_free(&got);
+		}
+		{
+			int dup, want = 0;
+			static uint8_t seen[1000000 / 8 + 1];
+
+			memset(seen, 0, sizeof(seen));
+			for (uint64_t r = 0; r < nextrow && !want; r++)
+				if (live[r]) {
+					uint32_t v = val[r][c];
+					want = seen[v / 8] >> (v % 8) & 1;
+					seen[v / 8] |= (uint8_t)(1u << (v % 8));
+				}
+			assert_int_equal(idx_has_duplicates(txn, &f->t, c, NULL, &dup), 0);
+			assert_int_equal(dup, want);
+		}
+	}
+	mdb_txn_abort(txn);
+}
+
+static int live_keep[MAXROWS];
+static uint32_t val_keep[MAXROWS][NCOLS];
+static uint64_t next_keep, nrows_keep;
+
+static void test_random_statements(void **state)
+{
+	struct fx *f = *state;
+	int saw_run = 0, saw_flush = 0;
+
+	/* the run from 64 entries a tree, moved in past 100 */
+	idx_configure(64, 100);
+	for (int round = 0; round < 400; round++) {
+		MDB_txn *txn;
+		uint64_t r = rng() % 100;
+		size_t n = rng() % 4 == 0 ? 1 + rng() % 400 : 1 + rng() % 12;
+		size_t before;
+		int abort_it = round % 50 == 49;
+
+		if (abort_it) {
+			memcpy(live_keep, live, sizeof(live));
+			memcpy(val_keep, val, sizeof(val));
+			next_keep = nextrow;
+			nrows_keep = f->t.nrows;
+		}
+		assert_int_equal(mdb_txn_begin(f->env, NULL, 0, &txn), 0);
+		if (r < 45 || f->t.nrows < 50)
+			do_insert(f, txn, n);
+		else if (r < 75)
+			do_delete(f, txn, n);
+		else
+			do_update(f, txn, n);
+		before = count(txn, f->t.run);
+		saw_run += before > 0;
+		assert_int_equal(idx_settle(txn, &f->t), 0);
+		if (before > 100) {
+			assert_int_equal(count(txn, f->t.run), 0);
+			saw_flush++;
+		} else {
+			assert_int_equal(count(txn, f->t.run), before);
+		}
+		/* an aborted statement leaves nothing behind */
+		if (abort_it) {
+			mdb_txn_abort(txn);
+			memcpy(live, live_keep, sizeof(live));
+			memcpy(val, val_keep, sizeof(val));
+			nextrow = next_keep;
+			f->t.nrows = nrows_keep;
+			verify(f);
+			continue;
+		}
+		assert_int_equal(mdb_txn_commit(txn), 0);
+		verify(f);
+	}
+	assert_true(saw_run > 50);
+	assert_true(saw_flush > 5);
+}
+
+/* Where entries go, step by step: the tree while it is small, the run
+ * for small statements, the tree again (the run moved in first) for a
+ * statement of a sixteenth of the tree; lookups sorted across both. */
+static void test_placement(void **state)
+{
+	struct fx *f = *state;
+	MDB_txn *txn;
+	uint8_t tok[CRY_TOKEN_BYTES];
+	struct locset got = { 0 };
+	struct idx_cur ic;
+
+	idx_configure(1, 0);
+	assert_int_equal(mdb_txn_begin(f->env, NULL, 0, &txn), 0);
+	tok_of(tok, 1, 5);
+	/* an empty tree: entries go to the tree */
+	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
+	assert_false(ic.run);
+	assert_int_equal(idx_add(&ic, tok, 10, MDB_APPENDDUP), 0);
+	idx_close(&ic);
+	/* a one-entry statement is a sixteenth or more of a tree of up to 16
+	 * entries: still the tree; with 17 it goes to the run */
+	for (uint64_t r = 11; r < 27; r++) {
+		assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
+		assert_int_equal(idx_add(&ic, tok, r, MDB_APPENDDUP), 0);
+		idx_close(&ic);
+	}
+	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
+	assert_true(ic.run);
+	/* an older row id than the list's last: the hint is refused, a plain put */
+	assert_int_equal(idx_add(&ic, tok, 3, MDB_APPENDDUP), 0);
+	assert_int_equal(idx_add(&ic, tok, 40, MDB_APPENDDUP), 0);
+	idx_close(&ic);
+	assert_int_equal(count(txn, f->t.run), 2);
+	assert_int_equal(idx_lookup(txn, &f->t, 1, tok, &got), LWC_OK);
+	assert_int_equal(got.n, 19);
+	for (size_t i = 1; i < got.n; i++)
+		assert_true(got.v[i - 1] < got.v[i]);
+	assert_int_equal(got.v[0], 3);
+	assert_int_equal(got.v[18], 40);
+	/* a large statement moves the run into the trees first */
+	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 100), 0);
+	assert_false(ic.run);
+	idx_close(&ic);
+	assert_int_equal(count(txn, f->t.run), 0);
+	got.n = 0;
+	assert_int_equal(idx_lookup(txn, &f->t, 1, tok, &got), LWC_OK);
+	assert_int_equal(got.n, 19);
+	locset_free(&got);
+	mdb_txn_abort(txn);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_statements, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
