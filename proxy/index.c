@@ -24,9 +24,11 @@
  *
  * Every entry is in exactly one of the two.  Lookups read both.  A
  * statement with entries for a column of at least a sixteenth of its tree
- * dirties most of the tree's pages anyway, and a small tree is cheap: those
- * write the tree directly, after the run has moved in if it holds anything,
- * so that what they remove is where the old code looked for it.
+ * dirties most of the tree's pages anyway, a small tree is cheap, and
+ * entries that would take the run past its limit would be moved again at
+ * once: those write the tree directly, after the run has moved in if it
+ * holds anything, so that what they remove is where the old code looked
+ * for it.
  *
  * Everything here runs inside the caller's LMDB transaction: the run, its
  * moves and the trees commit (or abort) together.
@@ -92,8 +94,11 @@ int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col,
 	if ((rc = mdb_stat(txn, t->cols[col], &tree)) != 0 ||
 	    (rc = mdb_stat(txn, t->run, &run)) != 0)
 		return rc;
+	/* not the run when the statement would fill it past its limit: the
+	 * move at the end of the commit would put its entries a second time */
 	ic->run = cfg_tree_min > 0 && tree.ms_entries >= cfg_tree_min &&
-		  (uint64_t)m * 16 < tree.ms_entries;
+		  (uint64_t)m * 16 < tree.ms_entries &&
+		  run.ms_entries + m <= run_limit(t);
 	if (!ic->run && run.ms_entries > 0 && (rc = idx_flush(txn, t)) != 0)
 		return rc;
 	if ((rc = mdb_cursor_open(txn, t->cols[col], &ic->tree)) != 0)
