@@ -2,7 +2,10 @@
  * lwc_write.c - liblwc: CREATE TABLE, DROP TABLE, CREATE INDEX and INSERT.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -319,6 +322,76 @@ lwc_result *exec_reindex(lwc_conn *c, struct sql_stmt *st)
 	return r ? r : result_command("REINDEX", 0);
 }
 
+/* The sealed records and tokens of rows [lo, hi) of an INSERT: each row's
+ * own slices of recs and tokb, so two parts can run side by side. */
+struct seal_part {
+	lwc_conn *c;
+	const struct ltable *t;
+	const cry_tokstate *ts;
+	struct sql_value *const *rows;
+	size_t lo, hi;
+	const uint8_t *nonces;
+	uint8_t *recs, *tokb;
+	int rc;                       /* of the first row that failed */
+	char err[256];
+};
+
+static void *seal_rows(void *arg)
+{
+	struct seal_part *p = arg;
+	lwc_conn *c = p->c;
+	size_t nt = p->t->ntok;
+
+	for (size_t i = p->lo; i < p->hi; i++) {
+		int rc = record_seal(c, &p->t->sc, p->rows[i], p->nonces + i * CRY_NONCE_BYTES,
+				     p->recs + i * c->S, p->err, sizeof(p->err));
+
+		if (rc != LWC_OK) {
+			p->rc = rc;
+			return NULL;
+		}
+		if ((rc = row_tokens(p->t, p->ts, p->rows[i], p->tokb + i * nt * CRY_TOKEN_BYTES)) !=
+		    LWC_OK) {
+			p->rc = LWC_ERR_CRYPTO;
+			snprintf(p->err, sizeof(p->err), "keyword token derivation failed: %s",
+				 lwc_strerror(rc));
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Rows from which an INSERT's records and tokens are made on two threads
+ * (about 8 us a row: a thread costs less than 1 % of the half it takes). */
+#define SEAL_SPLIT_ROWS  1024
+
+/* seal_rows over rows[0..n), the second half on a thread of its own when
+ * the machine has another core; the error of the first row that failed. */
+static int seal_all(struct seal_part *a, size_t n, char *err, size_t errlen)
+{
+	struct seal_part b = *a;
+	pthread_t th;
+	int two = n >= SEAL_SPLIT_ROWS && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+
+	a->lo = 0;
+	a->hi = n;
+	if (two) {
+		a->hi = b.lo = n / 2;
+		b.hi = n;
+		two = pthread_create(&th, NULL, seal_rows, &b) == 0;
+		if (!two)
+			a->hi = n;       /* no thread: all of it here */
+	}
+	seal_rows(a);
+	if (two)
+		pthread_join(th, NULL);
+	if (a->rc == LWC_OK && two && b.rc != LWC_OK)
+		*a = b;
+	if (a->rc != LWC_OK)
+		snprintf(err, errlen, "%s", a->err);
+	return a->rc;
+}
+
 /* Build and send one Insert of rows[0..n) (values per row, in column order). */
 static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *const *rows,
 			       size_t n, uint64_t *count)
@@ -331,32 +404,27 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 	uint8_t *recs = malloc(n * c->S + 1), *tokb = malloc(n * nt * CRY_TOKEN_BYTES + 1);
 	uint8_t *nonces = malloc(n * CRY_NONCE_BYTES + 1);
 	cry_tokstate *ts = row_token_states(c->k, t);
+	struct seal_part part = { .c = c, .t = t, .ts = ts, .rows = rows, .nonces = nonces,
+				  .recs = recs, .tokb = tokb };
 	char err[256];
 	lwc_result *r = NULL;
+	int rc;
 
 	if (!pr || !pp || !toks || !recs || !tokb || !nonces || !ts) {
 		r = result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
 		goto out;
 	}
 	randombytes_buf(nonces, n * CRY_NONCE_BYTES);    /* one call, not one a row */
+	if ((rc = seal_all(&part, n, err, sizeof(err))) != LWC_OK) {
+		r = result_error(NULL, rc, -1, "%s", err);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
-		int rc;
 		lwc__row__init(&pr[i]);
-		if ((rc = record_seal(c, &t->sc, rows[i], nonces + i * CRY_NONCE_BYTES,
-				      recs + i * c->S, err, sizeof(err))) !=
-		    LWC_OK) {
-			r = result_error(NULL, rc, -1, "%s", err);
-			goto out;
-		}
 		pr[i].record.data = recs + i * c->S;
 		pr[i].record.len = c->S;
 		pr[i].tokens = toks + i * nt;
 		pr[i].n_tokens = nt;
-		if ((rc = row_tokens(t, ts, rows[i], tokb + i * nt * CRY_TOKEN_BYTES)) != LWC_OK) {
-			r = result_error(NULL, LWC_ERR_CRYPTO, -1,
-					 "keyword token derivation failed: %s", lwc_strerror(rc));
-			goto out;
-		}
 		for (size_t j = 0; j < nt; j++) {
 			toks[i * nt + j].data = tokb + (i * nt + j) * CRY_TOKEN_BYTES;
 			toks[i * nt + j].len = CRY_TOKEN_BYTES;

@@ -139,6 +139,76 @@ static void test_insert_one_request(void **state)
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 5000);
 }
 
+/* INSERT w VALUES (i, 'x...') of n rows, row i's text len[i] long */
+static char *text_rows_sql(uint64_t n, const size_t *len)
+{
+	size_t cap = 64, o;
+	char *p;
+
+	for (uint64_t i = 0; i < n; i++)
+		cap += 32 + len[i];
+	p = malloc(cap);
+	assert_non_null(p);
+	o = (size_t)snprintf(p, cap, "INSERT INTO w VALUES ");
+	for (uint64_t i = 0; i < n; i++) {
+		o += (size_t)snprintf(p + o, cap - o, "%s(%llu, '", i ? "," : "",
+				      (unsigned long long)i);
+		memset(p + o, 'x', len[i]);
+		o += len[i];
+		o += (size_t)snprintf(p + o, cap - o, "')");
+	}
+	return p;
+}
+
+/* The records and tokens of a large INSERT are made on two threads: a row
+ * too large for a record fails the statement with that row's error, the
+ * first such row's when there are two (one in each half), and nothing is
+ * written; rows made on both threads read back whole. */
+static void test_insert_rows_in_parts(void **state)
+{
+	struct env *e = *state;
+	enum { N = 3000 };
+	static size_t len[N];
+	lwc_result *r;
+	char *sql;
+
+	exec_ok(e, "CREATE TABLE w (id INT, s TEXT)");
+	for (size_t i = 0; i < N; i++)
+		len[i] = 1 + i % 50;
+	len[700] = 200;           /* first half */
+	len[2600] = 300;          /* second half */
+	sql = text_rows_sql(N, len);
+	r = lwc_exec(e->c, sql);
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+	assert_int_equal(lwc_result_error_code(r), LWC_ERR_TOO_BIG);
+	assert_non_null(strstr(lwc_result_error(r), "row of 2"));   /* row 700's 2xx bytes */
+	lwc_result_free(r);
+	free(sql);
+	len[700] = 5;
+	sql = text_rows_sql(N, len);
+	r = lwc_exec(e->c, sql);
+	assert_int_equal(lwc_result_error_code(r), LWC_ERR_TOO_BIG);
+	assert_non_null(strstr(lwc_result_error(r), "row of 3"));   /* row 2600's */
+	lwc_result_free(r);
+	free(sql);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w"), 0);
+	len[2600] = 7;
+	sql = text_rows_sql(N, len);
+	exec_ok(e, sql);
+	free(sql);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w"), N);
+	assert_int_equal(count_of(e, "SELECT SUM(LENGTH(s)) FROM w"),
+			 (long)(N / 50 * (50 * 51 / 2) - 1 - 1 + 5 + 7));
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w WHERE s = 'xxxxxxx'"), N / 50 + 1);
+	{
+		char q[128];
+
+		snprintf(q, sizeof(q), "SELECT id FROM w WHERE id = 2999 AND s = '%.*s'", 50,
+			 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		assert_int_equal(count_of(e, q), 2999);     /* 1 + 2999 % 50 */
+	}
+}
+
 static void test_many_range_covers(void **state)
 {
 	struct env *e = *state;
@@ -178,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_insert_one_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_range_covers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_insert_rows_in_parts, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name(h_backend(), tests, NULL, NULL);
