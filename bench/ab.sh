@@ -6,9 +6,11 @@
 #   sh bench/ab.sh OLD_BIN NEW_BIN [ROUNDS] [-- lwc-bench options]
 #
 # OLD_BIN, NEW_BIN: directories holding lwc, lwc-proxy, lwc-cloudstore (a
-# `make build` of each commit, e.g. a `git worktree` of the old one).  The
-# lwc-bench of this tree drives both.  Results: bench/results/ab/ (one
-# JSON per run, tags ab-old-R and ab-new-R), logs beside them.
+# `make build` of each commit, e.g. a `git worktree` of the old one).  Each
+# build's own lwc-bench drives it when the directory has one (lwc-bench
+# links liblwc: the client is part of what is compared), else this tree's.
+# Results: bench/results/ab/ (one JSON per run, tags ab-old-R and
+# ab-new-R), logs beside them.
 set -eu
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: sh bench/ab.sh OLD_BIN NEW_BIN [ROUNDS] [-- lwc-bench options]" >&2; exit 2; }
@@ -25,7 +27,9 @@ while [ "$r" -le "$rounds" ]; do
 	for v in old new; do
 		if [ "$v" = old ]; then b=$old; else b=$new; fi
 		echo "ab.sh: round $r, $v ($b)"
-		bin/lwc-bench --bin "$b" --tag "ab-$v-$r" --out "$out" --img "$out/img" "$@" \
+		drv=bin/lwc-bench
+		[ -x "$b/lwc-bench" ] && drv=$b/lwc-bench
+		"$drv" --root "$PWD" --bin "$b" --tag "ab-$v-$r" --out "$out" --img "$out/img" "$@" \
 			> "$out/ab-$v-$r.log" 2>&1
 	done
 	r=$((r + 1))

@@ -94,11 +94,12 @@ int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col,
 	if ((rc = mdb_stat(txn, t->cols[col], &tree)) != 0 ||
 	    (rc = mdb_stat(txn, t->run, &run)) != 0)
 		return rc;
-	/* not the run when the statement would fill it past its limit: the
-	 * move at the end of the commit would put its entries a second time */
+	/* not the run when the statement would fill it past its limit (about
+	 * m entries for each of a row's tokens): its entries would be moved
+	 * again at once, or its later columns' would move the earlier ones' */
 	ic->run = cfg_tree_min > 0 && tree.ms_entries >= cfg_tree_min &&
 		  (uint64_t)m * 16 < tree.ms_entries &&
-		  run.ms_entries + m <= run_limit(t);
+		  run.ms_entries + (uint64_t)m * t->ntok <= run_limit(t);
 	if (!ic->run && run.ms_entries > 0 && (rc = idx_flush(txn, t)) != 0)
 		return rc;
 	if ((rc = mdb_cursor_open(txn, t->cols[col], &ic->tree)) != 0)
