@@ -44,9 +44,10 @@ for t in "$LWC_TESTS"/it_*; do
 	run "integration $(basename "$t") [lmdb]" env LWC_TEST_BACKEND=lmdb "$t"
 done
 
-# The same suites (crashes and concurrency included) with every index entry through the table's
-# run of recent entries (proxy/index.c): a run from 1 entry a tree, moved
-# into the trees past 64 (the defaults keep both for large tables only).
+# The same suites (crashes and concurrency included) with every index
+# entry through the table's run of recent entries (proxy/index.c): a run
+# from 1 entry a tree, moved into the trees past 64 (the defaults use the
+# run for large tables only).
 for t in it_client it_diff it_proxy it_range; do
 	[ -x "$LWC_TESTS/$t" ] || continue
 	run "integration $t [lmdb, index run]" env LWC_TEST_BACKEND=lmdb \
