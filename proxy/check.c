@@ -117,17 +117,14 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 tokens:
 		for (uint32_t c = 0; c < t->ntok; c++) {
 			const uint8_t *tok = (const uint8_t *)d.mv_data + c * CRY_TOKEN_BYTES;
+			uint8_t rk[IDX_RUN_KEY];
 			int in_tree, in_run;
 
 			if (px_tok_none(t, c, tok))
 				continue;        /* older than the column's range index */
 			in_tree = has_entry(txn, t->cols[t->tcol[c]], tok, CRY_TOKEN_BYTES, row);
-			{
-				uint8_t rk[IDX_RUN_KEY] = { t->tcol[c] };
-
-				memcpy(rk + 1, tok, CRY_TOKEN_BYTES);
-				in_run = has_entry(txn, t->run, rk, IDX_RUN_KEY, row);
-			}
+			idx_run_key(rk, t->tcol[c], tok);
+			in_run = has_entry(txn, t->run, rk, IDX_RUN_KEY, row);
 			if (in_tree < 0 || in_run < 0)
 				return bad + 1;
 			if (!in_tree && !in_run) {

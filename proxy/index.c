@@ -76,7 +76,7 @@ static uint64_t run_limit(const struct px_table *t)
 	return lim < IDX_RUN_MAX_FLOOR ? IDX_RUN_MAX_FLOOR : lim;
 }
 
-static void run_key(uint8_t key[IDX_RUN_KEY], uint32_t col, const uint8_t *tok)
+void idx_run_key(uint8_t key[IDX_RUN_KEY], uint32_t col, const uint8_t *tok)
 {
 	key[0] = (uint8_t)col;
 	memcpy(key + 1, tok, CRY_TOKEN_BYTES);
@@ -129,7 +129,7 @@ int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags
 
 	cry_put_be64(v, row);
 	if (ic->run) {
-		run_key(ic->key, ic->col, tok);
+		idx_run_key(ic->key, ic->col, tok);
 		k.mv_size = IDX_RUN_KEY;
 		k.mv_data = ic->key;
 		cur = ic->rcur;
@@ -148,25 +148,33 @@ static int run_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
 	MDB_val k = { IDX_RUN_KEY, ic->key }, d = { 8, v };
 	int rc;
 
-	run_key(ic->key, ic->col, tok);
+	idx_run_key(ic->key, ic->col, tok);
 	cry_put_be64(v, row);
 	if ((rc = mdb_cursor_get(ic->rcur, &k, &d, MDB_GET_BOTH)) == 0)
 		rc = mdb_cursor_del(ic->rcur, 0);
 	return rc;
 }
 
-int idx_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
+/* (tok, row) removed from the tree: 0, MDB_NOTFOUND when it is not there. */
+static int tree_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
 {
 	uint8_t v[8];
 	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
 	int rc;
 
-	if (ic->run && (rc = run_remove(ic, tok, row)) != MDB_NOTFOUND)
-		return rc;
 	cry_put_be64(v, row);
 	if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_GET_BOTH)) == 0)
 		rc = mdb_cursor_del(ic->tree, 0);
 	return rc;
+}
+
+int idx_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
+{
+	int rc;
+
+	if (ic->run && (rc = run_remove(ic, tok, row)) != MDB_NOTFOUND)
+		return rc;
+	return tree_remove(ic, tok, row);
 }
 
 int idx_remove_group(struct idx_cur *ic, const struct tokrow *tr, size_t n)
@@ -178,7 +186,7 @@ int idx_remove_group(struct idx_cur *ic, const struct tokrow *tr, size_t n)
 	if (ic->run) {
 		MDB_val rk = { IDX_RUN_KEY, ic->key };
 
-		run_key(ic->key, ic->col, tr[0].tok);
+		idx_run_key(ic->key, ic->col, tr[0].tok);
 		rc = mdb_cursor_get(ic->rcur, &rk, &d, MDB_SET);
 		if (rc == 0) {              /* some in the run: one by one */
 			for (size_t i = 0; i < n && rc == 0; i++)
@@ -193,17 +201,8 @@ int idx_remove_group(struct idx_cur *ic, const struct tokrow *tr, size_t n)
 		return rc;
 	if (dups == n)
 		return mdb_cursor_del(ic->tree, MDB_NODUPDATA);
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		uint8_t v[8];
-
-		cry_put_be64(v, tr[i].row);
-		k.mv_size = CRY_TOKEN_BYTES;
-		k.mv_data = (void *)(uintptr_t)tr[i].tok;
-		d.mv_size = 8;
-		d.mv_data = v;
-		if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_GET_BOTH)) == 0)
-			rc = mdb_cursor_del(ic->tree, 0);
-	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = tree_remove(ic, tr[i].tok, tr[i].row);
 	return rc;
 }
 
@@ -297,7 +296,7 @@ int idx_lookup(MDB_txn *txn, const struct px_table *t, uint32_t col,
 	if ((rc = pred_lookup(txn, t->cols[col], token, CRY_TOKEN_BYTES, out)) != LWC_OK)
 		return rc;
 	n1 = out->n;
-	run_key(key, col, token);
+	idx_run_key(key, col, token);
 	if ((rc = pred_lookup(txn, t->run, key, IDX_RUN_KEY, out)) != LWC_OK)
 		return rc;
 	if (n1 > n0 && out->n > n1)

@@ -17,6 +17,9 @@
 /* Bytes of a run key: the column, then the token. */
 #define IDX_RUN_KEY  (1u + CRY_TOKEN_BYTES)
 
+/* The run's key of token tok of column col. */
+void idx_run_key(uint8_t key[IDX_RUN_KEY], uint32_t col, const uint8_t *tok);
+
 /* A commit's writes to one column's index. */
 struct idx_cur {
 	MDB_txn *txn;
