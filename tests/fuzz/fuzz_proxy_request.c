@@ -84,7 +84,7 @@ static void die(const char *what, int rc)
 	abort();
 }
 
-/* The table: rows "t1.r" and 64 columns "t1.c<c>", laid out as
+/* The table: rows "t1.r", 64 columns "t1.c<c>" and the run "t1.x", laid out as
  * proxy/state.c does; row r sits at a location spread over several blocks,
  * cell (r, c) holds token byte (r * 7 + c * 5 + r / 5 + c / 3) % 4. */
 static void table_build(void)
@@ -107,6 +107,10 @@ static void table_build(void)
 		    (rc = mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED,
 				       &tab.cols[c])) != 0)
 			die("column dbi", rc);
+	/* the table's run of recent index entries (proxy/index.c), empty */
+	if (px_db_name(name, sizeof(name), tab.id, PX_DB_RUN) != LWC_OK ||
+	    (rc = mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &tab.run)) != 0)
+		die("run dbi", rc);
 	for (uint32_t r = 0; r < TNROWS; r++) {
 		uint8_t lb[8], toks[TNCOLS][CRY_TOKEN_BYTES];
 		MDB_val k = { 8, lb }, d = { sizeof(toks), toks };
