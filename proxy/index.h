@@ -38,9 +38,10 @@ void idx_configure(uint64_t tree_min, uint64_t run_max);
 
 /* Opens column col's index for about m entries written by this commit:
  * to the run, or to the tree (a small tree, m at least a sixteenth of the
- * tree, or m entries for each token of a row more than the run has room
- * for), the run moved into the trees first if it holds anything, so that
- * every entry this commit removes is in the tree. */
+ * tree, or m entries for each token of a row more than a quarter of the
+ * run's limit or than it has room for), the run moved into the trees first
+ * if it holds anything, so that every entry this commit removes is in the
+ * tree. */
 int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col, size_t m);
 void idx_close(struct idx_cur *ic);
 

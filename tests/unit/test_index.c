@@ -324,7 +324,8 @@ static void test_random_statements(void **state)
 
 /* Where entries go, step by step: the tree while it is small, the run
  * for small statements, the tree again (the run moved in first) for a
- * statement of a sixteenth of the tree; lookups sorted across both. */
+ * statement of a sixteenth of the tree or of more than a quarter of the
+ * run's limit; lookups sorted across both. */
 static void test_placement(void **state)
 {
 	struct fx *f = *state;
@@ -370,6 +371,23 @@ static void test_placement(void **state)
 	assert_int_equal(idx_lookup(txn, &f->t, 1, tok, &got), LWC_OK);
 	assert_int_equal(got.n, 19);
 	locset_free(&got);
+
+	/* a statement of more than a quarter of the run's limit (m entries
+	 * for each of the row's 3 tokens) writes the tree: 200 entries in the
+	 * tree of column 2, a limit of 60 */
+	tok_of(tok, 2, 9);
+	idx_configure(0, 0);
+	assert_int_equal(idx_open(&ic, txn, &f->t, 2, 1), 0);
+	for (uint64_t r = 100; r < 300; r++)
+		assert_int_equal(idx_add(&ic, tok, r, MDB_APPENDDUP), 0);
+	idx_close(&ic);
+	idx_configure(1, 60);
+	assert_int_equal(idx_open(&ic, txn, &f->t, 2, 5), 0);
+	assert_true(ic.run);                   /* 5 x 3 x 4 = 60 */
+	idx_close(&ic);
+	assert_int_equal(idx_open(&ic, txn, &f->t, 2, 6), 0);
+	assert_false(ic.run);                  /* 72 */
+	idx_close(&ic);
 	mdb_txn_abort(txn);
 }
 
