@@ -169,6 +169,11 @@ int result_materialise(lwc_result *r);
 const struct sql_value *result_cur_value(const lwc_result *r, int col);
 
 /* lwc_write.c */
+/* Whether n rows are worth two threads: min_rows or more, and a second core. */
+int split_worth(size_t n, size_t min_rows);
+/* fn(a) here and fn(b) on a thread of its own (after fn(a) when no thread
+ * can be made); returns when both are done. */
+void run_pair(void *(*fn)(void *), void *a, void *b);
 size_t insert_max_rows(const lwc_conn *c, const struct ltable *t);
 lwc_result *result_command(const char *tag, uint64_t count);
 lwc_result *exec_create(lwc_conn *c, struct sql_stmt *st);

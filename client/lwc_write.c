@@ -365,28 +365,40 @@ static void *seal_rows(void *arg)
  * (about 8 us a row: a thread costs less than 1 % of the half it takes). */
 #define SEAL_SPLIT_ROWS  1024
 
-/* seal_rows over rows[0..n), the second half on a thread of its own when
- * the machine has another core; the error of the first row that failed. */
+int split_worth(size_t n, size_t min_rows)
+{
+	return n >= min_rows && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
+void run_pair(void *(*fn)(void *), void *a, void *b)
+{
+	pthread_t th;
+	int two = pthread_create(&th, NULL, fn, b) == 0;
+
+	fn(a);
+	if (two)
+		pthread_join(th, NULL);
+	else
+		fn(b);            /* no thread: the second half after the first */
+}
+
+/* seal_rows over rows[0..n), in halves on two threads when worth it; the
+ * error of the first row that failed. */
 static int seal_all(struct seal_part *a, size_t n, char *err, size_t errlen)
 {
 	struct seal_part b = *a;
-	pthread_t th;
-	int two = n >= SEAL_SPLIT_ROWS && sysconf(_SC_NPROCESSORS_ONLN) > 1;
 
 	a->lo = 0;
 	a->hi = n;
-	if (two) {
+	if (split_worth(n, SEAL_SPLIT_ROWS)) {
 		a->hi = b.lo = n / 2;
 		b.hi = n;
-		two = pthread_create(&th, NULL, seal_rows, &b) == 0;
-		if (!two)
-			a->hi = n;       /* no thread: all of it here */
+		run_pair(seal_rows, a, &b);
+		if (a->rc == LWC_OK && b.rc != LWC_OK)
+			*a = b;
+	} else {
+		seal_rows(a);
 	}
-	seal_rows(a);
-	if (two)
-		pthread_join(th, NULL);
-	if (a->rc == LWC_OK && two && b.rc != LWC_OK)
-		*a = b;
 	if (a->rc != LWC_OK)
 		snprintf(err, errlen, "%s", a->err);
 	return a->rc;

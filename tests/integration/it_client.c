@@ -209,6 +209,56 @@ static void test_insert_rows_in_parts(void **state)
 	}
 }
 
+/* UPDATE and DELETE decide about a chunk of 1,024 candidates or more on two
+ * threads (lwc_modify.c): each row's decision lands at its own place, and a
+ * row that fails in either half fails the statement whole. */
+static void test_update_rows_in_parts(void **state)
+{
+	struct env *e = *state;
+	enum { N = 3000 };
+	static const int poison[] = { 5, 1499, 1500, 2990 };
+	size_t cap = (size_t)N * 40 + 64, o;
+	char *sql = malloc(cap), q[160];
+	long sum;
+	lwc_result *r;
+
+	assert_non_null(sql);
+	exec_ok(e, "CREATE TABLE u (id INT PRIMARY KEY, n INT, s TEXT)");
+	o = (size_t)snprintf(sql, cap, "INSERT INTO u VALUES ");
+	for (int i = 0; i < N; i++)
+		o += (size_t)snprintf(sql + o, cap - o, "%s(%d, %d, 'v%d')", i ? ", " : "", i, i, i);
+	exec_ok(e, sql);
+	free(sql);
+	sum = (long)N * (N - 1) / 2;
+	for (size_t k = 0; k < sizeof(poison) / sizeof(poison[0]); k++) {
+		snprintf(q, sizeof(q), "UPDATE u SET n = n + 100 / (id - %d)", poison[k]);
+		r = lwc_exec(e->c, q);
+		assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+		assert_non_null(strstr(lwc_result_error(r), "division by zero"));
+		lwc_result_free(r);
+		assert_int_equal(count_of(e, "SELECT SUM(n) FROM u"), sum);
+	}
+	/* a residual WHERE with functions (its text in the thread's own arena)
+	 * and SET values that differ per row */
+	r = lwc_exec(e->c, "UPDATE u SET n = n * 2, s = UPPER(s) || '-' || id "
+			   "WHERE n % 2 = 0 AND LENGTH(LOWER(s)) >= 2");
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_COMMAND);
+	assert_int_equal(lwc_result_count(r), N / 2);
+	lwc_result_free(r);
+	assert_int_equal(count_of(e, "SELECT SUM(n) FROM u"), sum + (long)(N / 2) * (N / 2 - 1));
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM u WHERE s = 'V' || id || '-' || id"),
+			 N / 2);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM u WHERE s = 'v' || id"), N / 2);
+	assert_int_equal(count_of(e, "SELECT n FROM u WHERE s = 'V2998-2998'"), 2 * 2998);
+	/* DELETE with a residual predicate: the same decisions, no new rows */
+	r = lwc_exec(e->c, "DELETE FROM u WHERE id % 3 = 0");
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_COMMAND);
+	assert_int_equal(lwc_result_count(r), N / 3);
+	lwc_result_free(r);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM u"), N - N / 3);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM u WHERE id % 3 = 0"), 0);
+}
+
 static void test_many_range_covers(void **state)
 {
 	struct env *e = *state;
@@ -249,6 +299,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_insert_one_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_range_covers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_rows_in_parts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_update_rows_in_parts, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name(h_backend(), tests, NULL, NULL);
