@@ -158,7 +158,7 @@ unsigned par_threads(void)
 int par_for(size_t n, par_fn fn, void *arg, uint32_t *scratch, int *rcs)
 {
 	struct par_job j;
-	int *own = NULL, rc;
+	int *own = NULL, rc, shared = nthreads > 0 && n > 1;
 	size_t e;
 
 	if (n == 0)
@@ -179,7 +179,7 @@ int par_for(size_t n, par_fn fn, void *arg, uint32_t *scratch, int *rcs)
 	j.helpers = 0;
 	j.queued = 0;
 	j.link = NULL;
-	if (nthreads > 0 && n > 1) {
+	if (shared) {
 		pthread_mutex_lock(&mu);
 		if (tail)
 			tail->link = &j;
@@ -195,7 +195,9 @@ int par_for(size_t n, par_fn fn, void *arg, uint32_t *scratch, int *rcs)
 		pthread_mutex_unlock(&mu);
 	}
 	run_job(&j, scratch);
-	if (j.queued || nthreads > 0) {
+	if (shared) {
+		/* j.queued is read under mu only: a pool thread that takes the
+		 * last block unlinks the job (dequeue) */
 		pthread_mutex_lock(&mu);
 		if (j.queued)
 			dequeue(&j);
