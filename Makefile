@@ -3,6 +3,7 @@
 #   make            install missing Debian packages, build everything into bin/
 #   make test       build, then run unit and integration tests (LMDB + a private PostgreSQL)
 #   make asan       build with AddressSanitizer + UBSan and run the same tests
+#   make tsan       build with ThreadSanitizer, run the units and the threaded suites
 #   make test-failover  the Redis Cluster failover test 20 times in a row (~5 min)
 #   make bench      lwc-bench: the paper's experiments against PostgreSQL, N = 1,000,000
 #   make bench-full the same with N = 10,000,000 (BENCH_ARGS= adds lwc-bench options)
@@ -10,7 +11,7 @@
 #   make audit      lwc-audit: the cloud's attacks across statements, with --check
 #   make fuzz       build the libFuzzer targets (clang) into build/fuzz/
 #
-# Knobs: OPT= (optimisation), XCFLAGS= (extra flags), BUILD=release|asan.
+# Knobs: OPT= (optimisation), XCFLAGS= (extra flags), BUILD=release|asan|tsan.
 
 CC      ?= cc
 BUILD   ?= release
@@ -20,6 +21,11 @@ ifeq ($(BUILD),asan)
 OUT     := build/asan
 BIN     := build/asan/bin
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPTF    := -O1 -g
+else ifeq ($(BUILD),tsan)
+OUT     := build/tsan
+BIN     := build/tsan/bin
+SAN     := -fsanitize=thread
 OPTF    := -O1 -g
 else
 OUT     := build/release
@@ -68,7 +74,7 @@ CONFORMANCE_DIR ?= ../shared/conformance
 CONF_STATE      ?=
 CONF_PORT       ?=
 
-.PHONY: all build deps test run-tests test-failover asan bench bench-full bench-cs audit fuzz clean demo \
+.PHONY: all build deps test run-tests test-failover asan tsan bench bench-full bench-cs audit fuzz clean demo \
         conformance
 .SUFFIXES:
 
@@ -171,6 +177,12 @@ test-failover: all
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=asan run-tests
+
+# ThreadSanitizer (not part of make test: 5-10 minutes): the unit tests and
+# the suites that drive the proxy's, the store's and the client's threads
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=tsan build
+	@LWC_BIN=build/tsan/bin LWC_TESTS=build/tsan/tests sh tests/tsan.sh
 
 # The whole system on the embedded store with a 10,000-row sample table,
 # a few example statements, then the shell when run from a terminal.
