@@ -129,7 +129,7 @@ static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_siz
 	    (rc = mdb_env_set_maxdbs(st->env, 4)) != 0 ||
 	    (rc = mdb_env_set_maxreaders(st->env, 256)) != 0 ||
 	    (rc = mdb_env_set_mapsize(st->env, st->mapsize)) != 0 ||
-	    (rc = mdb_env_open(st->env, spec, MDB_NOTLS, 0600)) != 0) {
+	    (rc = mdb_env_open(st->env, spec, MDB_NOTLS | MDB_NORDAHEAD, 0600)) != 0) {
 		lwc_errf(err, errlen, "lmdb open %s: %s", spec, mdb_strerror(rc));
 		goto fail;
 	}

@@ -327,7 +327,7 @@ static int open_env(const char *dir, MDB_env **env, char *err, size_t errlen)
 	/* each worker keeps a read transaction (px_read_begin): room for
 	 * --workers' maximum, readers of lwc-proxy check and locate besides */
 	mdb_env_set_maxreaders(*env, PX_MAX_READERS);
-	if ((rc = mdb_env_open(*env, path, MDB_NOTLS, 0600)) != 0) {
+	if ((rc = mdb_env_open(*env, path, MDB_NOTLS | MDB_NORDAHEAD, 0600)) != 0) {
 		mdb_env_close(*env);
 		*env = NULL;
 		return lmdb_fail(rc, path, err, errlen);
