@@ -21,17 +21,7 @@ if [ -n "${LWC_SAN:-}" ]; then
 	export ASAN_OPTIONS="log_path=$sandir/asan:detect_leaks=1:strict_string_checks=1"
 	export UBSAN_OPTIONS="log_path=$sandir/ubsan:print_stacktrace=1:halt_on_error=1"
 fi
-run() {
-	name=$1
-	shift
-	echo "== $name"
-	if "$@"; then
-		echo "   ok: $name"
-	else
-		echo "   FAILED: $name"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/lib.sh"
 
 for t in "$LWC_TESTS"/test_*; do
 	[ -x "$t" ] || continue

@@ -17,16 +17,7 @@ dir=$(mktemp -d /tmp/lwc-tsan-XXXXXX)
 export TSAN_OPTIONS="log_path=$dir/tsan:halt_on_error=0:second_deadlock_stack=1"
 failed=0
 
-run() {
-	echo "== $1"
-	shift
-	if "$@"; then
-		echo "   ok"
-	else
-		echo "   FAILED"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/lib.sh"
 
 for t in "$LWC_TESTS"/test_*; do
 	[ -x "$t" ] || continue
