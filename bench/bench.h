@@ -245,7 +245,20 @@ struct sel_res {
 	int rtt, layout;
 	uint64_t k;
 	struct stats lwc, pg;
+	double gamma;                  /* blocks read per LWC statement: median */
 };
+
+/* bench_floor.c: the design's cryptography per block and per row, one core */
+struct floor_res {
+	int done;
+	unsigned m, S, full, cell;
+	double chan_us;                /* one channel crossing: seal + open     */
+	double open_us, unperm_us, fill_us, perm_us, seal_us;
+	double proxy_us, store_us, block_us;   /* per block read and written    */
+	double record_us;              /* the client's record open, per row     */
+};
+extern struct floor_res FLOOR;
+void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell);
 
 struct mod_res {
 	const char *op;

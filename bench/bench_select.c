@@ -60,6 +60,21 @@ double pg_select(PGconn *p, const char *sql, uint64_t expect)
 	return t;
 }
 
+/* The same, and the blocks it read (gamma) from the proxy's counters, read
+ * before and after, outside the timed part: a statement reads and writes
+ * the same blocks, so gamma is half the change of blocks_moved. */
+static double lwc_select_gamma(lwc_conn *c, const char *sql, uint64_t expect, double *gamma)
+{
+	struct pxstat a, b;
+	double t;
+
+	pxstat_read(&a);
+	t = lwc_select(c, sql, expect);
+	pxstat_read(&b);
+	*gamma = (double)(b.blocks_moved - a.blocks_moved) / 2;
+	return t;
+}
+
 /* Repetitions per result size: fewer for the big ones. */
 static unsigned reps_for(uint64_t k, int rtt)
 {
@@ -81,18 +96,19 @@ static void print_select_header(int rtt)
 		    "%d ms (PostgreSQL: local, no round trip)\n", rtt);
 	else
 		out("\n== SELECT * FROM t WHERE cK = v (latency in ms; rows/s = K / median)\n");
-	out("%-10s %8s %5s %11s %11s %12s %11s %11s %12s %8s\n", "layout", "rows K", "reps",
-	    "LWC med", "LWC p95", "LWC rows/s", "PG med", "PG p95", "PG rows/s", "LWC/PG");
+	out("%-10s %8s %5s %11s %11s %12s %11s %11s %12s %8s %8s\n", "layout", "rows K", "reps",
+	    "LWC med", "LWC p95", "LWC rows/s", "PG med", "PG p95", "PG rows/s", "LWC/PG",
+	    "gamma");
 }
 
 static void print_select(const struct sel_res *s)
 {
 	char kb[32];
 
-	out("%-10s %8s %5u %11.2f %11.2f %12.0f %11.2f %11.2f %12.0f %7.2fx\n",
+	out("%-10s %8s %5u %11.2f %11.2f %12.0f %11.2f %11.2f %12.0f %7.2fx %8.0f\n",
 	    LAYOUTS[s->layout], size_name(s->k, kb, sizeof(kb)), s->lwc.n, s->lwc.med * 1e3,
 	    s->lwc.p95 * 1e3, s->k / s->lwc.med, s->pg.med * 1e3, s->pg.p95 * 1e3,
-	    s->k / s->pg.med, s->lwc.med / s->pg.med);
+	    s->k / s->pg.med, s->lwc.med / s->pg.med, s->gamma);
 }
 
 /* PostgreSQL runs only at rtt 0 (it has no cloud), later rounds reuse its
@@ -107,6 +123,7 @@ void run_selects(lwc_conn *c, PGconn *p, int rtt, struct rng *rng)
 			uint64_t k = SIZES[si], nv = O.records / k;
 			unsigned reps = reps_for(k, rtt);
 			double *lw = xmalloc(reps * sizeof(double)), *pw = xmalloc(reps * sizeof(double));
+			double *gw = xmalloc(reps * sizeof(double));
 			struct sel_res res = { .rtt = rtt, .layout = layout, .k = k };
 			const struct sel_res *base = sel_find(0, layout, k);
 
@@ -128,13 +145,14 @@ void run_selects(lwc_conn *c, PGconn *p, int rtt, struct rng *rng)
 				/* alternate the order so neither always runs on a warm cache */
 				if (rtt == 0 && i % 2) {
 					pw[i] = pg_select(p, sql, k);
-					lw[i] = lwc_select(c, sql, k);
+					lw[i] = lwc_select_gamma(c, sql, k, &gw[i]);
 				} else {
-					lw[i] = lwc_select(c, sql, k);
+					lw[i] = lwc_select_gamma(c, sql, k, &gw[i]);
 					if (rtt == 0)
 						pw[i] = pg_select(p, sql, k);
 				}
 			}
+			res.gamma = stats_of(gw, reps).med;
 			res.lwc = stats_of(lw, reps);
 			if (rtt == 0)
 				res.pg = stats_of(pw, reps);
@@ -154,6 +172,7 @@ void run_selects(lwc_conn *c, PGconn *p, int rtt, struct rng *rng)
 			print_select(&SELS[nsels - 1]);
 			free(lw);
 			free(pw);
+			free(gw);
 		}
 	}
 }

@@ -1,0 +1,200 @@
+/*
+ * bench_floor.c - the design's floor per block (issue 11): on one core, with
+ * the project's own functions, the cryptography that DESIGN.md requires of
+ * every block a statement reads and writes, and of every row it returns:
+ *
+ *   the cloud store seals its READ answer on the proxy-cloud channel, the
+ *   proxy opens it; the proxy opens the block's seal (XChaCha20-Poly1305
+ *   under K_OPS), un-permutes its cells, refills the empty slots with fresh
+ *   random bytes (one key per block, ChaCha20 over the empty slots, as
+ *   proxy/cloud_io.c fill_empty does), permutes with the next version's seed
+ *   and seals again; the WRITE crosses the channel the other way; the client
+ *   opens each returned record (XChaCha20-Poly1305 under the record key).
+ *
+ * Nothing else is counted: no LMDB, no sockets, no copies, no index.  A
+ * statement of gamma blocks and k rows therefore cannot take less than
+ * (gamma x block + k x row) / cores on this machine, whatever the
+ * implementation; print_targets sets that beside each SELECT line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "bench.h"
+#include "chan.h"
+#include "cry.h"
+
+struct floor_res FLOOR;
+
+struct floorarg {
+	struct chan *cli, *srv;
+	uint8_t *plain, *sealed, *msg, *ct, *rec;
+	uint8_t key[CRY_KEY_BYTES], seed[CRY_SEED_BYTES];
+	uint32_t *scratch;
+	size_t block_bytes, sealed_bytes, empty_bytes, msg_blocks, S;
+	unsigned cell;
+	uint64_t ver;
+};
+
+/* Times fn over at least min_s seconds; microseconds per call. */
+static double us_per_call(int (*fn)(struct floorarg *), struct floorarg *a, double min_s)
+{
+	unsigned iters = 0;
+	double t0 = now_s(), t;
+
+	do {
+		if (fn(a) != LWC_OK)
+			die("floor: a crypto call failed");
+		iters++;
+		t = now_s() - t0;
+	} while (t < min_s || iters < 3);
+	return t / iters * 1e6;
+}
+
+/* One channel message of msg_blocks sealed blocks, sealed by one end and
+ * opened by the other (a READ answer or a WRITE). */
+static int do_chan(struct floorarg *a)
+{
+	size_t len = a->msg_blocks * a->sealed_bytes, got = 0;
+	int rc = chan_seal(a->srv, a->msg, len, a->ct);
+
+	if (rc == LWC_OK)
+		rc = chan_open(a->cli, a->ct, len + CHAN_ABYTES, a->msg, &got);
+	return rc == LWC_OK && got != len ? LWC_ERR_INTEGRITY : rc;
+}
+
+static int do_open(struct floorarg *a)
+{
+	return cry_block_open(a->plain, a->key, 7, a->ver, a->sealed, a->sealed_bytes);
+}
+
+static int do_unperm(struct floorarg *a)
+{
+	int rc = cry_perm_seed(a->seed, a->key, 7, a->ver);
+	return rc ? rc : cry_unpermute(a->plain, a->block_bytes, a->cell, CRY_PERM_V2, a->seed,
+				       a->scratch);
+}
+
+static int do_fill(struct floorarg *a)
+{
+	uint8_t k[crypto_stream_chacha20_ietf_KEYBYTES];
+	uint8_t n[crypto_stream_chacha20_ietf_NONCEBYTES] = { 1 };
+
+	randombytes_buf(k, sizeof(k));
+	crypto_stream_chacha20_ietf(a->plain + a->block_bytes - a->empty_bytes, a->empty_bytes,
+				    n, k);
+	sodium_memzero(k, sizeof(k));
+	return LWC_OK;
+}
+
+static int do_perm(struct floorarg *a)
+{
+	int rc = cry_perm_seed(a->seed, a->key, 7, a->ver + 1);
+	return rc ? rc : cry_permute(a->plain, a->block_bytes, a->cell, CRY_PERM_V2, a->seed,
+				     a->scratch);
+}
+
+static int do_seal(struct floorarg *a)
+{
+	/* sealed as the current version again, so do_open keeps opening it */
+	return cry_block_seal(a->sealed, a->key, 7, a->ver, a->plain, a->block_bytes);
+}
+
+static int do_record(struct floorarg *a)
+{
+	return cry_record_open(a->rec, a->key, a->plain, a->S, "scat");
+}
+
+/* A ready client/server channel pair, in memory. */
+static void chan_pair(struct chan **cli, struct chan **srv)
+{
+	uint8_t psk[32], *hello = NULL, *reply = NULL, *auth = NULL, *proof = NULL;
+	size_t hl, rl, al, pl;
+	char err[256] = "";
+
+	randombytes_buf(psk, sizeof(psk));
+	if (chan_new(cli, 0) != LWC_OK || chan_new(srv, 1) != LWC_OK ||
+	    chan_client_hello(*cli, "floor", &hello, &hl) != LWC_OK ||
+	    chan_server_hello(*srv, hello, hl) != LWC_OK ||
+	    chan_server_reply(*srv, psk, &reply, &rl) != LWC_OK ||
+	    chan_client_auth(*cli, psk, reply, rl, &auth, &al, err, sizeof(err)) != LWC_OK ||
+	    chan_server_auth(*srv, auth, al, &proof, &pl) != LWC_OK ||
+	    chan_client_finish(*cli, proof, pl, err, sizeof(err)) != LWC_OK)
+		die("floor: channel handshake failed %s", err);
+	free(hello);
+	free(reply);
+	free(auth);
+	free(proof);
+	sodium_memzero(psk, sizeof(psk));
+}
+
+void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell)
+{
+	struct floorarg a;
+	struct floor_res *f = &FLOOR;
+	uint8_t rec_key[CRY_KEY_BYTES];
+
+	memset(&a, 0, sizeof(a));
+	memset(f, 0, sizeof(*f));
+	f->m = m;
+	f->S = S;
+	f->full = full < m ? full : m;
+	f->cell = cell;
+	a.S = S;
+	a.cell = cell;
+	a.ver = 41;
+	a.block_bytes = (size_t)m * S;
+	a.sealed_bytes = a.block_bytes + CRY_SEAL_OVERHEAD;
+	a.empty_bytes = (size_t)(m - f->full) * S;
+	a.msg_blocks = 64;
+	a.plain = xmalloc(a.block_bytes);
+	a.sealed = xmalloc(a.sealed_bytes);
+	a.rec = xmalloc(S);
+	a.msg = xmalloc(a.msg_blocks * a.sealed_bytes);
+	a.ct = xmalloc(a.msg_blocks * a.sealed_bytes + CHAN_ABYTES);
+	a.scratch = xmalloc(cry_perm_scratch_words(a.block_bytes, cell) * sizeof(uint32_t) + 64);
+	randombytes_buf(a.key, sizeof(a.key));
+	randombytes_buf(a.plain, a.block_bytes);
+	randombytes_buf(a.msg, a.msg_blocks * a.sealed_bytes);
+	chan_pair(&a.cli, &a.srv);
+	if (cry_block_seal(a.sealed, a.key, 7, a.ver, a.plain, a.block_bytes) != LWC_OK)
+		die("floor: seal failed");
+	/* one record under the same key, opened from the front of the block */
+	memcpy(rec_key, a.key, sizeof(rec_key));
+	randombytes_buf(a.rec, S - CRY_RECORD_OVERHEAD);
+	if (cry_record_seal(a.plain, rec_key, a.rec, S - CRY_RECORD_OVERHEAD, "scat") != LWC_OK)
+		die("floor: record seal failed");
+	progress("floor: per-block cryptography, %u x %u B", m, S);
+	f->record_us = us_per_call(do_record, &a, 0.1);
+	f->chan_us = us_per_call(do_chan, &a, 0.2) / (double)a.msg_blocks;
+	f->open_us = us_per_call(do_open, &a, 0.1);
+	f->unperm_us = us_per_call(do_unperm, &a, 0.1);
+	f->fill_us = us_per_call(do_fill, &a, 0.1);
+	f->perm_us = us_per_call(do_perm, &a, 0.1);
+	f->seal_us = us_per_call(do_seal, &a, 0.1);
+	/* a block crosses the channel twice (READ answer, WRITE): each end seals
+	 * once and opens once, one chan_us each */
+	f->proxy_us = f->chan_us + f->open_us + f->unperm_us + f->fill_us + f->perm_us +
+		      f->seal_us;
+	f->store_us = f->chan_us;
+	f->block_us = f->proxy_us + f->store_us;
+	f->done = 1;
+	out("\n== The design's floor per block (one core; the cryptography DESIGN.md requires, "
+	    "nothing else), %u slots of %u B, %u full, %u-byte cells, microseconds\n"
+	    "channel (seal + open) %.2f each way; block open %.2f, un-permute %.2f, refill "
+	    "%.2f, permute %.2f, seal %.2f;\nper block: proxy %.2f + cloud store %.2f = %.2f; "
+	    "per returned row (client, record open) %.2f\n", m, S, f->full, cell, f->chan_us,
+	    f->open_us, f->unperm_us, f->fill_us, f->perm_us, f->seal_us, f->proxy_us,
+	    f->store_us, f->block_us, f->record_us);
+	chan_free(a.cli);
+	chan_free(a.srv);
+	sodium_memzero(rec_key, sizeof(rec_key));
+	free(a.plain);
+	free(a.sealed);
+	free(a.rec);
+	free(a.msg);
+	free(a.ct);
+	free(a.scratch);
+}
