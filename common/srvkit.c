@@ -2,6 +2,7 @@
  * srvkit.c - see srvkit.h.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -196,4 +197,12 @@ int srvkit_live_conns(const struct srvkit *k)
 int srvkit_handshake_s(const struct srvkit *k)
 {
 	return k->cfg.handshake_s;
+}
+
+void srvkit_keep_heap(void)
+{
+	/* 32 MB is glibc's largest mmap threshold on 64-bit; mallopt refuses
+	 * more (and then the default, dynamic threshold stays) */
+	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	(void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
