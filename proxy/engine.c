@@ -1424,11 +1424,21 @@ static Lwc__CsResponse *prefetch_join(struct prefetch *f, int *rc, char *err, si
 
 /*
  * WRITE behind: a batch's WRITE goes out in a thread of its own, on its own
- * connection, while the statement opens and works on the next batch; at
- * most one is outstanding, and all are waited for before the statement
- * commits.  The batch's `written` marks are decided when it is sealed and
- * applied once its WRITE succeeded.
+ * connection, while the statement opens and works on the next batches; at
+ * most WB_DEPTH are outstanding, and all are waited for before the
+ * statement commits.  The batch's `written` marks are decided when it is
+ * sealed and applied once its WRITE succeeded.
+ *
+ * Two, not one: the cloud store's WRITE of a batch (its channel, LMDB puts
+ * and the commit's fdatasync, one writer at a time) takes longer than the
+ * proxy's work on the next batch, and part of it is waiting for the disk.
+ * With one outstanding the statement waited for WRITE b - 1 before it
+ * could send WRITE b, and then for the READ of b + 1; with two, the store
+ * receives and opens WRITE b while it commits b - 1, and the proxy works
+ * on b + 1 meanwhile.  The batches are disjoint random subsets of the
+ * statement's blocks, so their WRITEs commute.
  */
+#define WB_DEPTH 2
 struct writebehind {
 	struct px_worker w;
 	uint8_t *sealed;
@@ -1449,6 +1459,12 @@ static void *writebehind_main(void *p)
 	b->rc = cloud_write(&b->w, b->wb, b->n, b->err, sizeof(b->err));
 	return NULL;
 }
+
+/* The WRITEs in flight, oldest at next once all slots have been used. */
+struct wbring {
+	struct writebehind slot[WB_DEPTH];
+	unsigned next;                 /* the slot the next WRITE goes to       */
+};
 
 /* Wait for the outstanding WRITE, if any; LWC_OK or the statement's error. */
 static int writebehind_join(struct stmt *s, struct writebehind *b)
@@ -1482,7 +1498,7 @@ static int writebehind_join(struct stmt *s, struct writebehind *b)
 
 static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			const size_t *idx, size_t n, struct prefetch *pre,
-			struct writebehind *wbh, int *io_err)
+			struct wbring *ring, int *io_err)
 {
 	struct px_state *st = w->st;
 	const struct px_geom *g = &st->g;
@@ -1727,10 +1743,14 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		block_range(&s->locs, ids[i], &lo, &hi);
 		marks[i] = !s->aborted && (moved || (modifies && hi > lo)) ? 1 : 2;
 	}
-	if (wbh != NULL) {
-		/* the previous batch's WRITE first: at most one outstanding */
+	if (ring != NULL) {
+		/* the oldest WRITE's slot: wait for it first, so at most WB_DEPTH
+		 * are outstanding */
+		struct writebehind *wbh = &ring->slot[ring->next];
+
 		if ((rc = writebehind_join(s, wbh)) != LWC_OK)
 			goto out;
+		ring->next = (ring->next + 1) % WB_DEPTH;
 		wbh->w = *w;
 		wbh->w.cloud = NULL;
 		wbh->sealed = sealed;
@@ -1790,10 +1810,10 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
 	size_t nb, *order;
 	struct prefetch pre[2];
-	struct writebehind wbh;
+	struct wbring ring;
 	int rc = LWC_OK, have_pre = 0, cur = 0, nxt = 0;
 
-	memset(&wbh, 0, sizeof(wbh));
+	memset(&ring, 0, sizeof(ring));
 
 	*io_err = LWC_OK;
 	if (s->gamma == 0)
@@ -1835,13 +1855,20 @@ static int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int
 			have_pre = 0;
 		}
 		rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL,
-				  nb > 1 && w->cfg->read_ahead ? &wbh : NULL, io_err);
+				  nb > 1 && w->cfg->read_ahead ? &ring : NULL, io_err);
 		if (*io_err != LWC_OK)
 			break;
 	}
 	/* every WRITE behind is done before the statement commits */
 	{
-		int wrc = writebehind_join(s, &wbh);
+		int wrc = LWC_OK;
+
+		for (unsigned i = 0; i < WB_DEPTH; i++) {
+			int r = writebehind_join(s, &ring.slot[(ring.next + i) % WB_DEPTH]);
+
+			if (wrc == LWC_OK)
+				wrc = r;
+		}
 
 		if (rc == LWC_OK)
 			rc = wrc;
