@@ -112,12 +112,14 @@ void px_read_end(struct px_worker *w, MDB_txn *txn)
 	}
 }
 
-static int cloud_conn(struct px_worker *w, char *err, size_t errlen)
+/* A connection for w: its own, an idle one of the pool, or (fresh, or the
+ * pool empty) a new one. */
+static int cloud_conn(struct px_worker *w, int fresh, char *err, size_t errlen)
 {
 	if (w->cloud)
 		return LWC_OK;
 	pthread_mutex_lock(&pool_mu);
-	if (pool_n > 0)
+	if (pool_n > 0 && !fresh)
 		w->cloud = pool[--pool_n];
 	pthread_mutex_unlock(&pool_mu);
 	if (w->cloud)
@@ -138,6 +140,26 @@ void cloud_release(struct px_worker *w)
 	pthread_mutex_unlock(&pool_mu);
 }
 
+/*
+ * Closes every idle connection of the pool.  Called when one turned out
+ * broken: the others went to the same cloud store, which most likely
+ * restarted or dropped them all, and retrying on each in turn would fail
+ * a statement per stale connection (as many as the pool held).
+ */
+static void pool_flush(void)
+{
+	struct cs_client *stale[CLOUD_POOL_MAX];
+	size_t n;
+
+	pthread_mutex_lock(&pool_mu);
+	n = pool_n;
+	memcpy(stale, pool, n * sizeof(*stale));
+	pool_n = 0;
+	pthread_mutex_unlock(&pool_mu);
+	while (n > 0)
+		cs_client_close(stale[--n]);
+}
+
 static int conn_broken(int rc)
 {
 	return rc == LWC_ERR_CLOSED || rc == LWC_ERR_IO || rc == LWC_ERR_TIMEOUT ||
@@ -150,7 +172,8 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 	int rc = LWC_OK;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		if ((rc = cloud_conn(w, err, errlen)) != LWC_OK)
+		/* the retry on a new connection, not on another idle one */
+		if ((rc = cloud_conn(w, attempt > 0, err, errlen)) != LWC_OK)
 			continue;
 		if (w->cfg->rtt_ms > 0)
 			sleep_ms(w->cfg->rtt_ms);
@@ -159,6 +182,7 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 			break;
 		cs_client_close(w->cloud);
 		w->cloud = NULL;
+		pool_flush();
 	}
 	if (rc == LWC_OK) {
 		atomic_fetch_add(&w->st->reads, 1);
@@ -174,7 +198,8 @@ int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n,
 	int rc = LWC_OK;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		if ((rc = cloud_conn(w, err, errlen)) != LWC_OK)
+		/* the retry on a new connection, not on another idle one */
+		if ((rc = cloud_conn(w, attempt > 0, err, errlen)) != LWC_OK)
 			continue;
 		if (w->cfg->rtt_ms > 0)
 			sleep_ms(w->cfg->rtt_ms);
@@ -183,6 +208,7 @@ int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n,
 			break;
 		cs_client_close(w->cloud);
 		w->cloud = NULL;
+		pool_flush();
 	}
 	if (rc == LWC_OK) {
 		atomic_fetch_add(&w->st->writes, 1);
