@@ -256,9 +256,10 @@ struct floor_res {
 	double open_us, unperm_us, fill_us, perm_us, seal_us;
 	double proxy_us, store_us, block_us;   /* per block read and written    */
 	double record_us;              /* the client's record open, per row     */
+	double commit_us;              /* one durable LMDB-like commit (median) */
 };
 extern struct floor_res FLOOR;
-void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell);
+void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const char *dir);
 
 struct mod_res {
 	const char *op;
