@@ -256,6 +256,7 @@ struct floor_res {
 	double open_us, unperm_us, fill_us, perm_us, seal_us;
 	double proxy_us, store_us, block_us;   /* per block read and written    */
 	double record_us;              /* the client's record open, per row     */
+	double row_us;                 /* per returned row: user channel + open */
 	double commit_us;              /* one durable LMDB-like commit (median) */
 };
 extern struct floor_res FLOOR;

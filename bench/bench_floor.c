@@ -8,8 +8,10 @@
  *   under K_OPS), un-permutes its cells, refills the empty slots with fresh
  *   random bytes (one key per block, ChaCha20 over the empty slots, as
  *   proxy/cloud_io.c fill_empty does), permutes with the next version's seed
- *   and seals again; the WRITE crosses the channel the other way; the client
- *   opens each returned record (XChaCha20-Poly1305 under the record key).
+ *   and seals again; the WRITE crosses the channel the other way; each
+ *   returned record crosses the user-proxy channel (sealed by the proxy,
+ *   opened by the client, the same secretstream per byte) and the client
+ *   opens it (XChaCha20-Poly1305 under the record key).
  *
  * and, once per statement, what DESIGN.md section 7 requires before the
  * user gets an answer: the cloud store's WRITE durable, then the proxy's
@@ -229,6 +231,8 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	f->proxy_us = f->chan_us + f->open_us + f->unperm_us + f->fill_us + f->perm_us +
 		      f->seal_us;
 	f->store_us = f->chan_us;
+	/* a returned record: S bytes over the user's channel, then opened */
+	f->row_us = f->record_us + f->chan_us * (double)S / (double)a.sealed_bytes;
 	f->block_us = f->proxy_us + f->store_us;
 	f->commit_us = commit_us(dir);
 	f->done = 1;
@@ -236,10 +240,10 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	    "nothing else), %u slots of %u B, %u full, %u-byte cells, microseconds\n"
 	    "channel (seal + open) %.2f each way; block open %.2f, un-permute %.2f, refill "
 	    "%.2f, permute %.2f, seal %.2f;\nper block: proxy %.2f + cloud store %.2f = %.2f; "
-	    "per returned row (client, record open) %.2f;\nper statement: two durable commits "
+	    "per returned row (user channel and record open) %.2f;\nper statement: two durable commits "
 	    "(store, then proxy) of %.0f each (median; fdatasync + O_DSYNC meta write in %s)\n",
 	    m, S, f->full, cell, f->chan_us, f->open_us, f->unperm_us, f->fill_us, f->perm_us,
-	    f->seal_us, f->proxy_us, f->store_us, f->block_us, f->record_us, f->commit_us, dir);
+	    f->seal_us, f->proxy_us, f->store_us, f->block_us, f->row_us, f->commit_us, dir);
 	chan_free(a.cli);
 	chan_free(a.srv);
 	sodium_memzero(rec_key, sizeof(rec_key));

@@ -270,11 +270,12 @@ void write_json(const char *path, const char *la0, const char *la1)
 			"\"cell_bytes\": %u, \"channel_us\": %.3f, \"open_us\": %.3f, "
 			"\"unpermute_us\": %.3f, \"refill_us\": %.3f, \"permute_us\": %.3f, "
 			"\"seal_us\": %.3f, \"proxy_us\": %.3f, \"store_us\": %.3f, "
-			"\"block_us\": %.3f, \"record_us\": %.3f, \"commit_us\": %.1f, "
-			"\"cores\": %ld}",
+			"\"block_us\": %.3f, \"record_us\": %.3f, \"row_us\": %.3f, "
+			"\"commit_us\": %.1f, \"cores\": %ld}",
 			FLOOR.m, FLOOR.S, FLOOR.full, FLOOR.cell, FLOOR.chan_us, FLOOR.open_us,
 			FLOOR.unperm_us, FLOOR.fill_us, FLOOR.perm_us, FLOOR.seal_us, FLOOR.proxy_us,
-			FLOOR.store_us, FLOOR.block_us, FLOOR.record_us, FLOOR.commit_us, ncpu);
+			FLOOR.store_us, FLOOR.block_us, FLOOR.record_us, FLOOR.row_us,
+			FLOOR.commit_us, ncpu);
 	if (RELOC.done)
 		json_reloc(f);
 	fprintf(f, "\n}\n");
@@ -630,14 +631,14 @@ static void print_floor_targets(void)
 	    "PostgreSQL) against the floor\n"
 	    "   floor = 2 x %.0f us + (gamma x %.2f us + K x %.2f us) / %ld cores: two durable "
 	    "commits and the design's cryptography at the blocks the line read\n",
-	    FLOOR.commit_us, FLOOR.block_us, FLOOR.record_us, ncpu);
+	    FLOOR.commit_us, FLOOR.block_us, FLOOR.row_us, ncpu);
 	out("%-10s %8s %8s %11s %11s %8s %11s %11s %9s  %s\n", "layout", "rows K", "gamma",
 	    "LWC ms", "PG ms", "LWC/PG", "target ms", "floor ms", "floor/PG", "verdict");
 	for (size_t i = 0; i < nsels; i++) {
 		const struct sel_res *s = &SELS[i];
 		double target = (s->layout == 0 ? 4.0 : 20.0) * s->pg.med * 1e3;
 		double floor_ms = (2 * FLOOR.commit_us + (s->gamma * FLOOR.block_us +
-				   (double)s->k * FLOOR.record_us) / (double)(ncpu > 0 ? ncpu : 1)) / 1e3;
+				   (double)s->k * FLOOR.row_us) / (double)(ncpu > 0 ? ncpu : 1)) / 1e3;
 		double ratio = s->lwc.med / s->pg.med;
 		const char *verdict;
 
