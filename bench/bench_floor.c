@@ -21,9 +21,11 @@
  * directory.
  *
  * Nothing else is counted: no LMDB work, no sockets, no copies, no index.
- * A statement of gamma blocks and k rows therefore cannot take less than
- * 2 x commit + (gamma x block + k x row) / cores on this machine, whatever
- * the implementation; print_targets sets that beside each SELECT line.
+ * With libsodium's primitives on this machine's cores, a statement of gamma
+ * blocks and k rows therefore cannot take less than 2 x commit + (gamma x
+ * block + k x row) / cores, however the rest is implemented (the refill is
+ * timed for one run of empty slots, its cheapest case); print_targets sets
+ * that beside each SELECT line.
  */
 #include <errno.h>
 #include <fcntl.h>
