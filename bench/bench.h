@@ -70,6 +70,12 @@ extern struct opts O;
 /* ---- helpers (bench_util.c) ------------------------------------------------ */
 
 double now_s(void);
+/* Rows a bulk load puts in a block of theta usable slots: the fill limit
+ * theta - theta/6 of proxy/state.c (the rest stays for write-backs). */
+uint64_t bulk_fill(uint64_t theta);
+/* Seconds per call of fn(arg), called for at least min_s seconds and 3
+ * times; dies when fn does not return LWC_OK. */
+double time_loop(int (*fn)(void *), void *arg, double min_s);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* a line on stderr */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,20 +11,6 @@
 #include "bench.h"
 #include "cry.h"
 
-static double time_loop(int (*fn)(void *), void *arg, double min_s)
-{
-	unsigned iters = 0;
-	double t0 = now_s(), t;
-
-	do {
-		if (fn(arg) != LWC_OK)
-			die("crypto call failed");
-		iters++;
-		t = now_s() - t0;
-	} while (t < min_s || iters < 3);
-	return t / iters;
-}
-
 struct cellarg {
 	uint8_t *buf, *sealed, key[CRY_KEY_BYTES], seed[CRY_SEED_BYTES];
 	uint32_t *scratch;

@@ -52,25 +52,11 @@ struct floorarg {
 	uint64_t ver;
 };
 
-/* Times fn over at least min_s seconds; microseconds per call. */
-static double us_per_call(int (*fn)(struct floorarg *), struct floorarg *a, double min_s)
-{
-	unsigned iters = 0;
-	double t0 = now_s(), t;
-
-	do {
-		if (fn(a) != LWC_OK)
-			die("floor: a crypto call failed");
-		iters++;
-		t = now_s() - t0;
-	} while (t < min_s || iters < 3);
-	return t / iters * 1e6;
-}
-
 /* One channel message of msg_blocks sealed blocks, sealed by one end and
  * opened by the other (a READ answer or a WRITE). */
-static int do_chan(struct floorarg *a)
+static int do_chan(void *p)
 {
+	struct floorarg *a = p;
 	size_t len = a->msg_blocks * a->sealed_bytes, got = 0;
 	int rc = chan_seal(a->srv, a->msg, len, a->ct);
 
@@ -79,20 +65,23 @@ static int do_chan(struct floorarg *a)
 	return rc == LWC_OK && got != len ? LWC_ERR_INTEGRITY : rc;
 }
 
-static int do_open(struct floorarg *a)
+static int do_open(void *p)
 {
+	struct floorarg *a = p;
 	return cry_block_open(a->plain, a->key, 7, a->ver, a->sealed, a->sealed_bytes);
 }
 
-static int do_unperm(struct floorarg *a)
+static int do_unperm(void *p)
 {
+	struct floorarg *a = p;
 	int rc = cry_perm_seed(a->seed, a->key, 7, a->ver);
 	return rc ? rc : cry_unpermute(a->plain, a->block_bytes, a->cell, CRY_PERM_V2, a->seed,
 				       a->scratch);
 }
 
-static int do_fill(struct floorarg *a)
+static int do_fill(void *p)
 {
+	struct floorarg *a = p;
 	uint8_t k[crypto_stream_chacha20_ietf_KEYBYTES];
 	uint8_t n[crypto_stream_chacha20_ietf_NONCEBYTES] = { 1 };
 
@@ -103,21 +92,24 @@ static int do_fill(struct floorarg *a)
 	return LWC_OK;
 }
 
-static int do_perm(struct floorarg *a)
+static int do_perm(void *p)
 {
+	struct floorarg *a = p;
 	int rc = cry_perm_seed(a->seed, a->key, 7, a->ver + 1);
 	return rc ? rc : cry_permute(a->plain, a->block_bytes, a->cell, CRY_PERM_V2, a->seed,
 				     a->scratch);
 }
 
-static int do_seal(struct floorarg *a)
+static int do_seal(void *p)
 {
+	struct floorarg *a = p;
 	/* sealed as the current version again, so do_open keeps opening it */
 	return cry_block_seal(a->sealed, a->key, 7, a->ver, a->plain, a->block_bytes);
 }
 
-static int do_record(struct floorarg *a)
+static int do_record(void *p)
 {
+	struct floorarg *a = p;
 	return cry_record_open(a->rec, a->key, a->plain, a->S, "scat");
 }
 
@@ -221,13 +213,13 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	if (cry_record_seal(a.plain, rec_key, a.rec, S - CRY_RECORD_OVERHEAD, "scat") != LWC_OK)
 		die("floor: record seal failed");
 	progress("floor: per-block cryptography, %u x %u B", m, S);
-	f->record_us = us_per_call(do_record, &a, 0.1);
-	f->chan_us = us_per_call(do_chan, &a, 0.2) / (double)a.msg_blocks;
-	f->open_us = us_per_call(do_open, &a, 0.1);
-	f->unperm_us = us_per_call(do_unperm, &a, 0.1);
-	f->fill_us = us_per_call(do_fill, &a, 0.1);
-	f->perm_us = us_per_call(do_perm, &a, 0.1);
-	f->seal_us = us_per_call(do_seal, &a, 0.1);
+	f->record_us = time_loop(do_record, &a, 0.1) * 1e6;
+	f->chan_us = time_loop(do_chan, &a, 0.2) * 1e6 / (double)a.msg_blocks;
+	f->open_us = time_loop(do_open, &a, 0.1) * 1e6;
+	f->unperm_us = time_loop(do_unperm, &a, 0.1) * 1e6;
+	f->fill_us = time_loop(do_fill, &a, 0.1) * 1e6;
+	f->perm_us = time_loop(do_perm, &a, 0.1) * 1e6;
+	f->seal_us = time_loop(do_seal, &a, 0.1) * 1e6;
 	/* a block crosses the channel twice (READ answer, WRITE): each end seals
 	 * once and opens once, one chan_us each */
 	f->proxy_us = f->chan_us + f->open_us + f->unperm_us + f->fill_us + f->perm_us +

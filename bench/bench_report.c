@@ -620,13 +620,12 @@ static void print_floor_targets(void)
 	unsigned S = geom_field(deploy_status.geometry, "S", 168);
 	unsigned theta = geom_field(deploy_status.geometry, "theta", m * 3 / 4);
 	unsigned cell = geom_field(deploy_status.geometry, "cell", 8);
-	unsigned keep = theta / 6 ? theta / 6 : 1;
 	double lr = 0, fr = 0;
 	unsigned n = 0, met = 0, unreachable = 0;
 	char kb[32];
 
 	if (!FLOOR.done)
-		measure_floor(m, S, theta > keep ? theta - keep : 1, cell, work_dir);
+		measure_floor(m, S, (unsigned)bulk_fill(theta), cell, work_dir);
 	out("\n== Issue 11, SELECT line by line: target (clustered <= 4x, scattered <= 20x "
 	    "PostgreSQL) against the floor\n"
 	    "   floor = 2 x %.0f us + (gamma x %.2f us + K x %.2f us) / %ld cores: two durable "

@@ -28,6 +28,27 @@ double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+uint64_t bulk_fill(uint64_t theta)
+{
+	uint64_t keep = theta / 6 ? theta / 6 : 1;
+
+	return theta > keep ? theta - keep : 1;
+}
+
+double time_loop(int (*fn)(void *), void *arg, double min_s)
+{
+	unsigned iters = 0;
+	double t0 = now_s(), t;
+
+	do {
+		if (fn(arg) != LWC_OK)
+			die("crypto call failed");
+		iters++;
+		t = now_s() - t0;
+	} while (t < min_s || iters < 3);
+	return t / iters;
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;

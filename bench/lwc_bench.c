@@ -108,8 +108,7 @@ static int parse_list(const char *s, int *v, int max)
 }
 
 /* Rows a bulk load puts in a block under the geometry of init_args
- * (--slots, --theta; lwc-proxy init's defaults otherwise): the fill limit
- * theta - theta/6 of proxy/state.c. */
+ * (--slots, --theta; lwc-proxy init's defaults otherwise). */
 static uint64_t fill_limit_of(const char *init_args)
 {
 	unsigned long m = 64, theta = 0;
@@ -121,11 +120,7 @@ static uint64_t fill_limit_of(const char *init_args)
 		theta = strtoul(p + strlen("--theta"), NULL, 10);
 	if (theta == 0)
 		theta = m * 3 / 4 ? m * 3 / 4 : 1;
-	{
-		unsigned long keep = theta / 6 ? theta / 6 : 1;
-
-		return theta > keep ? theta - keep : 1;
-	}
+	return bulk_fill(theta);
 }
 
 int main(int argc, char **argv)

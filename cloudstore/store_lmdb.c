@@ -286,9 +286,9 @@ static void describe_missing(MDB_txn *txn, MDB_dbi dbi, uint64_t id, uint64_t ve
  * around a fault).  Advised for the whole batch first, the reads queue up
  * together; pages already in memory cost one cheap system call.
  */
-static void will_need(const void *p, size_t len)
+static void will_need(const void *p, size_t len, uintptr_t page)
 {
-	uintptr_t a = (uintptr_t)p, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p;
 	uintptr_t lo = a & ~(page - 1), hi = (a + len + page - 1) & ~(page - 1);
 
 	(void)posix_madvise((void *)lo, hi - lo, POSIX_MADV_WILLNEED);
@@ -300,6 +300,7 @@ static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *
 	struct cs_store *st = s->st;
 	MDB_txn *txn;
 	const uint8_t **at = malloc((n ? n : 1) * sizeof(*at));
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	int rc, ret = LWC_OK;
 
 	if (at == NULL) {
@@ -335,7 +336,7 @@ static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *
 			break;
 		}
 		at[i] = val.mv_data;
-		will_need(val.mv_data, block_size);
+		will_need(val.mv_data, block_size, page);
 	}
 	for (size_t i = 0; i < n && ret == LWC_OK; i++)
 		memcpy(out + i * block_size, at[i], block_size);
