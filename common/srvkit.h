@@ -68,10 +68,11 @@ int srvkit_default_max_conns(int reserve_fds);
  * Both servers move blocks in batches of up to 1024 sealed blocks of
  * 10.8 KB: buffers of about 11 MB, several per batch.  glibc serves
  * requests that large with mmap and returns them with munmap, so every
- * batch page-faulted its buffers in again.  Call once at start-up, before
- * any thread: requests up to 32 MB come from the heap, and up to 256 MB of
- * freed heap stays with the process for the next batch (its resident size
- * stays near its high-water mark).
+ * batch page-faulted its buffers in again; a bulk load's 45 MB requests
+ * likewise.  Call once at start-up, before any thread: every request comes
+ * from one heap, and up to 256 MB of freed heap stays with the process for
+ * the next batch or request (its resident size stays near its high-water
+ * mark).
  */
 void srvkit_keep_heap(void);
 
