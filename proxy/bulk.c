@@ -60,7 +60,7 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 
 	if (nr > a->per)
 		nr = a->per;
-	fill_empty(a->st, plain, NULL);
+	fill_empty(a->st, plain, NULL, NULL);
 	for (uint32_t s = 0; s < g->m; s++)
 		slots[s] = s;
 	for (size_t k = 0; k < nr; k++) {

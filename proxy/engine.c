@@ -1293,7 +1293,7 @@ static int seal_one(void *p, size_t i, uint32_t *scratch)
 	uint8_t *out = a->sealed + i * g->sealed_bytes;
 	int rc;
 
-	fill_empty(a->st, blk, a->s->bits + a->idx[i] * g->words);
+	fill_empty(a->st, blk, a->s->bits + a->idx[i] * g->words, scratch);
 	if ((rc = seal_block(a->st, scratch, a->ids[i], a->vers[i] + 1, blk, out)) != LWC_OK)
 		return rc;
 	memcpy(a->s->ntags + a->idx[i] * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES,
@@ -1343,8 +1343,7 @@ static void *prefetch_main(void *p)
 			return NULL;
 	f->plain = malloc(f->n * st->g.block_bytes);
 	f->rcs = malloc(f->n * sizeof(int));
-	scratch = malloc(cry_perm_scratch_words(st->g.block_bytes, st->g.cell) *
-			 sizeof(uint32_t) + sizeof(uint32_t));
+	scratch = malloc(px_scratch_words(&st->g) * sizeof(uint32_t));
 	if (f->plain && f->rcs && scratch) {
 		struct open_arg oa = { st, f->s, f->resp, f->ids, f->vers, f->idx, f->plain };
 

@@ -133,13 +133,15 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n, char *err,
 		size_t errlen);
 /* Permute with the seed of (id, version) and seal: plain is destroyed.
- * scratch: cry_perm_scratch_words of the geometry (the thread's own). */
+ * scratch: px_scratch_words of the geometry (the thread's own). */
 int seal_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
 	       uint8_t *plain, uint8_t *out);
 int open_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
 	       const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain);
-/* Random bytes in the empty slots of blk (bits NULL: all of it). */
-void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits);
+/* Random bytes in the empty slots of blk (bits NULL: all of it);
+ * scratch: px_scratch_words of the geometry (unused when bits is NULL). */
+void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits,
+		uint32_t *scratch);
 
 /* bulk.c: a large INSERT into new blocks, committed (takes st->mu). */
 #define PX_BULK_BLOCKS 8               /* at least this many blocks' worth */

@@ -465,7 +465,7 @@ static int cmd_serve(int argc, char **argv)
 
 		block_threads = ncpu > 1 ? (uint32_t)(ncpu - 1) : 0;
 	}
-	if (par_start(block_threads, cry_perm_scratch_words(st->g.block_bytes, st->g.cell)) !=
+	if (par_start(block_threads, px_scratch_words(&st->g)) !=
 	    LWC_OK) {
 		log_error("block pool: out of memory");
 		px_state_close(st);

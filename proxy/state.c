@@ -82,6 +82,12 @@ int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint
 	return LWC_OK;
 }
 
+size_t px_scratch_words(const struct px_geom *g)
+{
+	return cry_perm_scratch_words(g->block_bytes, g->cell) +
+	       (g->block_bytes + sizeof(uint32_t) - 1) / sizeof(uint32_t);
+}
+
 int px_db_name(char *buf, size_t len, uint32_t table, int col)
 {
 	int n = col == PX_DB_RUN ? snprintf(buf, len, "t%u.x", table)

@@ -84,6 +84,10 @@ struct px_geom {
 	size_t words;         /* uint64 words of an occupancy bitmap           */
 };
 
+/* A block thread's scratch, in 32-bit words: the permutation's
+ * (cry_perm_scratch_words), then one block of keystream (fill_empty). */
+size_t px_scratch_words(const struct px_geom *g);
+
 struct px_table {
 	uint8_t handle[PX_HANDLE_BYTES];
 	uint32_t id;
