@@ -18,20 +18,28 @@ void cs_trace_info_clear(struct cs_trace_info *ti)
 	memset(ti, 0, sizeof(*ti));
 }
 
-static int pack_resp(Lwc__CsResponse *r, uint8_t **out, size_t *out_len)
+/* Where a response goes: *buf (malloc'ed) holds head bytes, the body of
+ * *len bytes, then tail bytes. */
+struct cs_out {
+	uint8_t **buf;
+	size_t *len;
+	size_t head, tail;
+};
+
+static int pack_resp(Lwc__CsResponse *r, const struct cs_out *o)
 {
 	size_t n = lwc__cs_response__get_packed_size(r);
-	uint8_t *buf = malloc(n ? n : 1);
+	uint8_t *buf = malloc(o->head + n + o->tail + 1);
 
 	if (buf == NULL)
 		return LWC_ERR_NOMEM;
-	lwc__cs_response__pack(r, buf);
-	*out = buf;
-	*out_len = n;
+	lwc__cs_response__pack(r, buf + o->head);
+	*o->buf = buf;
+	*o->len = n;
 	return LWC_OK;
 }
 
-static int error_resp(uint64_t seq, int code, const char *msg, uint8_t **out, size_t *out_len)
+static int error_resp(uint64_t seq, int code, const char *msg, const struct cs_out *o)
 {
 	Lwc__CsResponse r = LWC__CS_RESPONSE__INIT;
 	Lwc__Error e = LWC__ERROR__INIT;
@@ -41,7 +49,7 @@ static int error_resp(uint64_t seq, int code, const char *msg, uint8_t **out, si
 	r.seq = seq;
 	r.result_case = LWC__CS_RESPONSE__RESULT_ERROR;
 	r.error = &e;
-	return pack_resp(&r, out, out_len);
+	return pack_resp(&r, o);
 }
 
 static void trace_ids(struct cs_trace_info *ti, const char *op, const uint64_t *ids, size_t n)
@@ -53,7 +61,7 @@ static void trace_ids(struct cs_trace_info *ti, const char *op, const uint64_t *
 }
 
 static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_t max_frame,
-		   uint64_t seq, const Lwc__CsReadReq *rq, uint8_t **out, size_t *out_len,
+		   uint64_t seq, const Lwc__CsReadReq *rq, const struct cs_out *o,
 		   char *err)
 {
 	Lwc__CsResponse r = LWC__CS_RESPONSE__INIT;
@@ -105,7 +113,7 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 	r.seq = seq;
 	r.result_case = LWC__CS_RESPONSE__RESULT_READ;
 	r.read = &rr;
-	rc = pack_resp(&r, out, out_len);
+	rc = pack_resp(&r, o);
 out:
 	free(data);
 	free(bs);
@@ -114,7 +122,7 @@ out:
 }
 
 static int do_write(const struct cs_store_ops *ops, struct cs_session *s, uint64_t seq,
-		    const Lwc__CsWriteReq *wq, uint8_t **out, size_t *out_len, char *err)
+		    const Lwc__CsWriteReq *wq, const struct cs_out *o, char *err)
 {
 	Lwc__CsResponse r = LWC__CS_RESPONSE__INIT;
 	Lwc__CsWriteResp wr = LWC__CS_WRITE_RESP__INIT;
@@ -140,11 +148,11 @@ static int do_write(const struct cs_store_ops *ops, struct cs_session *s, uint64
 	r.seq = seq;
 	r.result_case = LWC__CS_RESPONSE__RESULT_WRITE;
 	r.write = &wr;
-	return pack_resp(&r, out, out_len);
+	return pack_resp(&r, o);
 }
 
 static int do_stat(const struct cs_store_ops *ops, struct cs_session *s, uint64_t seq,
-		   const Lwc__CsStatReq *sq, uint8_t **out, size_t *out_len, char *err)
+		   const Lwc__CsStatReq *sq, const struct cs_out *o, char *err)
 {
 	Lwc__CsResponse r = LWC__CS_RESPONSE__INIT;
 	Lwc__CsStatResp sr = LWC__CS_STAT_RESP__INIT;
@@ -183,7 +191,7 @@ static int do_stat(const struct cs_store_ops *ops, struct cs_session *s, uint64_
 	r.seq = seq;
 	r.result_case = LWC__CS_RESPONSE__RESULT_STAT;
 	r.stat = &sr;
-	rc = pack_resp(&r, out, out_len);
+	rc = pack_resp(&r, o);
 out:
 	free(held);
 	free(hs);
@@ -195,6 +203,15 @@ int cs_proto_handle(const struct cs_store_ops *ops, struct cs_session *s,
 		    uint32_t max_frame, const uint8_t *req, size_t req_len,
 		    uint8_t **resp, size_t *resp_len, struct cs_trace_info *ti)
 {
+	return cs_proto_handle_room(ops, s, max_frame, req, req_len, 0, 0, resp, resp_len, ti);
+}
+
+int cs_proto_handle_room(const struct cs_store_ops *ops, struct cs_session *s,
+			 uint32_t max_frame, const uint8_t *req, size_t req_len,
+			 size_t head, size_t tail, uint8_t **resp, size_t *resp_len,
+			 struct cs_trace_info *ti)
+{
+	const struct cs_out o = { resp, resp_len, head, tail };
 	Lwc__CsRequest *rq;
 	char err[ERRLEN] = "";
 	uint64_t seq = 0;
@@ -214,7 +231,7 @@ int cs_proto_handle(const struct cs_store_ops *ops, struct cs_session *s,
 	switch (rq->op_case) {
 	case LWC__CS_REQUEST__OP_READ:
 		trace_ids(ti, "READ", rq->read->ids, rq->read->n_ids);
-		rc = do_read(ops, s, max_frame, seq, rq->read, resp, resp_len, err);
+		rc = do_read(ops, s, max_frame, seq, rq->read, &o, err);
 		break;
 	case LWC__CS_REQUEST__OP_WRITE: {
 		size_t n = rq->write->n_blocks;
@@ -223,12 +240,12 @@ int cs_proto_handle(const struct cs_store_ops *ops, struct cs_session *s,
 		if (n && (ti->ids = malloc(n * sizeof(uint64_t))) != NULL)
 			for (size_t i = 0; i < n; i++)
 				ti->ids[i] = rq->write->blocks[i]->id;
-		rc = do_write(ops, s, seq, rq->write, resp, resp_len, err);
+		rc = do_write(ops, s, seq, rq->write, &o, err);
 		break;
 	}
 	case LWC__CS_REQUEST__OP_STAT:
 		trace_ids(ti, "STAT", rq->stat->ids, rq->stat->n_ids);
-		rc = do_stat(ops, s, seq, rq->stat, resp, resp_len, err);
+		rc = do_stat(ops, s, seq, rq->stat, &o, err);
 		break;
 	default:
 		rc = LWC_ERR_UNKNOWN_OP;
@@ -244,7 +261,7 @@ error:
 	if (rc == LWC_ERR_NOMEM && err[0] == '\0')
 		lwc_errf(err, sizeof(err), "out of memory");
 	snprintf(ti->err, sizeof(ti->err), "%s", err);
-	return error_resp(seq, rc, err, resp, resp_len);
+	return error_resp(seq, rc, err, &o);
 }
 
 void cs_trace_write(FILE *f, uint64_t conn, const struct cs_trace_info *ti,

@@ -30,6 +30,13 @@ struct cs_trace_info {
 int cs_proto_handle(const struct cs_store_ops *ops, struct cs_session *s,
 		    uint32_t max_frame, const uint8_t *req, size_t req_len,
 		    uint8_t **resp, size_t *resp_len, struct cs_trace_info *ti) LWC_WUR;
+/* The same, the body at *resp + head with tail spare bytes after it: the
+ * server packs where the frame header and the channel's seal go around it
+ * (*resp_len is the body's length). */
+int cs_proto_handle_room(const struct cs_store_ops *ops, struct cs_session *s,
+			 uint32_t max_frame, const uint8_t *req, size_t req_len,
+			 size_t head, size_t tail, uint8_t **resp, size_t *resp_len,
+			 struct cs_trace_info *ti) LWC_WUR;
 
 void cs_trace_info_clear(struct cs_trace_info *ti);
 

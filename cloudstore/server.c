@@ -184,9 +184,10 @@ static void job_run(struct worker *w, struct job *j)
 	int rc;
 
 	memset(&ti, 0, sizeof(ti));
-	plain = malloc(j->req_len);
-	if (plain == NULL || j->req_len < CHAN_ABYTES ||
-	    chan_open(c->chan, j->req, j->req_len, plain, &plain_len) != LWC_OK) {
+	/* opened in place; the response is packed where its frame's body goes
+	 * and sealed in place (no second buffer either way) */
+	if (j->req_len < CHAN_ABYTES ||
+	    chan_open_inplace(c->chan, j->req, j->req_len, &plain_len) != LWC_OK) {
 		/* forged, replayed, reordered or truncated: the stream is lost */
 		ti.op = "BAD";
 		ti.status = LWC_ERR_INTEGRITY;
@@ -204,22 +205,19 @@ static void job_run(struct worker *w, struct job *j)
 		}
 		goto out;
 	}
-	rc = cs_proto_handle(srv->ops, w->session, srv->cfg->max_frame, plain, plain_len,
-			     &resp, &resp_len, &ti);
-	if (rc != LWC_OK || resp_len + CHAN_ABYTES > WIRE_FRAME_MAX) {
+	plain = j->req + CHAN_PLAIN_OFF;
+	rc = cs_proto_handle_room(srv->ops, w->session, srv->cfg->max_frame, plain, plain_len,
+				  WIRE_HDR_BYTES + CHAN_PLAIN_OFF, CHAN_ABYTES - CHAN_PLAIN_OFF,
+				  &resp, &resp_len, &ti);
+	if (rc != LWC_OK || resp_len + CHAN_ABYTES > WIRE_FRAME_MAX ||
+	    chan_seal_inplace(c->chan, resp + WIRE_HDR_BYTES, resp_len) != LWC_OK) {
 		j->close_after = 1;
 		goto out;
 	}
-	j->resp = malloc(WIRE_HDR_BYTES + resp_len + CHAN_ABYTES);
-	if (j->resp == NULL ||
-	    chan_seal(c->chan, resp, resp_len, j->resp + WIRE_HDR_BYTES) != LWC_OK) {
-		free(j->resp);
-		j->resp = NULL;
-		j->close_after = 1;
-		goto out;
-	}
-	wire_put_u32(j->resp, (uint32_t)(resp_len + CHAN_ABYTES));
+	wire_put_u32(resp, (uint32_t)(resp_len + CHAN_ABYTES));
+	j->resp = resp;
 	j->resp_len = WIRE_HDR_BYTES + resp_len + CHAN_ABYTES;
+	resp = NULL;
 out:
 	/* the backend failed (a full disk, a lost database): the operator must
 	 * see it here, not only the proxy */
@@ -242,8 +240,7 @@ out:
 	}
 	cs_trace_info_clear(&ti);
 	if (plain)
-		sodium_memzero(plain, j->req_len);
-	free(plain);
+		sodium_memzero(plain, plain_len);
 	free(resp);
 	free(j->req);
 	j->req = NULL;

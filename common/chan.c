@@ -333,6 +333,21 @@ int chan_open(struct chan *c, const uint8_t *in, size_t in_len, uint8_t *out, si
 	return LWC_OK;
 }
 
+/* libsodium's secretstream writes the ciphertext from out + 1 and reads the
+ * plaintext with one pass of ChaCha20 (xor, byte for byte in order), the
+ * MAC over the ciphertext computed after it on push and before it on pull:
+ * with the plaintext at exactly out + 1 the two coincide (test_chan checks
+ * it against the two-buffer functions). */
+int chan_seal_inplace(struct chan *c, uint8_t *buf, size_t plain_len)
+{
+	return chan_seal(c, buf + CHAN_PLAIN_OFF, plain_len, buf);
+}
+
+int chan_open_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_len)
+{
+	return chan_open(c, buf, len, buf + CHAN_PLAIN_OFF, plain_len);
+}
+
 int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len)
 {
 	Lwc__Error e = LWC__ERROR__INIT;
@@ -345,25 +360,23 @@ int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len)
 int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg)
 {
 	size_t n = protobuf_c_message_get_packed_size(msg);
-	uint8_t *plain, *ct;
+	uint8_t *frame;
 	int rc;
 
 	if (n + CHAN_ABYTES > WIRE_FRAME_MAX)
 		return LWC_ERR_TOO_BIG;
-	plain = malloc(n ? n : 1);
-	ct = malloc(n + CHAN_ABYTES);
-	if (plain == NULL || ct == NULL) {
-		free(plain);
-		free(ct);
+	/* header, then the body sealed in place over the packed message */
+	if ((frame = malloc(WIRE_HDR_BYTES + n + CHAN_ABYTES)) == NULL)
 		return LWC_ERR_NOMEM;
+	protobuf_c_message_pack(msg, frame + WIRE_HDR_BYTES + CHAN_PLAIN_OFF);
+	rc = chan_seal_inplace(c, frame + WIRE_HDR_BYTES, n);
+	if (rc == LWC_OK) {
+		wire_put_u32(frame, (uint32_t)(n + CHAN_ABYTES));
+		rc = wire_write_all(fd, frame, WIRE_HDR_BYTES + n + CHAN_ABYTES);
+	} else {
+		sodium_memzero(frame, WIRE_HDR_BYTES + n + CHAN_ABYTES);
 	}
-	protobuf_c_message_pack(msg, plain);
-	rc = chan_seal(c, plain, n, ct);
-	sodium_memzero(plain, n);
-	free(plain);
-	if (rc == LWC_OK)
-		rc = wire_send_frame(fd, ct, n + CHAN_ABYTES);
-	free(ct);
+	free(frame);
 	return rc;
 }
 
@@ -382,20 +395,15 @@ int chan_read_msg(struct chan *c, int fd, const ProtobufCMessageDescriptor *desc
 		free(body);
 		return LWC_ERR_PROTO;
 	}
-	plain = malloc(len - CHAN_ABYTES + 1);
-	if (plain == NULL) {
-		free(body);
-		return LWC_ERR_NOMEM;
-	}
-	rc = chan_open(c, body, len, plain, &plain_len);
-	free(body);
+	plain = body + CHAN_PLAIN_OFF;
+	rc = chan_open_inplace(c, body, len, &plain_len);
 	if (rc == LWC_OK) {
 		*out = protobuf_c_message_unpack(desc, NULL, plain_len, plain);
 		if (*out == NULL)
 			rc = LWC_ERR_PROTO;
+		sodium_memzero(plain, plain_len);
 	}
-	sodium_memzero(plain, len - CHAN_ABYTES);
-	free(plain);
+	free(body);
 	return rc;
 }
 

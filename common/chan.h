@@ -82,6 +82,16 @@ int chan_seal(struct chan *c, const uint8_t *plain, size_t plain_len, uint8_t *o
 int chan_open(struct chan *c, const uint8_t *in, size_t in_len, uint8_t *out,
 	      size_t *out_len) LWC_WUR;
 
+/*
+ * The same, in place, with no second buffer: a frame body is one byte of
+ * stream tag, the ciphertext, then the 16-byte MAC, so a plaintext kept at
+ * buf + CHAN_PLAIN_OFF is sealed over buf[0, plain_len + CHAN_ABYTES) and
+ * a body opened in buf leaves its plaintext at buf + CHAN_PLAIN_OFF.
+ */
+#define CHAN_PLAIN_OFF    1u
+int chan_seal_inplace(struct chan *c, uint8_t *buf, size_t plain_len) LWC_WUR;
+int chan_open_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_len) LWC_WUR;
+
 /* Plaintext Error body (for set-up failures). */
 int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len) LWC_WUR;
 

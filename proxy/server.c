@@ -243,7 +243,7 @@ static int wio_send(void *ctx, const Lwc__ProxyResponse *resp)
 {
 	struct wio *io = ctx;
 	size_t len = lwc__proxy_response__get_packed_size(resp);
-	uint8_t *plain, *frame;
+	uint8_t *frame;
 	int rc;
 
 	if (resp->result_case == LWC__PROXY_RESPONSE__RESULT_ERROR && resp->error &&
@@ -256,16 +256,11 @@ static int wio_send(void *ctx, const Lwc__ProxyResponse *resp)
 
 	if (len + CHAN_ABYTES > WIRE_FRAME_MAX)
 		return LWC_ERR_TOO_BIG;
-	plain = malloc(len ? len : 1);
-	frame = malloc(WIRE_HDR_BYTES + len + CHAN_ABYTES);
-	if (plain == NULL || frame == NULL) {
-		free(plain);
-		free(frame);
+	/* packed where its ciphertext goes, sealed in place */
+	if ((frame = malloc(WIRE_HDR_BYTES + len + CHAN_ABYTES)) == NULL)
 		return LWC_ERR_NOMEM;
-	}
-	lwc__proxy_response__pack(resp, plain);
-	rc = chan_seal(io->c->chan, plain, len, frame + WIRE_HDR_BYTES);
-	free(plain);
+	lwc__proxy_response__pack(resp, frame + WIRE_HDR_BYTES + CHAN_PLAIN_OFF);
+	rc = chan_seal_inplace(io->c->chan, frame + WIRE_HDR_BYTES, len);
 	if (rc == LWC_OK) {
 		wire_put_u32(frame, (uint32_t)(len + CHAN_ABYTES));
 		rc = fd_write_all(io->fd, frame, WIRE_HDR_BYTES + len + CHAN_ABYTES,
@@ -275,28 +270,19 @@ static int wio_send(void *ctx, const Lwc__ProxyResponse *resp)
 	return rc;
 }
 
-/* Decrypt and decode one request body. */
-static int decode_request(struct conn *c, const uint8_t *body, size_t len,
-			  Lwc__ProxyRequest **out)
+/* Decrypt (in place: body is the caller's to free) and decode one request
+ * body. */
+static int decode_request(struct conn *c, uint8_t *body, size_t len, Lwc__ProxyRequest **out)
 {
-	uint8_t *plain;
+	const uint8_t *plain = body + CHAN_PLAIN_OFF;
 	size_t plain_len = 0;
-	int rc;
 
 	*out = NULL;
-	if (len < CHAN_ABYTES)
+	if (len < CHAN_ABYTES || chan_open_inplace(c->chan, body, len, &plain_len) != LWC_OK)
 		return LWC_ERR_INTEGRITY;
-	if ((plain = malloc(len)) == NULL)
-		return LWC_ERR_NOMEM;
-	rc = chan_open(c->chan, body, len, plain, &plain_len);
-	if (rc != LWC_OK) {
-		free(plain);
-		return LWC_ERR_INTEGRITY;
-	}
 	/* bound the predicates' nesting first: protobuf-c recurses without limit */
 	if (pred_wire_check(plain, plain_len) == LWC_OK)
 		*out = lwc__proxy_request__unpack(NULL, plain_len, plain);
-	free(plain);
 	return *out ? LWC_OK : LWC_ERR_PROTO;
 }
 

@@ -554,6 +554,53 @@ static void test_bit_flip(void **state)
 	}
 }
 
+/* In place: the same bodies as the two-buffer functions, so either end
+ * may use either, for messages of every length the cipher's paths take
+ * (one byte, a partial 64-byte block, 4 KB, a batch of blocks); a tampered
+ * body opened in place fails and poisons the channel. */
+static void test_inplace(void **state)
+{
+	static const size_t lens[] = { 0, 1, 63, 64, 65, 511, 4096, 10817, 1u << 20 };
+	(void)state;
+
+	for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		size_t len = lens[k], ct_len, got = 0;
+		uint8_t *plain = xmalloc(len + 1), *buf = xmalloc(len + CHAN_ABYTES), *ct;
+		struct pair p;
+
+		det_bytes(plain, len, (uint32_t)k);
+		pair_setup(&p, "alice", psk_a);
+		/* sealed in place, opened from another buffer */
+		memcpy(buf + CHAN_PLAIN_OFF, plain, len);
+		assert_int_equal(chan_seal_inplace(p.s, buf, len), LWC_OK);
+		open_ok(p.c, buf, len + CHAN_ABYTES, plain, len);
+		/* sealed into another buffer, opened in place */
+		ct = seal(p.c, plain, len, &ct_len);
+		assert_int_equal(chan_open_inplace(p.s, ct, ct_len, &got), LWC_OK);
+		assert_int_equal(got, len);
+		if (len)
+			assert_memory_equal(ct + CHAN_PLAIN_OFF, plain, len);
+		free(ct);
+		/* in place both ways */
+		memcpy(buf + CHAN_PLAIN_OFF, plain, len);
+		assert_int_equal(chan_seal_inplace(p.c, buf, len), LWC_OK);
+		assert_int_equal(chan_open_inplace(p.s, buf, len + CHAN_ABYTES, &got), LWC_OK);
+		assert_int_equal(got, len);
+		if (len)
+			assert_memory_equal(buf + CHAN_PLAIN_OFF, plain, len);
+		/* tampered: refused, the channel poisoned */
+		memcpy(buf + CHAN_PLAIN_OFF, plain, len);
+		assert_int_equal(chan_seal_inplace(p.s, buf, len), LWC_OK);
+		buf[len / 2] ^= 0x20;
+		assert_int_equal(chan_open_inplace(p.c, buf, len + CHAN_ABYTES, &got),
+				 LWC_ERR_INTEGRITY);
+		assert_int_equal(chan_get_state(p.c), CHAN_FAILED);
+		pair_free(&p);
+		free(buf);
+		free(plain);
+	}
+}
+
 static void test_truncated(void **state)
 {
 	static const char msg[] = "some frame";
@@ -1085,6 +1132,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_psk_client),
 		cmocka_unit_test(test_wrong_key_server),
 		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_inplace),
 		cmocka_unit_test(test_reorder),
 		cmocka_unit_test(test_reflection),
 		cmocka_unit_test(test_bit_flip),
