@@ -9,7 +9,7 @@
 # `make build` of each commit, e.g. a `git worktree` of the old one).  Each
 # build's own lwc-bench drives it when the directory has one (lwc-bench
 # links liblwc: the client is part of what is compared), else this tree's.
-# Results: bench/results/ab/ (one JSON per run, tags ab-old-R and
+# Results: $AB_OUT, default bench/results/ab/ (one JSON per run, tags ab-old-R and
 # ab-new-R), logs beside them.
 set -eu
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ shift 2
 rounds=2
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then rounds=$1; shift; fi
 [ $# -gt 0 ] && [ "$1" = "--" ] && shift
-out=bench/results/ab
+out=${AB_OUT:-bench/results/ab}
 mkdir -p "$out" "$out/img"
 r=1
 while [ "$r" -le "$rounds" ]; do
