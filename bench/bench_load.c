@@ -159,19 +159,36 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 	w0 = storage_written(work_dir);
 	t0 = now_s();
 	lr->stmts = 0;
-	for (uint64_t off = 0; off < O.records; off += batch) {
-		uint64_t n = O.records - off < batch ? O.records - off : batch, got;
+	/* as \copy loads: each statement made while the one before it is at
+	 * the proxy, sent once that one has committed (lwc_insert_prepare) */
+	for (uint64_t off = 0, sent = 0; off < O.records || sent > 0; off += batch) {
+		uint64_t n = off < O.records ? (O.records - off < batch ? O.records - off : batch) : 0;
+		lwc_insert *next = NULL;
+		lwc_result *r = NULL;
 		double el;
 
-		insert_sql(&b, t, order, 0, off, n);
-		if ((got = lwc_cmd(c, b.s)) != n)
-			die("LWC INSERT into %s: %llu rows inserted, expected %llu", t,
-			    (unsigned long long)got, (unsigned long long)n);
-		lr->stmts++;
-		el = now_s() - t0;
-		progress("LWC load %s: %llu / %llu rows, %.0f rows/s, %.0f s left", t,
-			 (unsigned long long)(off + n), (unsigned long long)O.records,
-			 (off + n) / el, (O.records - off - n) / ((off + n) / el));
+		if (n > 0) {
+			insert_sql(&b, t, order, 0, off, n);
+			if ((next = lwc_insert_prepare(c, b.s, &r)) == NULL)
+				die("LWC: %s\n  statement: %.200s", lwc_result_error(r), b.s);
+		}
+		if ((r = lwc_insert_wait(c)) != NULL) {
+			if (lwc_result_status(r) == LWC_RESULT_ERROR)
+				die("LWC INSERT into %s: %s", t, lwc_result_error(r));
+			if (lwc_result_count(r) != sent)
+				die("LWC INSERT into %s: %llu rows inserted, expected %llu", t,
+				    (unsigned long long)lwc_result_count(r),
+				    (unsigned long long)sent);
+			lwc_result_free(r);
+			lr->stmts++;
+			el = now_s() - t0;
+			progress("LWC load %s: %llu / %llu rows, %.0f rows/s, %.0f s left", t,
+				 (unsigned long long)off, (unsigned long long)O.records,
+				 off / el, (O.records - off) / (off / el));
+		}
+		sent = n;
+		if (next != NULL && lwc_insert_send(c, next) != LWC_OK)
+			die("LWC INSERT into %s: the connection to the proxy was lost", t);
 	}
 	lr->lwc_s = now_s() - t0;
 	lr->lwc_written = storage_written(work_dir) - w0;

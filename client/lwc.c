@@ -9,6 +9,12 @@
 
 #include "lwc_int.h"
 
+int indexes_changed(const lwc_result *r)
+{
+	return r->status == LWC_RESULT_ERROR && r->errcode == LWC_ERR_SCHEMA && r->count == 0 &&
+	       r->errmsg && strstr(r->errmsg, "the table's indexes changed");
+}
+
 lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 {
 	struct sql_stmt *st = NULL;
@@ -21,6 +27,9 @@ lwc_result *lwc_exec(lwc_conn *c, const char *sql)
 	if (c->open)
 		return result_error(NULL, LWC_ERR_BUSY, -1, "the previous result is still open "
 				    "(free it first)");
+	if (c->inflight)
+		return result_error(NULL, LWC_ERR_BUSY, -1, "an INSERT is in flight on the "
+				    "connection (lwc_insert_wait first)");
 	if (c->broken)
 		return result_error(NULL, LWC_ERR_CLOSED, -1, "the connection to the proxy is "
 				    "closed");
@@ -61,8 +70,7 @@ again:
 	}
 	/* another user added a range index since the catalog was read: the
 	 * proxy refused the rows (nothing changed); read it again and retry */
-	if (r->status == LWC_RESULT_ERROR && r->errcode == LWC_ERR_SCHEMA && !retried &&
-	    r->count == 0 && r->errmsg && strstr(r->errmsg, "the table's indexes changed") &&
+	if (indexes_changed(r) && !retried &&
 	    (st->kind == SQL_INSERT || st->kind == SQL_UPDATE || st->kind == SQL_DELETE)) {
 		lwc_result_free(r);
 		c->catalog_loaded = 0;

@@ -34,6 +34,19 @@ int conn_send(lwc_conn *c, Lwc__ProxyRequest *req)
 	return rc;
 }
 
+/* A frame of chan_frame_new: sealed and sent (the frame stays the caller's). */
+int conn_send_frame(lwc_conn *c, uint8_t *frame, size_t len)
+{
+	int rc;
+
+	if (c->broken)
+		return LWC_ERR_CLOSED;
+	rc = chan_write_frame(c->chan, c->fd, frame, len);
+	if (rc != LWC_OK)
+		conn_break(c);
+	return rc;
+}
+
 /* Next response of the statement seq. */
 int conn_recv(lwc_conn *c, uint64_t seq, Lwc__ProxyResponse **out)
 {
@@ -87,16 +100,24 @@ lwc_result *conn_error_result(lwc_conn *c, lwc_result *r, const Lwc__Error *e)
  * expected.  *count gets Done.count. */
 lwc_result *conn_call(lwc_conn *c, Lwc__ProxyRequest *req, uint64_t *count)
 {
-	Lwc__ProxyResponse *resp = NULL;
-	lwc_result *r = NULL;
 	int rc;
 
 	req->seq = ++c->seq;
 	if ((rc = conn_send(c, req)) != LWC_OK)
 		return result_error(NULL, rc, -1, "connection to the proxy lost: %s",
 				    conn_lost_msg(rc));
+	return conn_wait_done(c, req->seq, count);
+}
+
+/* Wait for statement seq's Done (NULL, *count its count) or Error. */
+lwc_result *conn_wait_done(lwc_conn *c, uint64_t seq, uint64_t *count)
+{
+	Lwc__ProxyResponse *resp = NULL;
+	lwc_result *r = NULL;
+	int rc;
+
 	for (;;) {
-		if ((rc = conn_recv(c, req->seq, &resp)) != LWC_OK)
+		if ((rc = conn_recv(c, seq, &resp)) != LWC_OK)
 			return result_error(NULL, rc, -1, "connection to the proxy lost: %s",
 					    conn_lost_msg(rc));
 		if (resp->result_case == LWC__PROXY_RESPONSE__RESULT_DONE) {
@@ -136,6 +157,12 @@ int catalog_load(lwc_conn *c, char *err, size_t errlen)
 	Lwc__ProxyResponse *resp = NULL;
 	int rc;
 
+	/* the answer to the INSERT in flight comes first (lwc_insert_send) */
+	if (c->inflight) {
+		lwc_errf(err, errlen, "an INSERT is in flight on the connection "
+			 "(lwc_insert_wait first)");
+		return LWC_ERR_BUSY;
+	}
 	req.op_case = LWC__PROXY_REQUEST__OP_LIST_TABLES;
 	req.list_tables = &lt;
 	req.seq = ++c->seq;
@@ -180,6 +207,18 @@ int catalog_load(lwc_conn *c, char *err, size_t errlen)
 	c->catalog_loaded = 1;
 	lwc__proxy_response__free_unpacked(resp, NULL);
 	return LWC_OK;
+}
+
+/* The table as the catalog last read holds it, with no I/O (NULL when the
+ * catalog is not loaded or has no such table). */
+struct ltable *catalog_cached(lwc_conn *c, const char *name)
+{
+	if (!c->catalog_loaded)
+		return NULL;
+	for (struct ltable *t = c->tables; t; t = t->next)
+		if (strcmp(t->sc.name, name) == 0)
+			return t;
+	return NULL;
 }
 
 struct ltable *catalog_find(lwc_conn *c, const char *name, int refresh)
@@ -259,6 +298,7 @@ void lwc_close(lwc_conn *c)
 		c->open->conn = NULL;
 		c->open = NULL;
 	}
+	lwc_insert_free(c->inflight);     /* its answer is not waited for */
 	tables_free(c);
 	if (c->fd >= 0)
 		close(c->fd);

@@ -49,6 +49,7 @@ struct lwc_conn {
 	struct ltable *tables;
 	int catalog_loaded;
 	lwc_result *open;                /* a streaming result in progress   */
+	struct lwc_insert *inflight;     /* lwc_insert_send: sent, unanswered */
 	volatile sig_atomic_t *cancel;   /* lwc_set_cancel_flag              */
 };
 
@@ -128,6 +129,9 @@ int conn_recv(lwc_conn *c, uint64_t seq, Lwc__ProxyResponse **out);
 const char *conn_lost_msg(int rc);
 lwc_result *conn_error_result(lwc_conn *c, lwc_result *r, const Lwc__Error *e);
 lwc_result *conn_call(lwc_conn *c, Lwc__ProxyRequest *req, uint64_t *count);
+int conn_send_frame(lwc_conn *c, uint8_t *frame, size_t len);
+lwc_result *conn_wait_done(lwc_conn *c, uint64_t seq, uint64_t *count);
+struct ltable *catalog_cached(lwc_conn *c, const char *name);
 int catalog_load(lwc_conn *c, char *err, size_t errlen);
 struct ltable *catalog_find(lwc_conn *c, const char *name, int refresh);
 
@@ -181,8 +185,17 @@ lwc_result *exec_drop(lwc_conn *c, struct sql_stmt *st);
 lwc_result *error_no_table(const char *name, int pos);
 lwc_result *exec_index(lwc_conn *c, struct sql_stmt *st);
 lwc_result *exec_reindex(lwc_conn *c, struct sql_stmt *st);
-lwc_result *unique_error(lwc_result *r, const struct ltable *t, size_t off);
+lwc_result *unique_error(lwc_result *r, const struct sql_schema *sc, size_t off);
 lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st);
+/* INSERT ... VALUES st into t, sealed and packed as statement seq for
+ * conn_send_frame, with no I/O: NULL (*rows: how many), or an error. */
+lwc_result *insert_prepare(lwc_conn *c, struct sql_stmt *st, struct ltable *t, uint64_t seq,
+			   uint8_t **frame, size_t *frame_len, uint64_t *rows);
+/* The proxy's answer to the INSERT sent as statement seq. */
+lwc_result *insert_result(lwc_conn *c, uint64_t seq, const struct sql_schema *sc);
+/* lwc_exec's one retry: the proxy refused a statement (nothing changed)
+ * because another user added a range index since the catalog was read. */
+int indexes_changed(const lwc_result *r);
 
 /* lwc_select.c */
 lwc_result *fetch_rows(lwc_conn *c, struct sql_stmt *owner, struct ltable *t,

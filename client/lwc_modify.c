@@ -217,7 +217,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 			if (r == NULL) {
 				r = conn_error_result(c, NULL, resp->error);
 				if (r->errcode == LWC_ERR_UNIQUE)
-					unique_error(r, t, 0);
+					unique_error(r, &t->sc, 0);
 			}
 			lwc__proxy_response__free_unpacked(resp, NULL);
 			return r;

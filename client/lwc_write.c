@@ -404,9 +404,12 @@ static int seal_all(struct seal_part *a, size_t n, char *err, size_t errlen)
 	return a->rc;
 }
 
-/* Build and send one Insert of rows[0..n) (values per row, in column order). */
-static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *const *rows,
-			       size_t n, uint64_t *count)
+/* One Insert of rows[0..n) (values per row, in column order), sealed and
+ * packed into a frame for conn_send_frame as statement seq; no I/O.  NULL
+ * or an error result. */
+static lwc_result *insert_frame(lwc_conn *c, const struct ltable *t,
+				struct sql_value *const *rows, size_t n, uint64_t seq,
+				uint8_t **frame, size_t *frame_len)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
 	Lwc__Insert ins = LWC__INSERT__INIT;
@@ -443,13 +446,17 @@ static lwc_result *send_insert(lwc_conn *c, struct ltable *t, struct sql_value *
 		}
 		pp[i] = &pr[i];
 	}
-	ins.table.data = t->handle;
+	ins.table.data = (uint8_t *)(uintptr_t)t->handle;
 	ins.table.len = sizeof(t->handle);
 	ins.rows = pp;
 	ins.n_rows = n;
 	req.op_case = LWC__PROXY_REQUEST__OP_INSERT;
 	req.insert = &ins;
-	r = conn_call(c, &req, count);
+	req.seq = seq;
+	if ((rc = chan_frame_new(&req.base, frame, frame_len)) != LWC_OK)
+		r = result_error(NULL, rc, -1, "%s", rc == LWC_ERR_TOO_BIG ?
+				 "the INSERT is larger than one request to the proxy may be" :
+				 "out of memory");
 out:
 	row_token_states_free(ts, t);
 	free(nonces);
@@ -467,7 +474,7 @@ out:
  * terms: the column's name, and the rows counted from 1 in the whole INSERT
  * (its first row is row off + 1 of what the proxy saw), so a \copy can name
  * the input line. */
-lwc_result *unique_error(lwc_result *r, const struct ltable *t, size_t off)
+lwc_result *unique_error(lwc_result *r, const struct sql_schema *sc, size_t off)
 {
 	const char *m = r->errmsg ? r->errmsg : "";
 	const char *p = strstr(m, "column ");
@@ -481,10 +488,10 @@ lwc_result *unique_error(lwc_result *r, const struct ltable *t, size_t off)
 		snprintf(rows, sizeof(rows), " (row %zu of the INSERT)", a + off);
 	if (p) {
 		unsigned col = (unsigned)strtoul(p + 7, NULL, 10);
-		if (col >= 1 && col <= t->sc.ncols) {
+		if (col >= 1 && col <= sc->ncols) {
 			snprintf(msg, sizeof(msg), "duplicate key value violates unique constraint "
-				 "on column \"%s\" of table \"%s\"%s", t->sc.cols[col - 1].name,
-				 t->sc.name, rows);
+				 "on column \"%s\" of table \"%s\"%s", sc->cols[col - 1].name,
+				 sc->name, rows);
 			free(r->errmsg);
 			r->errmsg = strdup(msg);
 		}
@@ -592,38 +599,64 @@ size_t insert_max_rows(const lwc_conn *c, const struct ltable *t)
 
 /* One request to the proxy, so the statement is all or nothing: an INSERT
  * of more rows than a request carries is refused, never split (a split one
- * would leave its first requests committed when a later one fails). */
-static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
+ * would leave its first requests committed when a later one fails).  The
+ * rows sealed and packed as statement seq: NULL or an error result. */
+static lwc_result *insert_pack(lwc_conn *c, const struct ltable *t, const struct rowbuf *b,
+			       uint64_t seq, uint8_t **frame, size_t *frame_len)
 {
 	size_t per = insert_max_rows(c, t);
-	uint64_t cnt = 0;
-	lwc_result *r;
-	char tag[64];
 
 	if (b->n > per)
 		return result_error(NULL, LWC_ERR_TOO_BIG, -1,
 				    "an INSERT of %zu rows is more than one statement can carry to "
 				    "the proxy (%zu rows of table \"%s\"); split it into smaller "
 				    "statements", b->n, per, t->sc.name);
-	if ((r = send_insert(c, t, (struct sql_value *const *)b->rows, b->n, &cnt)) != NULL)
-		return r->errcode == LWC_ERR_UNIQUE ? unique_error(r, t, 0) : r;
+	return insert_frame(c, t, (struct sql_value *const *)b->rows, b->n, seq, frame,
+			    frame_len);
+}
+
+/* The proxy's answer to the INSERT sent as statement seq. */
+lwc_result *insert_result(lwc_conn *c, uint64_t seq, const struct sql_schema *sc)
+{
+	uint64_t cnt = 0;
+	lwc_result *r;
+	char tag[64];
+
+	if ((r = conn_wait_done(c, seq, &cnt)) != NULL)
+		return r->errcode == LWC_ERR_UNIQUE ? unique_error(r, sc, 0) : r;
 	snprintf(tag, sizeof(tag), "INSERT 0 %llu", (unsigned long long)cnt);
 	return result_command(tag, cnt);
 }
 
-
-lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
+static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
 {
-	struct ltable *t = catalog_find(c, st->table, 1);
+	uint64_t seq = ++c->seq;
+	uint8_t *frame = NULL;
+	size_t len = 0;
+	lwc_result *r = insert_pack(c, t, b, seq, &frame, &len);
+	int rc;
+
+	if (r != NULL)
+		return r;
+	rc = conn_send_frame(c, frame, len);
+	free(frame);
+	if (rc != LWC_OK)
+		return result_error(NULL, rc, -1, "connection to the proxy lost: %s",
+				    conn_lost_msg(rc));
+	return insert_result(c, seq, &t->sc);
+}
+
+/* The rows of INSERT st into t, converted to its types, into *b: NULL, or
+ * an error result.  Reads from the proxy only for INSERT ... SELECT. */
+static lwc_result *insert_collect(lwc_conn *c, struct sql_stmt *st, struct ltable *t,
+				  struct rowbuf *b)
+{
 	struct sql_schema sc;
-	struct rowbuf b = { 0 };
 	int target[64];
 	char err[1024];
 	lwc_result *r;
 	int rc, errpos = -1;
 
-	if (t == NULL)
-		return error_no_table(st->table, st->table_pos);
 	if (schema_copy(&sc, &t->sc) != LWC_OK)
 		return &nomem_result;
 	if (sql_bind(st, &sc, err, sizeof(err), &errpos) != LWC_OK) {
@@ -664,17 +697,17 @@ lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 				     t->sc.cols[target[j]].type == SQL_CT_BIGINT))
 					v[j].f = nearbyint(v[j].f);
 			int bad;
-			if ((rc = rowbuf_add(&b, t, v, target, st->ninsert_map, err,
+			if ((rc = rowbuf_add(b, t, v, target, st->ninsert_map, err,
 					     sizeof(err), &bad)) != LWC_OK) {
 				lwc_result_free(sr);
-				rowbuf_free(&b);
+				rowbuf_free(b);
 				return result_error(NULL, rc, -1, "%s", err);
 			}
 		}
 		if (rc < 0) {
 			r = result_error(NULL, sr->errcode, -1, "%s", lwc_result_error(sr));
 			lwc_result_free(sr);
-			rowbuf_free(&b);
+			rowbuf_free(b);
 			return r;
 		}
 		lwc_result_free(sr);
@@ -691,24 +724,49 @@ lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
 				const struct sql_expr *e = st->rows[i][j];
 				if (sql_eval_value(e, NULL, &vals[j], err, sizeof(err)) != LWC_OK) {
 					free(vals);
-					rowbuf_free(&b);
+					rowbuf_free(b);
 					return result_error(NULL, LWC_ERR_SCHEMA, e->pos, "%s", err);
 				}
 			}
 			int bad;
-			if ((rc = rowbuf_add(&b, t, vals, target, nin, err, sizeof(err),
+			if ((rc = rowbuf_add(b, t, vals, target, nin, err, sizeof(err),
 					     &bad)) != LWC_OK) {
 				/* the refused value's place in the SQL (a \copy names its
 				 * line and column from it), else its row's */
 				int pos = nin == 0 ? -1 : st->rows[i][bad >= 0 ? bad : 0]->pos;
 				free(vals);
-				rowbuf_free(&b);
+				rowbuf_free(b);
 				return result_error(NULL, rc, pos, "%s", err);
 			}
 		}
 		free(vals);
 	}
-	r = insert_rows(c, t, &b);
+	return NULL;
+}
+
+lwc_result *insert_prepare(lwc_conn *c, struct sql_stmt *st, struct ltable *t, uint64_t seq,
+			   uint8_t **frame, size_t *frame_len, uint64_t *rows)
+{
+	struct rowbuf b = { 0 };
+	lwc_result *r;
+
+	if ((r = insert_collect(c, st, t, &b)) == NULL)
+		r = insert_pack(c, t, &b, seq, frame, frame_len);
+	*rows = b.n;
+	rowbuf_free(&b);
+	return r;
+}
+
+lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st)
+{
+	struct ltable *t = catalog_find(c, st->table, 1);
+	struct rowbuf b = { 0 };
+	lwc_result *r;
+
+	if (t == NULL)
+		return error_no_table(st->table, st->table_pos);
+	if ((r = insert_collect(c, st, t, &b)) == NULL)
+		r = insert_rows(c, t, &b);
 	rowbuf_free(&b);
 	return r;
 }

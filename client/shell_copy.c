@@ -13,12 +13,16 @@
  *
  * FROM turns rows into INSERT statements of SH_COPY_BATCH rows (or about
  * SH_COPY_BATCH_BYTES of SQL, or SH_COPY_BATCH_VALUES values, or what one
- * request to the proxy carries: lwc_insert_max_rows) with every value as a properly quoted literal:
+ * request to the proxy carries: lwc_insert_max_rows; $LWC_COPY_ROWS for
+ * fewer) with every value as a properly quoted literal:
  * numbers for INT and FLOAT columns when the field is a number, else a
  * string literal that the column type's own conversion judges.  Each batch
  * is one statement, so a failure leaves the batches before it loaded: the
- * error says which lines failed and how many rows were loaded.  A progress
- * bar goes to stderr when stderr is a terminal.
+ * error says which lines failed and how many rows were loaded.  Each batch
+ * is read, converted and sealed while the one before it is at the proxy,
+ * and sent once that one has committed (lwc_insert_prepare), so the stop
+ * is where it would be without the overlap.  A progress bar goes to stderr
+ * when stderr is a terminal.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -732,18 +736,24 @@ static void batch_context(const struct batch *bt, const char *table, lwc_result 
 		(unsigned long long)loaded, loaded == 1 ? "" : "s", bt->first_line, bt->last_line);
 }
 
-static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struct batch *bt,
-				  uint64_t *loaded, struct progress *pg)
+/* The batch in flight (*inflight, if any) answered: its rows counted, or
+ * its error reported with its lines; the batch is empty again. */
+static enum sh_status settle(struct sh *s, const struct copy_opts *o, struct batch **inflight,
+			     uint64_t *loaded, struct progress *pg)
 {
-	if (bt->rows == 0)
-		return SH_OK;
-	sh_buf_addc(&bt->sql, ';');
-	lwc_result *r = lwc_exec(s->conn, bt->sql.p);
+	struct batch *bt = *inflight;
 	enum sh_status st = SH_OK;
-	if (lwc_result_status(r) == LWC_RESULT_ERROR) {
+	lwc_result *r;
+
+	if (bt == NULL)
+		return SH_OK;
+	*inflight = NULL;
+	r = lwc_insert_wait(s->conn);
+	if (r == NULL || lwc_result_status(r) == LWC_RESULT_ERROR) {
 		progress_clear(pg);
-		sh_error(s, NULL, -1, "%s", lwc_result_error(r));
-		batch_context(bt, o->table, r, *loaded);
+		sh_error(s, NULL, -1, "%s", r ? lwc_result_error(r) : "no answer from the proxy");
+		if (r)
+			batch_context(bt, o->table, r, *loaded);
 		st = sh_fail_status(s);
 	} else {
 		*loaded += lwc_result_count(r) ? lwc_result_count(r) : bt->rows;
@@ -752,6 +762,53 @@ static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struc
 	sh_buf_reset(&bt->sql);
 	bt->rows = 0;
 	return st;
+}
+
+/* Send the batch once the one in flight has committed: each batch is made
+ * (values converted, records sealed, tokens derived) while the one before
+ * it is at the proxy, and sent only after that one's answer, so a failure
+ * stops the load where it would without the overlap (lwc_insert_prepare).
+ * bt is then in flight (*inflight) and the caller fills the other batch. */
+static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struct batch *bt,
+				  struct batch **inflight, uint64_t *loaded, struct progress *pg)
+{
+	lwc_result *err = NULL;
+	lwc_insert *ins;
+	enum sh_status st;
+	int rc;
+
+	if (bt->rows == 0)
+		return settle(s, o, inflight, loaded, pg);
+	sh_buf_addc(&bt->sql, ';');
+	ins = lwc_insert_prepare(s->conn, bt->sql.p, &err);
+	if (ins == NULL && lwc_result_error_code(err) == LWC_ERR_BUSY) {
+		/* the table's schema needs the catalog: after the answer */
+		lwc_result_free(err);
+		if ((st = settle(s, o, inflight, loaded, pg)) != SH_OK)
+			return st;
+		ins = lwc_insert_prepare(s->conn, bt->sql.p, &err);
+	}
+	if ((st = settle(s, o, inflight, loaded, pg)) != SH_OK) {
+		lwc_insert_free(ins);
+		lwc_result_free(err);
+		return st;
+	}
+	if (ins == NULL) {
+		progress_clear(pg);
+		sh_error(s, NULL, -1, "%s", lwc_result_error(err));
+		batch_context(bt, o->table, err, *loaded);
+		lwc_result_free(err);
+		return sh_fail_status(s);
+	}
+	if ((rc = lwc_insert_send(s->conn, ins)) != LWC_OK) {
+		progress_clear(pg);
+		sh_error(s, NULL, -1, "connection to the proxy lost: %s", lwc_strerror(rc));
+		fprintf(stderr, "CONTEXT:  COPY %s, lines %lu-%lu (%llu rows loaded before them)\n",
+			o->table, bt->first_line, bt->last_line, (unsigned long long)*loaded);
+		return sh_fail_status(s);
+	}
+	*inflight = bt;
+	return SH_OK;
 }
 
 static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
@@ -764,15 +821,16 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	size_t nwant;
 	struct reader rd;
 	struct progress pg;
-	struct batch bt;
+	struct batch bts[2], *cur = &bts[0], *inflight = NULL;
 	enum sh_status st = SH_OK;
 	uint64_t loaded = 0;
 	char err[256];
+	const char *env;
 	char *tname = sh_ident_fold(o->table);
 
 	memset(&rd, 0, sizeof(rd));
 	memset(&pg, 0, sizeof(pg));
-	memset(&bt, 0, sizeof(bt));
+	memset(bts, 0, sizeof(bts));
 	rc = lwc_describe(s->conn, tname, &cols, &ncols);
 	if (rc != LWC_OK) {
 		if (rc == LWC_ERR_NO_TABLE)
@@ -788,6 +846,14 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		max_rows = 1;
 	if (max_rows > SH_COPY_BATCH)
 		max_rows = SH_COPY_BATCH;
+	/* fewer rows a statement, e.g. to see a load's overlap in a small file */
+	if ((env = getenv("LWC_COPY_ROWS")) != NULL && *env) {
+		char *end;
+		unsigned long long v = strtoull(env, &end, 10);
+
+		if (*end == '\0' && v > 0 && v < max_rows)
+			max_rows = v;
+	}
 	nwant = o->ncolnames ? o->ncolnames : (size_t)ncols;
 	types = sh_malloc(sizeof(*types) * (nwant ? nwant : 1));
 	map = sh_malloc(sizeof(*map) * (nwant ? nwant : 1));
@@ -811,8 +877,8 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		types[i] = cols[k].type;
 		names[i] = cols[k].name;
 	}
-	bt.nfld = nwant;
-	bt.names = names;
+	bts[0].nfld = bts[1].nfld = nwant;
+	bts[0].names = bts[1].names = names;
 
 	rd.csv = o->csv;
 	rd.delim = o->delim;
@@ -850,6 +916,9 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	}
 	while ((rc = read_record(&rd, o->null_str, err, sizeof(err))) == 1) {
 		if (rd.nf != nwant) {
+			/* the batch in flight first: it may have failed before */
+			if ((st = settle(s, o, &inflight, &loaded, &pg)) != SH_OK)
+				goto out;
 			progress_clear(&pg);
 			if (rd.nf > nwant)
 				sh_error(s, NULL, -1, "extra data after last expected column");
@@ -864,32 +933,36 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 			st = SH_FAIL;
 			goto out;
 		}
-		if (bt.rows == 0) {
-			sh_buf_printf(&bt.sql, "INSERT INTO %s%s%s VALUES ", o->table,
+		if (cur->rows == 0) {
+			sh_buf_printf(&cur->sql, "INSERT INTO %s%s%s VALUES ", o->table,
 				      o->cols ? " " : "", o->cols ? o->cols : "");
-			bt.first_line = rd.line;
+			cur->first_line = rd.line;
 		} else {
-			sh_buf_addc(&bt.sql, ',');
+			sh_buf_addc(&cur->sql, ',');
 		}
-		batch_note_row(&bt, bt.rows, rd.line);
-		sh_buf_addc(&bt.sql, '(');
+		batch_note_row(cur, cur->rows, rd.line);
+		sh_buf_addc(&cur->sql, '(');
 		for (size_t i = 0; i < nwant; i++) {
 			if (i)
-				sh_buf_addc(&bt.sql, ',');
-			bt.fld_off[bt.rows * nwant + i] = bt.sql.len;
-			add_literal(&bt.sql, rd.f[i], rd.flen[i], rd.fquoted[i] == 2, types[i]);
+				sh_buf_addc(&cur->sql, ',');
+			cur->fld_off[cur->rows * nwant + i] = cur->sql.len;
+			add_literal(&cur->sql, rd.f[i], rd.flen[i], rd.fquoted[i] == 2, types[i]);
 		}
-		sh_buf_addc(&bt.sql, ')');
-		bt.rows++;
-		bt.last_line = rd.line;
-		if (bt.rows >= max_rows || bt.sql.len >= SH_COPY_BATCH_BYTES ||
-		    bt.rows * nwant >= SH_COPY_BATCH_VALUES) {
-			st = flush_batch(s, o, &bt, &loaded, &pg);
+		sh_buf_addc(&cur->sql, ')');
+		cur->rows++;
+		cur->last_line = rd.line;
+		if (cur->rows >= max_rows || cur->sql.len >= SH_COPY_BATCH_BYTES ||
+		    cur->rows * nwant >= SH_COPY_BATCH_VALUES) {
+			st = flush_batch(s, o, cur, &inflight, &loaded, &pg);
 			if (st != SH_OK)
 				goto out;
+			cur = cur == &bts[0] ? &bts[1] : &bts[0];
 			progress_draw(&pg, rd.bytes, loaded, pg.width == 0);
 		}
 		if (sh_sigint) {
+			/* what is in flight completes at the proxy: count it */
+			if ((st = settle(s, o, &inflight, &loaded, &pg)) != SH_OK)
+				goto out;
 			progress_clear(&pg);
 			sh_error(s, NULL, -1, "canceling COPY due to user request (%llu rows loaded)",
 				 (unsigned long long)loaded);
@@ -898,6 +971,8 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		}
 	}
 	if (rc < 0) {
+		if ((st = settle(s, o, &inflight, &loaded, &pg)) != SH_OK)
+			goto out;
 		progress_clear(&pg);
 		sh_error(s, NULL, -1, "%s", err);
 		fprintf(stderr, "CONTEXT:  COPY %s, line %lu (%llu rows before it loaded)\n",
@@ -905,7 +980,9 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		st = SH_FAIL;
 		goto out;
 	}
-	st = flush_batch(s, o, &bt, &loaded, &pg);
+	st = flush_batch(s, o, cur, &inflight, &loaded, &pg);
+	if (st == SH_OK)
+		st = settle(s, o, &inflight, &loaded, &pg);
 	if (st == SH_OK) {
 		progress_draw(&pg, rd.bytes, loaded, 1);
 		progress_clear(&pg);
@@ -913,13 +990,18 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 			printf("COPY %llu\n", (unsigned long long)loaded);
 	}
 out:
+	/* every failure above settles first; none leaves an answer unread */
+	if (inflight)
+		(void)settle(s, o, &inflight, &loaded, &pg);
 	if (rd.fp && o->file)
 		fclose(rd.fp);
 	else if (rd.fp)
 		clearerr(rd.fp);
 	reader_free(&rd);
-	sh_buf_free(&bt.sql);
-	batch_free(&bt);
+	for (int i = 0; i < 2; i++) {
+		sh_buf_free(&bts[i].sql);
+		batch_free(&bts[i]);
+	}
 	free(names);
 	free(types);
 	free(map);

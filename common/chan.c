@@ -357,25 +357,45 @@ int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len)
 	return pack(&e.base, out, out_len);
 }
 
-int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg)
+_Static_assert(CHAN_FRAME_HEAD == WIRE_HDR_BYTES + CHAN_PLAIN_OFF, "frame header room");
+
+int chan_frame_new(const ProtobufCMessage *msg, uint8_t **frame, size_t *len)
 {
 	size_t n = protobuf_c_message_get_packed_size(msg);
-	uint8_t *frame;
-	int rc;
 
+	*frame = NULL;
+	*len = 0;
 	if (n + CHAN_ABYTES > WIRE_FRAME_MAX)
 		return LWC_ERR_TOO_BIG;
-	/* header, then the body sealed in place over the packed message */
-	if ((frame = malloc(WIRE_HDR_BYTES + n + CHAN_ABYTES)) == NULL)
+	if ((*frame = malloc(CHAN_FRAME_HEAD + n + CHAN_FRAME_TAIL)) == NULL)
 		return LWC_ERR_NOMEM;
-	protobuf_c_message_pack(msg, frame + WIRE_HDR_BYTES + CHAN_PLAIN_OFF);
-	rc = chan_seal_inplace(c, frame + WIRE_HDR_BYTES, n);
-	if (rc == LWC_OK) {
-		wire_put_u32(frame, (uint32_t)(n + CHAN_ABYTES));
-		rc = wire_write_all(fd, frame, WIRE_HDR_BYTES + n + CHAN_ABYTES);
-	} else {
-		sodium_memzero(frame, WIRE_HDR_BYTES + n + CHAN_ABYTES);
-	}
+	protobuf_c_message_pack(msg, *frame + CHAN_FRAME_HEAD);
+	*len = n;
+	return LWC_OK;
+}
+
+int chan_write_frame(struct chan *c, int fd, uint8_t *frame, size_t len)
+{
+	/* the header, then the body sealed in place over the packed message */
+	int rc = chan_seal_inplace(c, frame + WIRE_HDR_BYTES, len);
+
+	if (rc != LWC_OK)
+		return rc;
+	wire_put_u32(frame, (uint32_t)(len + CHAN_ABYTES));
+	return wire_write_all(fd, frame, WIRE_HDR_BYTES + len + CHAN_ABYTES);
+}
+
+int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg)
+{
+	uint8_t *frame;
+	size_t n;
+	int rc;
+
+	if ((rc = chan_frame_new(msg, &frame, &n)) != LWC_OK)
+		return rc;
+	rc = chan_write_frame(c, fd, frame, n);
+	if (rc != LWC_OK)
+		sodium_memzero(frame, CHAN_FRAME_HEAD + n + CHAN_FRAME_TAIL);
 	free(frame);
 	return rc;
 }

@@ -97,6 +97,14 @@ int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len) L
 
 /* Encode msg, encrypt, send as one frame. */
 int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg) LWC_WUR;
+/* The same in two steps, so the encoding can be done ahead: chan_frame_new
+ * packs msg into a new frame buffer (*len: its packed size) with room for
+ * the frame header and the seal around it; chan_write_frame seals it in
+ * place and sends it (the buffer stays the caller's). */
+#define CHAN_FRAME_HEAD   (4u + CHAN_PLAIN_OFF)    /* WIRE_HDR_BYTES + tag byte */
+#define CHAN_FRAME_TAIL   (CHAN_ABYTES - CHAN_PLAIN_OFF)
+int chan_frame_new(const ProtobufCMessage *msg, uint8_t **frame, size_t *len) LWC_WUR;
+int chan_write_frame(struct chan *c, int fd, uint8_t *frame, size_t len) LWC_WUR;
 /* Receive one frame (at most max bytes), decrypt, decode as desc.
  * Free *out with protobuf_c_message_free_unpacked(*out, NULL). */
 int chan_read_msg(struct chan *c, int fd, const ProtobufCMessageDescriptor *desc,

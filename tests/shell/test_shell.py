@@ -397,6 +397,45 @@ def test_copy_roundtrip():
     out = ok("-c", "\\copy cp FROM '%s' CSV" % big, "-A", "-t",
              "-c", "SELECT COUNT(*) FROM cp", "-c", "SELECT txt, x FROM cp WHERE id = 2599")
     eq(out, "COPY 2500\n2505\nname 2499|2499.25\n", "batched \\copy")
+    # in statements of 300 rows, each made while the one before it is at the
+    # proxy: 9 statements, every row once
+    rc, out, err = lwc("-c", "CREATE TABLE cpp (id INT PRIMARY KEY, txt TEXT, x FLOAT)",
+                       "-c", "\\copy cpp FROM '%s' CSV" % big, "-A", "-t",
+                       "-c", "SELECT COUNT(*), SUM(id), MIN(id), MAX(id) FROM cpp",
+                       extra_env={"LWC_COPY_ROWS": "300"})
+    eq((rc, out), (0, "CREATE TABLE\nCOPY 2500\n2500|3373750|100|2599\n"),
+       "\\copy in 9 overlapped statements")
+    # a duplicate key in the 5th statement (lines 1201-1500): the four before
+    # it loaded, it and the 6th (made while the 5th was at the proxy) not
+    dup = os.path.join(TMP, "dup.csv")
+    with open(dup, "w") as f:
+        for i in range(2500):
+            f.write("%d,n,%d\n" % (10000 + (5 if i == 1399 else i), i))
+    rc, out, err = lwc("-c", "CREATE TABLE cpd (id INT PRIMARY KEY, txt TEXT, x FLOAT)",
+                       "-c", "\\copy cpd FROM '%s' CSV" % dup, extra_env={"LWC_COPY_ROWS": "300"})
+    eq(rc, 3, "exit code of a duplicate key in an overlapped \\copy")
+    check("COPY cpd, line 1400 (1200 rows loaded before it; none of lines 1201-1500)" in err,
+          "the failing statement's line and the rows before it", err)
+    out = ok("-A", "-t", "-c", "SELECT COUNT(*), MAX(id) FROM cpd")
+    eq(out, "1200|11199\n", "nothing after the failing statement loaded")
+    # a bad value in the 3rd statement, found before it is sent
+    with open(dup, "w") as f:
+        for i in range(1000):
+            f.write("%d,n,%s\n" % (20000 + i, "oops" if i == 700 else str(i)))
+    rc, out, err = lwc("-c", "CREATE TABLE cpv (id INT PRIMARY KEY, txt TEXT, x FLOAT)",
+                       "-c", "\\copy cpv FROM '%s' CSV" % dup, extra_env={"LWC_COPY_ROWS": "300"})
+    check(rc == 3 and "COPY cpv, line 701, column x: 'oops'" in err and
+          "(600 rows loaded before it" in err, "a bad value in an overlapped \\copy", err)
+    eq(ok("-A", "-t", "-c", "SELECT COUNT(*) FROM cpv"), "600\n", "the two statements before it")
+    # a short line in the 4th statement while the 3rd is in flight
+    with open(dup, "w") as f:
+        for i in range(1000):
+            f.write("%d,n\n" % (30000 + i) if i == 950 else "%d,n,%d\n" % (30000 + i, i))
+    rc, out, err = lwc("-c", "CREATE TABLE cps (id INT PRIMARY KEY, txt TEXT, x FLOAT)",
+                       "-c", "\\copy cps FROM '%s' CSV" % dup, extra_env={"LWC_COPY_ROWS": "300"})
+    check(rc == 3 and "line 951 (900 rows before it loaded)" in err,
+          "a short line after statements in flight", err)
+    eq(ok("-A", "-t", "-c", "SELECT COUNT(*) FROM cps"), "900\n", "the three statements before it")
 
 
 def test_json_lines():
