@@ -38,6 +38,7 @@
 
 #include <histedit.h>
 
+#include "heap.h"
 #include "lwc.h"
 #include "shell.h"
 #include "sql.h"
@@ -1248,6 +1249,8 @@ int main(int argc, char **argv)
 	int json = 0, opt, code = SH_EXIT_OK;
 	char err[512];
 
+	/* \copy's 45 MB statements reuse their memory (common/heap.h) */
+	lwc_keep_heap();
 	memset(&s, 0, sizeof(s));
 	s.fieldsep = sh_strdup("|");
 	s.null_str = sh_strdup("");

@@ -16,6 +16,7 @@
 #include "keyfile.h"
 #include "log.h"
 #include "server.h"
+#include "heap.h"
 #include "srvkit.h"
 #include "store.h"
 #include "wire.h"
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
 	int c, rc, lvl;
 
 	log_init("lwc-cloudstore", LOG_INFO);
-	srvkit_keep_heap();
+	lwc_keep_heap();
 	if (cry_init() != LWC_OK) {
 		fprintf(stderr, "lwc-cloudstore: libsodium failed to initialise\n");
 		return 1;

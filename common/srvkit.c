@@ -2,7 +2,6 @@
  * srvkit.c - see srvkit.h.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -197,22 +196,4 @@ int srvkit_live_conns(const struct srvkit *k)
 int srvkit_handshake_s(const struct srvkit *k)
 {
 	return k->cfg.handshake_s;
-}
-
-void srvkit_keep_heap(void)
-{
-	/* Freed heap up to 256 MB stays for the next batch (a batch's
-	 * buffers, about 11 MB, were faulted in afresh every time), in one
-	 * arena with no mmap'ed chunks: a thread's own arena lives in 64 MB
-	 * sub-heaps that glibc unmaps as soon as one is wholly free, whatever
-	 * the trim threshold, and a chunk over the mmap threshold (32 MB at
-	 * most) is mapped and unmapped for itself;
-	 * a 50,000-row INSERT (a 45 MB request, unpacked into as much) then
-	 * faulted in fresh zeroed pages on every statement, 17 % of the
-	 * proxy's CPU during a bulk load.  Statement threads allocate little
-	 * besides whole requests and batches, so one arena costs no contention
-	 * that shows. */
-	(void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	(void)mallopt(M_ARENA_MAX, 1);
-	(void)mallopt(M_MMAP_MAX, 0);
 }

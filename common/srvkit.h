@@ -64,17 +64,6 @@ int srvkit_handshake_s(const struct srvkit *k);
  * reserve_fds, at least 4, at most 4096. */
 int srvkit_default_max_conns(int reserve_fds);
 
-/*
- * Both servers move blocks in batches of up to 1024 sealed blocks of
- * 10.8 KB: buffers of about 11 MB, several per batch.  glibc serves
- * requests that large with mmap and returns them with munmap, so every
- * batch page-faulted its buffers in again; a bulk load's 45 MB requests
- * likewise.  Call once at start-up, before any thread: every request comes
- * from one heap, and up to 256 MB of freed heap stays with the process for
- * the next batch or request (its resident size stays near its high-water
- * mark).
- */
-void srvkit_keep_heap(void);
 
 /* Rate-limited lines about connections that never authenticated (shared by
  * the servers' handshake code). */

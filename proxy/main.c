@@ -31,6 +31,7 @@
 #include "lwc.pb-c.h"
 #include "pidlock.h"
 #include "server.h"
+#include "heap.h"
 #include "srvkit.h"
 #include "par.h"
 #include "state.h"
@@ -718,7 +719,7 @@ int main(int argc, char **argv)
 
 	log_init("lwc-proxy", LOG_INFO);
 	signal(SIGPIPE, SIG_IGN);
-	srvkit_keep_heap();
+	lwc_keep_heap();
 	if (cry_init() != LWC_OK) {
 		fprintf(stderr, "lwc-proxy: libsodium failed to initialise\n");
 		return 1;
