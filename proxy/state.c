@@ -96,44 +96,6 @@ int px_db_name(char *buf, size_t len, uint32_t table, int col)
 	return n > 0 && (size_t)n < len ? LWC_OK : LWC_ERR_ARG;
 }
 
-/*
- * A bulk load's commit puts about a million index entries; LMDB compares a
- * key with the bounds of the cursor's page and then searches the page, and
- * a duplicate with its key's last one, each through the database's compare
- * function: memcmp behind LMDB's own wrapper took 23 % of the proxy's CPU
- * in a load.  The same order (so mdb_dump, mdb_copy and lwc-audit, which
- * use LMDB's default, read the same trees), 8 bytes at a time.
- */
-int px_cmp_bytes(const MDB_val *a, const MDB_val *b)
-{
-	const uint8_t *p = a->mv_data, *q = b->mv_data;
-	size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
-
-	for (; n >= 8; n -= 8, p += 8, q += 8) {
-		uint64_t x = cry_get_be64(p), y = cry_get_be64(q);
-
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-	for (; n > 0; n--, p++, q++)
-		if (*p != *q)
-			return *p < *q ? -1 : 1;
-	return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
-}
-
-/* An index tree or run: its orders set before anything reads it (LMDB
- * keeps them for the environment's handle). */
-static int open_index_dbi(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *dbi)
-{
-	int rc = mdb_dbi_open(txn, name, flags | MDB_DUPSORT | MDB_DUPFIXED, dbi);
-
-	if (rc == 0)
-		rc = mdb_set_compare(txn, *dbi, px_cmp_bytes);
-	if (rc == 0)
-		rc = mdb_set_dupsort(txn, *dbi, px_cmp_bytes);
-	return rc;
-}
-
 int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t, unsigned flags)
 {
 	char name[32];
@@ -147,13 +109,14 @@ int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t, un
 	for (uint32_t c = 0; c < t->ncols; c++) {
 		if (px_db_name(name, sizeof(name), t->id, (int)c) != LWC_OK)
 			return LWC_ERR_ARG;
-		if ((rc = open_index_dbi(txn, name, flags, &t->cols[c])) != 0)
+		rc = mdb_dbi_open(txn, name, flags | MDB_DUPSORT | MDB_DUPFIXED, &t->cols[c]);
+		if (rc != 0)
 			return rc;
 	}
 	/* made here for tables of databases from before the run */
 	if (px_db_name(name, sizeof(name), t->id, PX_DB_RUN) != LWC_OK)
 		return LWC_ERR_ARG;
-	return open_index_dbi(txn, name, MDB_CREATE, &t->run);
+	return mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &t->run);
 }
 
 int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_t v)

@@ -241,9 +241,6 @@ static inline int px_tok_none(const struct px_table *t, uint32_t j, const uint8_
 int px_db_name(char *buf, size_t len, uint32_t table, int col);  /* col -1: rows, PX_DB_RUN */
 int px_table_open_dbis(struct px_state *st, MDB_txn *txn, struct px_table *t,
 		       unsigned flags) LWC_WUR;
-/* The index trees' order of keys and of duplicates: LMDB's default order
- * (bytes as memcmp, then the shorter first), compared a word at a time. */
-int px_cmp_bytes(const MDB_val *a, const MDB_val *b);
 int px_meta_put_u64(struct px_state *st, MDB_txn *txn, const char *name, uint64_t v) LWC_WUR;
 int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t) LWC_WUR;
 int px_block_put(struct px_state *st, MDB_txn *txn, uint64_t id, uint64_t version,
