@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "lwc_int.h"
 
 struct lwc_insert {
@@ -23,12 +21,7 @@ void lwc_insert_free(lwc_insert *ins)
 {
 	if (ins == NULL)
 		return;
-	if (ins->frame) {
-		/* the packed records are sealed, the tokens keyed hashes; wiped
-		 * all the same, as the two-step path wipes its buffers */
-		sodium_memzero(ins->frame, CHAN_FRAME_HEAD + ins->len + CHAN_FRAME_TAIL);
-		free(ins->frame);
-	}
+	chan_frame_free(ins->frame, ins->len);   /* not sent: not sealed */
 	schema_free(&ins->sc);
 	free(ins->sql);
 	free(ins);

@@ -639,10 +639,12 @@ static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
 	if (r != NULL)
 		return r;
 	rc = conn_send_frame(c, frame, len);
-	free(frame);
-	if (rc != LWC_OK)
+	if (rc != LWC_OK) {
+		chan_frame_free(frame, len);
 		return result_error(NULL, rc, -1, "connection to the proxy lost: %s",
 				    conn_lost_msg(rc));
+	}
+	free(frame);                      /* sealed in place: ciphertext */
 	return insert_result(c, seq, &t->sc);
 }
 

@@ -385,6 +385,14 @@ int chan_write_frame(struct chan *c, int fd, uint8_t *frame, size_t len)
 	return wire_write_all(fd, frame, WIRE_HDR_BYTES + len + CHAN_ABYTES);
 }
 
+void chan_frame_free(uint8_t *frame, size_t len)
+{
+	if (frame == NULL)
+		return;
+	sodium_memzero(frame, CHAN_FRAME_HEAD + len + CHAN_FRAME_TAIL);
+	free(frame);
+}
+
 int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg)
 {
 	uint8_t *frame;
@@ -394,9 +402,10 @@ int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg)
 	if ((rc = chan_frame_new(msg, &frame, &n)) != LWC_OK)
 		return rc;
 	rc = chan_write_frame(c, fd, frame, n);
-	if (rc != LWC_OK)
-		sodium_memzero(frame, CHAN_FRAME_HEAD + n + CHAN_FRAME_TAIL);
-	free(frame);
+	if (rc == LWC_OK)
+		free(frame);              /* sealed in place: ciphertext */
+	else
+		chan_frame_free(frame, n);
 	return rc;
 }
 

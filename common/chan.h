@@ -105,6 +105,8 @@ int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg) LWC_WUR;
 #define CHAN_FRAME_TAIL   (CHAN_ABYTES - CHAN_PLAIN_OFF)
 int chan_frame_new(const ProtobufCMessage *msg, uint8_t **frame, size_t *len) LWC_WUR;
 int chan_write_frame(struct chan *c, int fd, uint8_t *frame, size_t len) LWC_WUR;
+/* Free a frame of chan_frame_new, wiped first (it may not have been sealed). */
+void chan_frame_free(uint8_t *frame, size_t len);
 /* Receive one frame (at most max bytes), decrypt, decode as desc.
  * Free *out with protobuf_c_message_free_unpacked(*out, NULL). */
 int chan_read_msg(struct chan *c, int fd, const ProtobufCMessageDescriptor *desc,
