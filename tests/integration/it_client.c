@@ -88,6 +88,16 @@ static long count_of(struct env *e, const char *sql)
 	return n;
 }
 
+/* r is an error of code, its message holding part (NULL: any); frees r */
+static void expect_error(lwc_result *r, int code, const char *part)
+{
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+	assert_int_equal(lwc_result_error_code(r), code);
+	if (part && strstr(lwc_result_error(r), part) == NULL)
+		fail_msg("error \"%s\" does not say \"%s\"", lwc_result_error(r), part);
+	lwc_result_free(r);
+}
+
 /* INSERT INTO t VALUES (from, from), ... of n rows */
 static char *insert_sql(const char *table, uint64_t from, uint64_t n)
 {
@@ -107,7 +117,6 @@ static void test_insert_one_request(void **state)
 {
 	struct env *e = *state;
 	uint64_t max = 0;
-	lwc_result *r;
 	char *sql;
 
 	exec_ok(e, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
@@ -118,11 +127,7 @@ static void test_insert_one_request(void **state)
 
 	/* one row more than a request carries: refused, nothing written */
 	sql = insert_sql("t", 0, max + 1);
-	r = lwc_exec(e->c, sql);
-	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
-	assert_int_equal(lwc_result_error_code(r), LWC_ERR_TOO_BIG);
-	assert_non_null(strstr(lwc_result_error(r), "split it into smaller statements"));
-	lwc_result_free(r);
+	expect_error(lwc_exec(e->c, sql), LWC_ERR_TOO_BIG, "split it into smaller statements");
 	free(sql);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 0);
 
@@ -132,10 +137,7 @@ static void test_insert_one_request(void **state)
 	free(sql);
 	sql = insert_sql("t", 10000, 20000);
 	snprintf(strrchr(sql, '('), 32, "(4999, 0)");     /* the last row repeats 4999 */
-	r = lwc_exec(e->c, sql);
-	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
-	assert_int_equal(lwc_result_error_code(r), LWC_ERR_UNIQUE);
-	lwc_result_free(r);
+	expect_error(lwc_exec(e->c, sql), LWC_ERR_UNIQUE, NULL);
 	free(sql);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 5000);
 }
@@ -199,7 +201,6 @@ static void test_insert_pipeline(void **state)
 	lwc_insert *a, *b, *x;
 	struct lwc_column *cols = NULL;
 	char **names = NULL;
-	lwc_result *r;
 	char *sql;
 	int ncols = 0;
 
@@ -218,9 +219,7 @@ static void test_insert_pipeline(void **state)
 	b = prepare_ok(e, sql);
 	free(sql);
 	/* ... and nothing else may use the connection */
-	r = lwc_exec(e->c, "SELECT COUNT(*) FROM t");
-	assert_int_equal(lwc_result_error_code(r), LWC_ERR_BUSY);
-	lwc_result_free(r);
+	expect_error(lwc_exec(e->c, "SELECT COUNT(*) FROM t"), LWC_ERR_BUSY, "in flight");
 	assert_int_equal(lwc_tables(e->c, &names), LWC_ERR_BUSY);
 	/* what the catalog already holds needs no round trip */
 	assert_int_equal(lwc_describe(e->c, "t", &cols, &ncols), LWC_OK);
@@ -246,11 +245,7 @@ static void test_insert_pipeline(void **state)
 	sql = insert_sql("t", 7000, 1000);
 	b = prepare_ok(e, sql);
 	free(sql);
-	r = lwc_insert_wait(e->c);
-	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
-	assert_int_equal(lwc_result_error_code(r), LWC_ERR_UNIQUE);
-	assert_non_null(strstr(lwc_result_error(r), "column \"id\" of table \"t\""));
-	lwc_result_free(r);
+	expect_error(lwc_insert_wait(e->c), LWC_ERR_UNIQUE, "column \"id\" of table \"t\"");
 	lwc_insert_free(b);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 2000);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id >= 5000"), 0);
@@ -306,7 +301,6 @@ static void test_insert_rows_in_parts(void **state)
 	struct env *e = *state;
 	enum { N = 3000 };
 	static size_t len[N];
-	lwc_result *r;
 	char *sql;
 
 	exec_ok(e, "CREATE TABLE w (id INT, s TEXT)");
@@ -315,18 +309,11 @@ static void test_insert_rows_in_parts(void **state)
 	len[700] = 200;           /* first half */
 	len[2600] = 300;          /* second half */
 	sql = text_rows_sql(N, len);
-	r = lwc_exec(e->c, sql);
-	assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
-	assert_int_equal(lwc_result_error_code(r), LWC_ERR_TOO_BIG);
-	assert_non_null(strstr(lwc_result_error(r), "row of 2"));   /* row 700's 2xx bytes */
-	lwc_result_free(r);
+	expect_error(lwc_exec(e->c, sql), LWC_ERR_TOO_BIG, "row of 2");   /* row 700's 2xx bytes */
 	free(sql);
 	len[700] = 5;
 	sql = text_rows_sql(N, len);
-	r = lwc_exec(e->c, sql);
-	assert_int_equal(lwc_result_error_code(r), LWC_ERR_TOO_BIG);
-	assert_non_null(strstr(lwc_result_error(r), "row of 3"));   /* row 2600's */
-	lwc_result_free(r);
+	expect_error(lwc_exec(e->c, sql), LWC_ERR_TOO_BIG, "row of 3");   /* row 2600's */
 	free(sql);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w"), 0);
 	len[2600] = 7;
