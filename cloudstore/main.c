@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 
 	log_init("lwc-cloudstore", LOG_INFO);
 	lwc_keep_heap();
-	if (cry_init() != LWC_OK) {
+	if (cry_init_server() != LWC_OK) {
 		fprintf(stderr, "lwc-cloudstore: libsodium failed to initialise\n");
 		return 1;
 	}

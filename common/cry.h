@@ -63,6 +63,15 @@ enum cry_type_tag {
 /* Initialise libsodium; safe to call many times. */
 int cry_init(void) LWC_WUR;
 
+/* Initialise libsodium for a server process (lwc-proxy, lwc-cloudstore):
+ * randombytes_* draw from libsodium's own "internal" generator, ChaCha20
+ * keyed per thread from getrandom() and re-keyed after every call, instead
+ * of one getrandom() system call per draw.  Call first thing in main(),
+ * before any thread starts; a process that uses it must not fork() and go
+ * on drawing in the child (libsodium aborts).  Not for liblwc, which must
+ * not change its host program's generator. */
+int cry_init_server(void) LWC_WUR;
+
 /* Derive a 32-byte subkey of master under an 8-byte context. */
 int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
 	    uint64_t subkey_id, const char ctx[8]) LWC_WUR;

@@ -720,7 +720,7 @@ int main(int argc, char **argv)
 	log_init("lwc-proxy", LOG_INFO);
 	signal(SIGPIPE, SIG_IGN);
 	lwc_keep_heap();
-	if (cry_init() != LWC_OK) {
+	if (cry_init_server() != LWC_OK) {
 		fprintf(stderr, "lwc-proxy: libsodium failed to initialise\n");
 		return 1;
 	}

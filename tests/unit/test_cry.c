@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -837,6 +838,60 @@ static void test_perm_args(void **state)
 	assert_int_equal(cry_perm_scratch_words(0, 2), 0);
 }
 
+/* ------------------------------------------------------- the servers' RNG */
+
+#define RNG_DRAWS 4096
+
+static void *rng_thread(void *p)
+{
+	uint64_t *out = p;
+
+	for (size_t i = 0; i < RNG_DRAWS; i++)
+		out[i] = ((uint64_t)randombytes_random() << 32) | randombytes_random();
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* cry_init_server installs libsodium's internal generator; its state must be
+ * per thread (a shared state raced by two threads can hand both the same
+ * bytes), and its uniform draws must stay uniform. */
+static void test_server_rng(void **state)
+{
+	uint64_t *all = malloc(3 * RNG_DRAWS * sizeof(*all));
+	pthread_t th[2];
+	unsigned counts[10] = { 0 };
+	double chi2 = 0;
+	uint8_t a[64], b[64];
+
+	(void)state;
+	assert_non_null(all);
+	assert_int_equal(cry_init_server(), LWC_OK);
+	assert_string_equal(randombytes_implementation_name(), "internal");
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, rng_thread, all + (size_t)i * RNG_DRAWS), 0);
+	rng_thread(all + 2 * RNG_DRAWS);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	qsort(all, 3 * RNG_DRAWS, sizeof(*all), cmp_u64);
+	for (size_t i = 1; i < 3 * RNG_DRAWS; i++)
+		assert_true(all[i] != all[i - 1]);
+	free(all);
+	randombytes_buf(a, sizeof(a));
+	randombytes_buf(b, sizeof(b));
+	assert_memory_not_equal(a, b, sizeof(a));
+	for (int i = 0; i < 100000; i++)
+		counts[randombytes_uniform(10)]++;
+	for (int i = 0; i < 10; i++)
+		chi2 += (counts[i] - 10000.0) * (counts[i] - 10000.0) / 10000.0;
+	assert_true(chi2 < 40.0);      /* 9 degrees of freedom: p < 1e-5 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -862,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_perm_determinism),
 		cmocka_unit_test(test_perm_bijection),
 		cmocka_unit_test(test_perm_args),
+		cmocka_unit_test(test_server_rng),
 	};
 
 	if (cry_init() != LWC_OK) {
