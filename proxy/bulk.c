@@ -299,7 +299,7 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 	size_t nc = t->ntok;
 	uint8_t *toks = NULL;
 	struct tokrow *tr = NULL;
-	MDB_cursor *cur = NULL, *pcur = NULL;
+	MDB_cursor *cur = NULL;
 	int rc = 0;
 
 	if (n == 0)
@@ -311,10 +311,10 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 		rc = ENOMEM;
 		goto out;
 	}
-	/* the old tokens, then the rows, positions and stash entries (in key
-	 * order: row ids), each found once by a cursor and deleted there */
-	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0 ||
-	    (rc = mdb_cursor_open(txn, st->pos_db, &pcur)) != 0)
+	/* the old tokens, then the rows (in key order: row ids), each found
+	 * once by a cursor and deleted there; positions and stash entries go
+	 * to the journal */
+	if ((rc = mdb_cursor_open(txn, t->rows, &cur)) != 0)
 		goto out;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		uint8_t key[8];
@@ -328,19 +328,13 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 			break;
 		}
 		memcpy(toks + i * nc * CRY_TOKEN_BYTES, d.mv_data, nc * CRY_TOKEN_BYTES);
-		if ((rc = mdb_cursor_del(cur, 0)) != 0)
-			break;
-		k.mv_size = 8;
-		k.mv_data = key;
-		if ((rc = mdb_cursor_get(pcur, &k, &d, MDB_SET_KEY)) != 0 ||
-		    (rc = mdb_cursor_del(pcur, 0)) != 0)
+		if ((rc = mdb_cursor_del(cur, 0)) != 0 || (rc = jr_pos_del(st, dels[i])) != 0)
 			break;
 		if (stash_find(st, dels[i]) != NULL)
-			rc = stash_db_del(st, txn, dels[i]);
+			rc = jr_stash_del(st, dels[i]);
 	}
 	mdb_cursor_close(cur);
-	mdb_cursor_close(pcur);
-	cur = pcur = NULL;
+	cur = NULL;
 	/* each column's entries in token order; a value all of whose rows go
 	 * loses its whole duplicate list in one delete */
 	for (size_t c = 0; c < nc && rc == 0; c++) {
@@ -371,8 +365,6 @@ int delete_rows(struct px_state *st, MDB_txn *txn, struct px_table *t, uint64_t 
 out:
 	if (cur)
 		mdb_cursor_close(cur);
-	if (pcur)
-		mdb_cursor_close(pcur);
 	free(toks);
 	free(tr);
 	return rc;

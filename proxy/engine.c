@@ -1927,23 +1927,24 @@ static int commit(struct px_worker *w, struct stmt *s)
 		return rc;
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
+	/* blocks, positions and the stash go to the journal (journal.h) */
 	for (size_t i = 0; i < s->gamma && rc == 0; i++)
-		rc = px_block_put(st, txn, s->ids[i], s->vers[i] + 1, s->ntags + i * CRY_TAG_BYTES,
-				  s->bits + i * st->g.words);
+		rc = jr_block(st, s->ids[i], s->vers[i] + 1, s->ntags + i * CRY_TAG_BYTES,
+			      s->bits + i * st->g.words);
 	/* blocks of an exact DELETE it did not read: same version and seal */
 	for (size_t i = 0; i < s->ntids && rc == 0; i++)
-		rc = px_block_put(st, txn, s->tids[i], st->version[s->tids[i]],
-				  st->tag + s->tids[i] * CRY_TAG_BYTES, s->tbits + i * st->g.words);
+		rc = jr_block(st, s->tids[i], st->version[s->tids[i]],
+			      st->tag + s->tids[i] * CRY_TAG_BYTES, s->tbits + i * st->g.words);
 	if (rc != 0)
 		goto fail;
 	/* rows written back by this statement, rows it moved to the stash */
 	for (size_t i = 0; i < s->nev && rc == 0; i++)
-		if ((rc = px_pos_put(st, txn, s->ev[i].row,
-				     PX_LOC(s->ids[s->ev[i].blk], s->ev[i].slot))) == 0)
-			rc = stash_db_del(st, txn, s->ev[i].row);
+		if ((rc = jr_pos(st, s->ev[i].row,
+				 PX_LOC(s->ids[s->ev[i].blk], s->ev[i].slot))) == 0)
+			rc = jr_stash_del(st, s->ev[i].row);
 	for (size_t i = 0; i < s->nmoved && rc == 0; i++)
-		if (!s->mdel[i] && (rc = px_pos_put(st, txn, s->mrow[i], PX_LOC_STASH)) == 0)
-			rc = stash_db_put(st, txn, s->mrow[i], t->id, s->mrec + i * st->g.S);
+		if (!s->mdel[i] && (rc = jr_pos(st, s->mrow[i], PX_LOC_STASH)) == 0)
+			rc = jr_stash_put(st, s->mrow[i], t->id, s->mrec + i * st->g.S);
 	if (rc != 0)
 		goto fail;
 	switch (s->kind) {
@@ -1959,10 +1960,10 @@ static int commit(struct px_worker *w, struct stmt *s)
 				memcpy(buf + c * CRY_TOKEN_BYTES, r->tokens[c].data, CRY_TOKEN_BYTES);
 			rc = mdb_put(txn, t->rows, &k, &d, 0);
 			if (rc == 0 && s->via_stash) {
-				if ((rc = px_pos_put(st, txn, row, PX_LOC_STASH)) == 0)
-					rc = stash_db_put(st, txn, row, t->id, r->record.data);
+				if ((rc = jr_pos(st, row, PX_LOC_STASH)) == 0)
+					rc = jr_stash_put(st, row, t->id, r->record.data);
 			} else if (rc == 0) {
-				rc = px_pos_put(st, txn, row, s->locs.v[i]);
+				rc = jr_pos(st, row, s->locs.v[i]);
 			}
 		}
 		/* the index entries token by token; new row ids: each the last of
@@ -1996,7 +1997,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 		rc = update_rows(st, txn, t, s->upds, s->nupds);
 		/* new records of rows served from the stash */
 		for (size_t i = 0; i < s->nsrow && rc == 0; i++)
-			rc = stash_db_put(st, txn, s->srow[i], t->id, s->srec + i * st->g.S);
+			rc = jr_stash_put(st, s->srow[i], t->id, s->srec + i * st->g.S);
 		if (rc == 0)
 			rc = idx_settle(txn, t);
 		break;
@@ -2048,10 +2049,10 @@ static int commit(struct px_worker *w, struct stmt *s)
 	case ST_DROP: {
 		MDB_val k = { PX_HANDLE_BYTES, t->handle };
 		for (size_t i = 0; i < s->locs.n && rc == 0; i++)
-			rc = pos_del(st, txn, s->lrow[i]);
+			rc = jr_pos_del(st, s->lrow[i]);
 		for (size_t i = 0; i < s->nsrow && rc == 0; i++)
-			if ((rc = pos_del(st, txn, s->srow[i])) == 0)
-				rc = stash_db_del(st, txn, s->srow[i]);
+			if ((rc = jr_pos_del(st, s->srow[i])) == 0)
+				rc = jr_stash_del(st, s->srow[i]);
 		for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
 			rc = mdb_drop(txn, t->cols[c], 1);
 		if (rc == 0)
@@ -2070,10 +2071,10 @@ static int commit(struct px_worker *w, struct stmt *s)
 	}
 	if (rc != 0)
 		goto fail;
-	if ((rc = mdb_txn_commit(txn)) != 0) {
-		txn = NULL;
+	rc = jr_commit(st, txn);
+	txn = NULL;
+	if (rc != 0)
 		goto fail;
-	}
 	/* the new state is durable: mirror it in memory */
 	for (size_t i = 0; i < s->gamma + s->ntids; i++) {
 		int read = i < s->gamma;
@@ -2149,10 +2150,12 @@ static int commit(struct px_worker *w, struct stmt *s)
 	default:
 		break;
 	}
+	jr_fold_if_due(st);
 	return LWC_OK;
 fail:
 	if (txn)
 		mdb_txn_abort(txn);
+	jr_abort(st);
 	if (s->newt) {
 		free(s->newt->schema);
 		free(s->newt);
@@ -2186,13 +2189,14 @@ static void commit_clean(struct px_state *st, struct stmt *s)
 		goto fail;
 	for (size_t i = 0; i < s->gamma && rc == 0; i++)
 		if (s->written[i] == 2)
-			rc = px_block_put(st, txn, s->ids[i], s->vers[i] + 1,
-					  s->ntags + i * CRY_TAG_BYTES, s->obits + i * st->g.words);
+			rc = jr_block(st, s->ids[i], s->vers[i] + 1,
+				      s->ntags + i * CRY_TAG_BYTES, s->obits + i * st->g.words);
 	if (rc != 0) {
 		mdb_txn_abort(txn);
+		jr_abort(st);
 		goto fail;
 	}
-	if ((rc = mdb_txn_commit(txn)) != 0)
+	if ((rc = jr_commit(st, txn)) != 0)
 		goto fail;
 	for (size_t i = 0; i < s->gamma; i++)
 		if (s->written[i] == 2) {

@@ -15,6 +15,7 @@
 
 #include "engine.h"
 #include "index.h"
+#include "journal.h"
 #include "pred.h"
 
 #define CHUNK_ROWS   512u
@@ -173,10 +174,6 @@ int plan_evictions(struct px_worker *w, struct stmt *s);
 uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec, uint64_t *bits,
 		  uint32_t slot);
 int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err);
-int stash_db_put(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t table,
-		 const uint8_t *rec);
-int stash_db_del(struct px_state *st, MDB_txn *txn, uint64_t row);
-int pos_del(struct px_state *st, MDB_txn *txn, uint64_t row);
 void commit_stash(struct px_state *st, struct stmt *s);
 
 #endif

@@ -26,6 +26,7 @@
 #include "engine.h"
 #include "epoch.h"
 #include "index.h"
+#include "journal.h"
 #include "keyfile.h"
 #include "log.h"
 #include "lwc.pb-c.h"
@@ -52,7 +53,7 @@ static void usage(FILE *f)
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
-		"                      [--index-run-min N] [--index-run-max N]\n"
+		"                      [--index-run-min N] [--index-run-max N] [--journal-kb 16384]\n"
 		"                      [--max-connections N] [--handshake-timeout S]\n"
 		"                      [--accept-stale-state]\n"
 		"       lwc-proxy user add --state DIR --name NAME --key-file FILE [--replace]\n"
@@ -321,6 +322,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "read-ahead", required_argument, NULL, 'A' },
 		{ "index-run-min", required_argument, NULL, 'I' },
 		{ "index-run-max", required_argument, NULL, 'J' },
+		{ "journal-kb", required_argument, NULL, 'j' },
 		{ "max-connections", required_argument, NULL, 'N' },
 		{ "handshake-timeout", required_argument, NULL, 'H' },
 		{ "accept-stale-state", no_argument, NULL, 'Z' },
@@ -328,7 +330,7 @@ static int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX, block_threads = UINT32_MAX;
-	uint32_t run_min = 65536, run_max = 0;
+	uint32_t run_min = 65536, run_max = 0, journal_kb = PX_JOURNAL_FOLD_DEFAULT >> 10;
 	int relocate = -1, accept_stale = 0;
 	struct pidlock lock = { -1, "" };
 	const char *dir = NULL, *listen = NULL, *pad = "ratio:2", *cs = NULL, *keyf = NULL;
@@ -373,6 +375,7 @@ static int cmd_serve(int argc, char **argv)
 			break;
 		case 'I': if (parse_u32(optarg, "--index-run-min", 0, UINT32_MAX, &run_min)) return 1; break;
 		case 'J': if (parse_u32(optarg, "--index-run-max", 0, UINT32_MAX, &run_max)) return 1; break;
+		case 'j': if (parse_u32(optarg, "--journal-kb", 1, 1u << 22, &journal_kb)) return 1; break;
 		case 'N': if (parse_u32(optarg, "--max-connections", 1, 1000000, &v)) return 1; cfg.max_conns = (int)v; break;
 		case 'H': if (parse_u32(optarg, "--handshake-timeout", 1, 3600, &v)) return 1; cfg.handshake_s = (int)v; break;
 		case 'Z': accept_stale = 1; break;
@@ -422,6 +425,7 @@ static int cmd_serve(int argc, char **argv)
 		st->relocate_max = relocate_max;
 	if (relocate >= 0)
 		st->relocate = relocate;
+	st->jr_fold_bytes = (uint64_t)journal_kb << 10;
 	log_info("relocation %s: stash of %zu rows (at most %u), statements touching over %u rows "
 		 "move none", st->relocate ? "on" : "off", st->nstash, st->stash_max,
 		 st->relocate_max);

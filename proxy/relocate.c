@@ -59,7 +59,7 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t row = s->locs.v[i], loc;
-		int e = px_pos_at(cur, row, &loc);
+		int e = jr_pos_get(st, txn, cur, row, &loc);
 
 		if (e != 0) {
 			rc = stmt_fail(s, LWC_ERR_STORE, "row %llu has no position: %s",
@@ -98,16 +98,13 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 			goto out;
 		}
 		for (size_t i = 0; i < ns; i++) {
-			uint8_t key[8];
-			MDB_val k = { 8, key }, d;
+			uint32_t table;
 
-			cry_put_be64(key, rows[i]);
-			if (mdb_get(txn, st->stash_db, &k, &d) != 0 || d.mv_size != 4 + S) {
+			if (jr_stash_get(st, txn, rows[i], &table, s->srec + i * S) != 0) {
 				rc = stmt_fail(s, LWC_ERR_STORE, "row %llu: no record in the stash",
 					       (unsigned long long)rows[i]);
 				goto out;
 			}
-			memcpy(s->srec + i * S, (const uint8_t *)d.mv_data + 4, S);
 			s->srow[i] = rows[i];
 		}
 		for (size_t i = 0; i < ns; i++)
@@ -293,16 +290,13 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		goto fail;
 	}
 	for (size_t i = 0; i < k; i++) {
-		uint8_t key[8];
-		MDB_val kk = { 8, key }, d;
+		uint32_t table;
 
-		cry_put_be64(key, s->ev[i].row);
-		if (mdb_get(txn, st->stash_db, &kk, &d) != 0 || d.mv_size != 4 + g->S) {
+		if (jr_stash_get(st, txn, s->ev[i].row, &table, s->evrec + i * g->S) != 0) {
 			log_error("stash row %llu has no record", (unsigned long long)s->ev[i].row);
 			rc = LWC_ERR_STORE;
 			goto fail;
 		}
-		memcpy(s->evrec + i * g->S, (const uint8_t *)d.mv_data + 4, g->S);
 	}
 	px_read_end(w, txn);
 	txn = NULL;
@@ -398,44 +392,6 @@ int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_
 	free(recs);
 	free(rows);
 	return s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
-}
-
-int stash_db_put(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t table,
-			const uint8_t *rec)
-{
-	uint8_t key[8], *val = malloc(4 + st->g.S);
-	MDB_val k = { 8, key }, d = { 4 + st->g.S, val };
-	int rc;
-
-	if (val == NULL)
-		return ENOMEM;
-	cry_put_be64(key, row);
-	val[0] = (uint8_t)(table >> 24);
-	val[1] = (uint8_t)(table >> 16);
-	val[2] = (uint8_t)(table >> 8);
-	val[3] = (uint8_t)table;
-	memcpy(val + 4, rec, st->g.S);
-	rc = mdb_put(txn, st->stash_db, &k, &d, 0);
-	free(val);
-	return rc;
-}
-
-int stash_db_del(struct px_state *st, MDB_txn *txn, uint64_t row)
-{
-	uint8_t key[8];
-	MDB_val k = { 8, key };
-
-	cry_put_be64(key, row);
-	return mdb_del(txn, st->stash_db, &k, NULL);
-}
-
-int pos_del(struct px_state *st, MDB_txn *txn, uint64_t row)
-{
-	uint8_t key[8];
-	MDB_val k = { 8, key };
-
-	cry_put_be64(key, row);
-	return mdb_del(txn, st->pos_db, &k, NULL);
 }
 
 /* The committed stash changes, in memory: rows written back or deleted

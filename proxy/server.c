@@ -38,6 +38,7 @@
 #include <sodium.h>
 
 #include "chan.h"
+#include "journal.h"
 #include "log.h"
 #include "lwc.pb-c.h"
 #include "net.h"
@@ -584,11 +585,13 @@ static void admin_status(struct conn *c)
 	char vals[40][128];
 	const char *keys[40];
 	size_t n = 0;
-	uint64_t blocks, used, cap, tables = 0, inflight, nstash;
+	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
 
 	pthread_mutex_lock(&st->mu);
 	nstash = st->nstash;
+	jbytes = jr_bytes(st);
+	jfolds = jr_folds(st);
 	blocks = st->nblocks;
 	used = st->used_slots;
 	cap = st->nblocks * st->g.theta;
@@ -630,6 +633,8 @@ static void admin_status(struct conn *c)
 	ST_ADD("relocation", "%s", st->relocate ? "on" : "off");
 	ST_ADD("stash_rows", "%llu", (unsigned long long)nstash);
 	ST_ADD("stash_max", "%u", st->stash_max);
+	ST_ADD("journal_bytes", "%llu", (unsigned long long)jbytes);
+	ST_ADD("journal_folds", "%llu", (unsigned long long)jfolds);
 	ST_ADD("relocate_max", "%u", st->relocate_max);
 	ST_ADD("rows_relocated", "%llu", (unsigned long long)atomic_load(&st->rows_relocated));
 	ST_ADD("rows_evicted", "%llu", (unsigned long long)atomic_load(&st->rows_evicted));

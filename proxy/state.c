@@ -11,6 +11,7 @@
 
 #include <sodium.h>
 
+#include "journal.h"
 #include "keyfile.h"
 #include "log.h"
 #include "state.h"
@@ -18,7 +19,7 @@
 #define PX_MAP_SIZE   (64ull << 30)   /* sparse; the file grows as used */
 #define PX_MAX_DBS    (8u + 66u * 1024u)
 #define PX_MAX_READERS (1024u + 126u)
-#define PX_STATE_FORMAT 2
+#define PX_STATE_FORMAT 3       /* 3: the journal (journal.h) */
 
 static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
 {
@@ -354,7 +355,7 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 	uint8_t *ops;
 	MDB_env *env = NULL;
 	MDB_txn *txn = NULL;
-	MDB_dbi meta, users, catalog, blocks, pos, stash;
+	MDB_dbi meta, users, catalog, blocks, pos, stash, journal;
 	uint8_t geo[20];
 	int rc;
 
@@ -416,7 +417,8 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 	    (rc = mdb_dbi_open(txn, "catalog", MDB_CREATE, &catalog)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "blocks", MDB_CREATE, &blocks)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "pos", MDB_CREATE, &pos)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "stash", MDB_CREATE, &stash)) != 0)
+	    (rc = mdb_dbi_open(txn, "stash", MDB_CREATE, &stash)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "journal", MDB_CREATE, &journal)) != 0)
 		goto lmdb_error;
 	for (int i = 0; i < 5; i++) {
 		uint32_t v = i == 0 ? g->R : i == 1 ? g->m : i == 2 ? g->theta :
@@ -726,6 +728,10 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->users_mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
+	if (jr_init(st) != LWC_OK) {
+		px_state_close(st);
+		return LWC_ERR_NOMEM;
+	}
 	snprintf(path, sizeof(path), "%s/state/data.mdb", dir);
 	if (access(path, F_OK) != 0) {
 		lwc_errf(err, errlen, "%s holds no proxy state (run 'lwc-proxy init' first)", dir);
@@ -755,7 +761,8 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 	    (rc = mdb_dbi_open(txn, "catalog", 0, &st->catalog)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "blocks", 0, &st->blocks_db)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "pos", MDB_CREATE, &st->pos_db)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "stash", MDB_CREATE, &st->stash_db)) != 0)
+	    (rc = mdb_dbi_open(txn, "stash", MDB_CREATE, &st->stash_db)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "journal", MDB_CREATE, &st->journal_db)) != 0)
 		goto lmdb_error;
 	if ((rc = meta_get(txn, st->meta, "geometry", &v)) != 0)
 		goto lmdb_error;
@@ -805,8 +812,7 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		goto lmdb_error;
 	}
 	st->next_table = (uint32_t)cry_get_be64(v.mv_data);
-	if ((rc = load_users(st, txn)) != 0 || (rc = load_catalog(st, txn)) != 0 ||
-	    (rc = load_blocks(st, txn)) != 0)
+	if ((rc = load_users(st, txn)) != 0 || (rc = load_catalog(st, txn)) != 0)
 		goto lmdb_error;
 	{
 		uint64_t fmt, reloc, smax, rmax;
@@ -821,7 +827,7 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		if (fmt > PX_STATE_FORMAT) {
 			mdb_txn_abort(txn);
 			lwc_errf(err, errlen, "%s holds a proxy state of format %llu; this lwc-proxy "
-				 "reads formats 1 and %d", dir, (unsigned long long)fmt,
+				 "reads formats 1 to %d", dir, (unsigned long long)fmt,
 				 PX_STATE_FORMAT);
 			rc = LWC_ERR_FORMAT;
 			goto fail;
@@ -830,6 +836,13 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		st->stash_max = smax > UINT32_MAX ? UINT32_MAX : (uint32_t)smax;
 		st->relocate_max = rmax > UINT32_MAX ? UINT32_MAX : (uint32_t)rmax;
 		if (fmt == 1 && (rc = convert_format1(st, txn)) != 0)
+			goto lmdb_error;
+		/* 2 -> 3: the journal database, opened (created) above; a state of
+		 * format 3 is refused by older releases, which would not read it */
+		if (fmt == 2 && (rc = meta_put_u64v(txn, st->meta, "format", PX_STATE_FORMAT)) != 0)
+			goto lmdb_error;
+		/* what the last run journaled goes to the databases before they load */
+		if ((rc = jr_fold(st, txn)) != 0 || (rc = load_blocks(st, txn)) != 0)
 			goto lmdb_error;
 		if ((rc = meta_get_u64(txn, st->meta, "next_rowid", 1, &st->next_rowid)) != 0 ||
 		    (rc = meta_get_u64(txn, st->meta, "epoch", 0, &st->epoch)) != 0 ||
@@ -857,6 +870,7 @@ void px_state_close(struct px_state *st)
 {
 	if (st == NULL)
 		return;
+	jr_free(st);
 	while (st->tables) {
 		struct px_table *t = st->tables;
 		st->tables = t->next;

@@ -142,10 +142,15 @@ struct px_stash_ent {
 #define PX_STASH_MAX_DEFAULT     8192u
 #define PX_RELOCATE_MAX_DEFAULT  1024u
 
+struct px_journal;
+
 struct px_state {
 	char dir[512];
 	MDB_env *env;
 	MDB_dbi meta, users_db, catalog, blocks_db, pos_db, stash_db;
+	MDB_dbi journal_db;              /* journal.h: staged blocks, pos, stash */
+	struct px_journal *jr;
+	uint64_t jr_fold_bytes;          /* fold the journal beyond this     */
 	struct px_geom g;
 	uint8_t *seal_key;               /* sodium_malloc'ed subkeys of K_OPS */
 	uint8_t *perm_key;

@@ -37,11 +37,14 @@ done
 # The same suites (crashes and concurrency included) with every index
 # entry through the table's run of recent entries (proxy/index.c): a run
 # from 1 entry a tree, moved into the trees past 64 (the defaults use the
-# run for large tables only).
+# run for large tables only); and the statement journal (proxy/journal.h)
+# folded after nearly every statement (past 1 KB; the default, 16 MB, is
+# reached by the suites' largest statements only).
 for t in it_client it_diff it_proxy it_range; do
 	[ -x "$LWC_TESTS/$t" ] || continue
-	run "integration $t [lmdb, index run]" env LWC_TEST_BACKEND=lmdb \
-		LWC_TEST_PROXY_ARGS="--index-run-min 1 --index-run-max 64" "$LWC_TESTS/$t"
+	run "integration $t [lmdb, index run, journal folded]" env LWC_TEST_BACKEND=lmdb \
+		LWC_TEST_PROXY_ARGS="--index-run-min 1 --index-run-max 64 --journal-kb 1" \
+		"$LWC_TESTS/$t"
 done
 
 # Leakage across statements: lwc-audit's attacks on the cloud trace of a

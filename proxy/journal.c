@@ -1,0 +1,407 @@
+/*
+ * journal.c - see journal.h.
+ *
+ * A journal record is a run of entries, each a kind byte then its fields:
+ *   'B' block id(8) version(8) tag(16) bits(8 x words)
+ *   'P' row(8) location(8)          'p' row(8)           (pos, and its delete)
+ *   'S' row(8) table(4) record(S)   's' row(8)           (stash, and its delete)
+ * all integers big-endian, as in the databases they go to.  A record's key
+ * is its LMDB transaction's id (8 bytes, big-endian), which grows across
+ * runs; records are applied in key order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal.h"
+#include "log.h"
+#include "rowmap.h"
+
+/* ---- the journal ------------------------------------------------------------------- */
+
+struct px_journal {
+	uint8_t *buf;            /* the staged record                     */
+	size_t len, cap;
+	struct rowmap spos, sstash;      /* staged, for lookups           */
+	struct rowmap opos, ostash;      /* committed, not yet folded     */
+	uint64_t bytes;          /* in the journal now                    */
+	uint64_t folds;
+	int broken;              /* ENOMEM while staging: commit refuses  */
+};
+
+int jr_init(struct px_state *st)
+{
+	if ((st->jr = calloc(1, sizeof(*st->jr))) == NULL)
+		return LWC_ERR_NOMEM;
+	if (st->jr_fold_bytes == 0)
+		st->jr_fold_bytes = PX_JOURNAL_FOLD_DEFAULT;
+	return LWC_OK;
+}
+
+void jr_free(struct px_state *st)
+{
+	struct px_journal *j = st->jr;
+
+	if (j == NULL)
+		return;
+	free(j->buf);
+	rowmap_free(&j->spos);
+	rowmap_free(&j->sstash);
+	rowmap_free(&j->opos);
+	rowmap_free(&j->ostash);
+	free(j);
+	st->jr = NULL;
+}
+
+static uint8_t *stage(struct px_journal *j, size_t n)
+{
+	uint8_t *p;
+
+	if (j->len + n > j->cap) {
+		size_t cap = j->cap ? j->cap : 4096;
+
+		while (cap < j->len + n)
+			cap *= 2;
+		if ((p = realloc(j->buf, cap)) == NULL) {
+			j->broken = 1;
+			return NULL;
+		}
+		j->buf = p;
+		j->cap = cap;
+	}
+	p = j->buf + j->len;
+	j->len += n;
+	return p;
+}
+
+int jr_block(struct px_state *st, uint64_t id, uint64_t version,
+	     const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits)
+{
+	uint8_t *p = stage(st->jr, 1 + 16 + CRY_TAG_BYTES + 8 * st->g.words);
+
+	if (p == NULL)
+		return ENOMEM;
+	p[0] = 'B';
+	cry_put_be64(p + 1, id);
+	cry_put_be64(p + 9, version);
+	memcpy(p + 17, tag, CRY_TAG_BYTES);
+	for (size_t w = 0; w < st->g.words; w++)
+		cry_put_be64(p + 17 + CRY_TAG_BYTES + 8 * w, bits[w]);
+	return 0;
+}
+
+static int stage_pos(struct px_state *st, uint64_t row, uint64_t loc, int del)
+{
+	struct px_journal *j = st->jr;
+	struct rowent *e = rowmap_get(&j->spos, row);
+	uint8_t *p = stage(j, del ? 9 : 17);
+
+	if (e == NULL || p == NULL) {
+		j->broken = 1;
+		return ENOMEM;
+	}
+	p[0] = del ? 'p' : 'P';
+	cry_put_be64(p + 1, row);
+	if (!del)
+		cry_put_be64(p + 9, loc);
+	e->loc = loc;
+	e->del = (uint8_t)del;
+	return 0;
+}
+
+int jr_pos(struct px_state *st, uint64_t row, uint64_t loc)
+{
+	return stage_pos(st, row, loc, 0);
+}
+
+int jr_pos_del(struct px_state *st, uint64_t row)
+{
+	return stage_pos(st, row, 0, 1);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int jr_stash_put(struct px_state *st, uint64_t row, uint32_t table, const uint8_t *rec)
+{
+	struct px_journal *j = st->jr;
+	struct rowent *e = rowmap_get(&j->sstash, row);
+	uint8_t *p = stage(j, 13 + st->g.S);
+
+	if (e == NULL || p == NULL) {
+		j->broken = 1;
+		return ENOMEM;
+	}
+	if (e->rec == NULL && (e->rec = malloc(4 + st->g.S)) == NULL) {
+		j->broken = 1;
+		return ENOMEM;
+	}
+	p[0] = 'S';
+	cry_put_be64(p + 1, row);
+	put_be32(p + 9, table);
+	memcpy(p + 13, rec, st->g.S);
+	memcpy(e->rec, p + 9, 4 + st->g.S);
+	e->del = 0;
+	return 0;
+}
+
+int jr_stash_del(struct px_state *st, uint64_t row)
+{
+	struct px_journal *j = st->jr;
+	struct rowent *e = rowmap_get(&j->sstash, row);
+	uint8_t *p = stage(j, 9);
+
+	if (e == NULL || p == NULL) {
+		j->broken = 1;
+		return ENOMEM;
+	}
+	p[0] = 's';
+	cry_put_be64(p + 1, row);
+	free(e->rec);
+	e->rec = NULL;
+	e->del = 1;
+	return 0;
+}
+
+void jr_abort(struct px_state *st)
+{
+	struct px_journal *j = st->jr;
+
+	j->len = 0;
+	j->broken = 0;
+	rowmap_clear(&j->spos);
+	rowmap_clear(&j->sstash);
+}
+
+int jr_commit(struct px_state *st, MDB_txn *txn)
+{
+	struct px_journal *j = st->jr;
+	size_t len = j->len;
+	int rc = 0;
+
+	if (j->broken)
+		rc = ENOMEM;
+	if (rc == 0 && len > 0) {
+		uint8_t key[8];
+		MDB_val k = { 8, key }, d = { len, j->buf };
+
+		/* the transaction's id: increasing across runs of the proxy */
+		cry_put_be64(key, (uint64_t)mdb_txn_id(txn));
+		rc = mdb_put(txn, st->journal_db, &k, &d, MDB_APPEND);
+	}
+	if (rc != 0) {
+		mdb_txn_abort(txn);
+		jr_abort(st);
+		return rc;
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		jr_abort(st);
+		return rc;
+	}
+	j->bytes += len;
+	j->len = 0;
+	/* committed: what was staged is now what readers see */
+	if (rowmap_merge(&j->opos, &j->spos) != 0 || rowmap_merge(&j->ostash, &j->sstash) != 0) {
+		/* the commit stands; without its overlay entries readers would
+		 * see the databases' older values, so fold now or stop */
+		log_error("out of memory keeping the journal's changes; folding them");
+		rowmap_clear(&j->spos);
+		rowmap_clear(&j->sstash);
+		j->bytes = st->jr_fold_bytes + 1;
+		jr_fold_if_due(st);
+		if (j->bytes != 0) {
+			log_error("the proxy state cannot be read consistently: stopping");
+			abort();
+		}
+	}
+	return 0;
+}
+
+/* ---- folding ----------------------------------------------------------------------- */
+
+static int del_ok(int rc)
+{
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int jr_entries(const uint8_t *p, size_t n, size_t S, size_t words,
+	       int (*fn)(void *arg, int kind, const uint8_t *entry), void *arg)
+{
+	while (n > 0) {
+		size_t sz;
+		int rc;
+
+		switch (p[0]) {
+		case 'B': sz = 17 + CRY_TAG_BYTES + 8 * words; break;
+		case 'P': sz = 17; break;
+		case 'p':
+		case 's': sz = 9; break;
+		case 'S': sz = 13 + S; break;
+		default: return MDB_CORRUPTED;
+		}
+		if (n < sz)
+			return MDB_CORRUPTED;
+		if ((rc = fn(arg, p[0], p)) != 0)
+			return rc;
+		p += sz;
+		n -= sz;
+	}
+	return 0;
+}
+
+struct apply {
+	struct px_state *st;
+	MDB_txn *txn;
+};
+
+/* One entry to its database. */
+static int apply_entry(void *arg, int kind, const uint8_t *p)
+{
+	struct apply *a = arg;
+	struct px_state *st = a->st;
+	uint64_t bits[PX_MAX_SLOTS / 64];
+	uint8_t key[8];
+	MDB_val k = { 8, key }, d;
+
+	memcpy(key, p + 1, 8);
+	switch (kind) {
+	case 'B':
+		for (size_t w = 0; w < st->g.words; w++)
+			bits[w] = cry_get_be64(p + 17 + CRY_TAG_BYTES + 8 * w);
+		return px_block_put(st, a->txn, cry_get_be64(p + 1), cry_get_be64(p + 9), p + 17,
+				    bits);
+	case 'P':
+		return px_pos_put(st, a->txn, cry_get_be64(p + 1), cry_get_be64(p + 9));
+	case 'p':
+		return del_ok(mdb_del(a->txn, st->pos_db, &k, NULL));
+	case 's':
+		return del_ok(mdb_del(a->txn, st->stash_db, &k, NULL));
+	default:               /* 'S' */
+		d.mv_size = 4 + st->g.S;
+		d.mv_data = (void *)(uintptr_t)(p + 9);
+		return mdb_put(a->txn, st->stash_db, &k, &d, 0);
+	}
+}
+
+int jr_fold(struct px_state *st, MDB_txn *txn)
+{
+	struct apply a = { st, txn };
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->journal_db, &cur)) != 0)
+		return rc;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0)
+		if (k.mv_size != 8 ||
+		    (rc = jr_entries(d.mv_data, d.mv_size, st->g.S, st->g.words, apply_entry,
+				     &a)) != 0) {
+			if (rc == 0)
+				rc = MDB_CORRUPTED;
+			break;
+		}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	return mdb_drop(txn, st->journal_db, 0);
+}
+
+void jr_folded(struct px_state *st)
+{
+	struct px_journal *j = st->jr;
+
+	rowmap_clear(&j->opos);
+	rowmap_clear(&j->ostash);
+	j->bytes = 0;
+	j->folds++;
+}
+
+void jr_fold_if_due(struct px_state *st)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (st->jr->bytes <= st->jr_fold_bytes)
+		return;
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
+		log_warn("journal fold: %s (retried after the next statement)", mdb_strerror(rc));
+		return;
+	}
+	if ((rc = jr_fold(st, txn)) != 0) {
+		mdb_txn_abort(txn);
+		log_warn("journal fold: %s (retried after the next statement)", mdb_strerror(rc));
+		return;
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		log_warn("journal fold: %s (retried after the next statement)", mdb_strerror(rc));
+		return;
+	}
+	jr_folded(st);
+}
+
+/* ---- reads ------------------------------------------------------------------------- */
+
+int jr_pos_get(struct px_state *st, MDB_txn *txn, MDB_cursor *cur, uint64_t row,
+	       uint64_t *loc)
+{
+	const struct px_journal *j = st->jr;
+	const struct rowent *e = rowmap_find(&j->spos, row);
+
+	if (e == NULL)
+		e = rowmap_find(&j->opos, row);
+	if (e != NULL) {
+		if (e->del)
+			return MDB_NOTFOUND;
+		*loc = e->loc;
+		return 0;
+	}
+	return cur ? px_pos_at(cur, row, loc) : px_pos_get(st, txn, row, loc);
+}
+
+int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *table,
+		 uint8_t *rec)
+{
+	const struct px_journal *j = st->jr;
+	const struct rowent *e = rowmap_find(&j->sstash, row);
+	uint8_t key[8];
+	MDB_val k = { 8, key }, d;
+	int rc;
+
+	if (e == NULL)
+		e = rowmap_find(&j->ostash, row);
+	if (e != NULL) {
+		if (e->del)
+			return MDB_NOTFOUND;
+		*table = get_be32(e->rec);
+		memcpy(rec, e->rec + 4, st->g.S);
+		return 0;
+	}
+	cry_put_be64(key, row);
+	if ((rc = mdb_get(txn, st->stash_db, &k, &d)) != 0)
+		return rc;
+	if (d.mv_size != 4 + st->g.S)
+		return MDB_CORRUPTED;
+	*table = get_be32(d.mv_data);
+	memcpy(rec, (const uint8_t *)d.mv_data + 4, st->g.S);
+	return 0;
+}
+
+uint64_t jr_bytes(const struct px_state *st)
+{
+	return st->jr ? st->jr->bytes : 0;
+}
+
+uint64_t jr_folds(const struct px_state *st)
+{
+	return st->jr ? st->jr->folds : 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * rowmap.h - a map from row id to one change of that row (a position, or a
+ * stash record), for the journal's staged and committed changes
+ * (journal.h) and for the read-only locator (locate.h).
+ *
+ * Open addressing over a power-of-two table; entries are added or
+ * replaced, never removed one by one: the whole map is emptied at once.
+ */
+#ifndef LWC_PX_ROWMAP_H
+#define LWC_PX_ROWMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rowent {
+	uint64_t row;
+	uint64_t loc;            /* a position                               */
+	uint8_t *rec;            /* a stash entry: table(4) || record, malloc'ed */
+	uint8_t used, del;       /* del: the row has no entry (deleted)      */
+};
+
+struct rowmap {
+	struct rowent *e;
+	size_t cap, n;
+};
+
+/* The entry of row, or NULL. */
+struct rowent *rowmap_find(const struct rowmap *m, uint64_t row);
+/* The entry of row, added (loc 0, rec NULL, del 0) when absent; NULL when
+ * out of memory. */
+struct rowent *rowmap_get(struct rowmap *m, uint64_t row);
+/* Move every entry of from into to (records change hands); from is left
+ * empty.  -1 when out of memory (to holds part of from). */
+int rowmap_merge(struct rowmap *to, struct rowmap *from);
+void rowmap_clear(struct rowmap *m);
+void rowmap_free(struct rowmap *m);
+
+#endif
