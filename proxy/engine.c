@@ -1916,6 +1916,20 @@ static int delete_unread(struct stmt *s, const struct px_state *st)
 	return LWC_OK;
 }
 
+/* About how many block, position and stash changes commit() stages. */
+static size_t journal_entries(const struct stmt *s)
+{
+	size_t n = s->gamma + s->ntids + 2 * (s->nev + s->nmoved) + s->nsrow;
+
+	if (s->kind == ST_INSERT)
+		n += 2 * s->req->insert->n_rows;
+	else if (s->kind == ST_DELETE)
+		n += 2 * s->dels.n;
+	else if (s->kind == ST_DROP)
+		n += s->locs.n + s->nsrow;
+	return n;
+}
+
 static int commit(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -1927,7 +1941,10 @@ static int commit(struct px_worker *w, struct stmt *s)
 		return rc;
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
-	/* blocks, positions and the stash go to the journal (journal.h) */
+	/* blocks, positions and the stash go to the journal (journal.h),
+	 * or in place for a statement that changes very many */
+	if ((rc = jr_begin(st, txn, journal_entries(s))) != 0)
+		goto fail;
 	for (size_t i = 0; i < s->gamma && rc == 0; i++)
 		rc = jr_block(st, s->ids[i], s->vers[i] + 1, s->ntags + i * CRY_TAG_BYTES,
 			      s->bits + i * st->g.words);
@@ -2187,6 +2204,11 @@ static void commit_clean(struct px_state *st, struct stmt *s)
 		return;
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		goto fail;
+	if ((rc = jr_begin(st, txn, cnt)) != 0) {
+		mdb_txn_abort(txn);
+		jr_abort(st);
+		goto fail;
+	}
 	for (size_t i = 0; i < s->gamma && rc == 0; i++)
 		if (s->written[i] == 2)
 			rc = jr_block(st, s->ids[i], s->vers[i] + 1,

@@ -27,7 +27,37 @@ struct px_journal {
 	uint64_t bytes;          /* in the journal now                    */
 	uint64_t folds;
 	int broken;              /* ENOMEM while staging: commit refuses  */
+	MDB_txn *txn;            /* the transaction being built           */
+	int direct;              /* its changes go to the databases (jr_begin) */
 };
+
+int jr_begin(struct px_state *st, MDB_txn *txn, size_t entries)
+{
+	struct px_journal *j = st->jr;
+
+	j->txn = txn;
+	j->direct = entries > PX_JOURNAL_DIRECT_MIN;
+	/* the journal's older changes first, so this statement's come after */
+	return j->direct ? jr_fold(st, txn) : 0;
+}
+
+static int del_ok(int rc)
+{
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Direct mode: one change to its database. */
+static int direct_del(struct px_state *st, MDB_dbi dbi, uint64_t row)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key };
+
+	cry_put_be64(key, row);
+	return del_ok(mdb_del(st->jr->txn, dbi, &k, NULL));
+}
+
+static int direct_stash_put(struct px_state *st, uint64_t row, uint32_t table,
+			    const uint8_t *rec);
 
 int jr_init(struct px_state *st)
 {
@@ -77,9 +107,11 @@ static uint8_t *stage(struct px_journal *j, size_t n)
 int jr_block(struct px_state *st, uint64_t id, uint64_t version,
 	     const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits)
 {
-	uint8_t *p = stage(st->jr, 1 + 16 + CRY_TAG_BYTES + 8 * st->g.words);
+	uint8_t *p;
 
-	if (p == NULL)
+	if (st->jr->direct)
+		return px_block_put(st, st->jr->txn, id, version, tag, bits);
+	if ((p = stage(st->jr, 1 + 16 + CRY_TAG_BYTES + 8 * st->g.words)) == NULL)
 		return ENOMEM;
 	p[0] = 'B';
 	cry_put_be64(p + 1, id);
@@ -93,9 +125,13 @@ int jr_block(struct px_state *st, uint64_t id, uint64_t version,
 static int stage_pos(struct px_state *st, uint64_t row, uint64_t loc, int del)
 {
 	struct px_journal *j = st->jr;
-	struct rowent *e = rowmap_get(&j->spos, row);
-	uint8_t *p = stage(j, del ? 9 : 17);
+	struct rowent *e;
+	uint8_t *p;
 
+	if (j->direct)
+		return del ? direct_del(st, st->pos_db, row) : px_pos_put(st, j->txn, row, loc);
+	e = rowmap_get(&j->spos, row);
+	p = stage(j, del ? 9 : 17);
 	if (e == NULL || p == NULL) {
 		j->broken = 1;
 		return ENOMEM;
@@ -132,12 +168,33 @@ static uint32_t get_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+static int direct_stash_put(struct px_state *st, uint64_t row, uint32_t table,
+			    const uint8_t *rec)
+{
+	uint8_t key[8], *val = malloc(4 + st->g.S);
+	MDB_val k = { 8, key }, d = { 4 + st->g.S, val };
+	int rc;
+
+	if (val == NULL)
+		return ENOMEM;
+	cry_put_be64(key, row);
+	put_be32(val, table);
+	memcpy(val + 4, rec, st->g.S);
+	rc = mdb_put(st->jr->txn, st->stash_db, &k, &d, 0);
+	free(val);
+	return rc;
+}
+
 int jr_stash_put(struct px_state *st, uint64_t row, uint32_t table, const uint8_t *rec)
 {
 	struct px_journal *j = st->jr;
-	struct rowent *e = rowmap_get(&j->sstash, row);
-	uint8_t *p = stage(j, 13 + st->g.S);
+	struct rowent *e;
+	uint8_t *p;
 
+	if (j->direct)
+		return direct_stash_put(st, row, table, rec);
+	e = rowmap_get(&j->sstash, row);
+	p = stage(j, 13 + st->g.S);
 	if (e == NULL || p == NULL) {
 		j->broken = 1;
 		return ENOMEM;
@@ -158,9 +215,13 @@ int jr_stash_put(struct px_state *st, uint64_t row, uint32_t table, const uint8_
 int jr_stash_del(struct px_state *st, uint64_t row)
 {
 	struct px_journal *j = st->jr;
-	struct rowent *e = rowmap_get(&j->sstash, row);
-	uint8_t *p = stage(j, 9);
+	struct rowent *e;
+	uint8_t *p;
 
+	if (j->direct)
+		return direct_del(st, st->stash_db, row);
+	e = rowmap_get(&j->sstash, row);
+	p = stage(j, 9);
 	if (e == NULL || p == NULL) {
 		j->broken = 1;
 		return ENOMEM;
@@ -179,6 +240,8 @@ void jr_abort(struct px_state *st)
 
 	j->len = 0;
 	j->broken = 0;
+	j->txn = NULL;
+	j->direct = 0;
 	rowmap_clear(&j->spos);
 	rowmap_clear(&j->sstash);
 }
@@ -189,6 +252,14 @@ int jr_commit(struct px_state *st, MDB_txn *txn)
 	size_t len = j->len;
 	int rc = 0;
 
+	if (j->direct) {
+		/* folded in this transaction, the changes written in place */
+		rc = mdb_txn_commit(txn);
+		jr_abort(st);
+		if (rc == 0)
+			jr_folded(st);
+		return rc;
+	}
 	if (j->broken)
 		rc = ENOMEM;
 	if (rc == 0 && len > 0) {
@@ -210,6 +281,7 @@ int jr_commit(struct px_state *st, MDB_txn *txn)
 	}
 	j->bytes += len;
 	j->len = 0;
+	j->txn = NULL;
 	/* committed: what was staged is now what readers see */
 	if (rowmap_merge(&j->opos, &j->spos) != 0 || rowmap_merge(&j->ostash, &j->sstash) != 0) {
 		/* the commit stands; without its overlay entries readers would
@@ -228,11 +300,6 @@ int jr_commit(struct px_state *st, MDB_txn *txn)
 }
 
 /* ---- folding ----------------------------------------------------------------------- */
-
-static int del_ok(int rc)
-{
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
 
 int jr_entries(const uint8_t *p, size_t n, size_t S, size_t words,
 	       int (*fn)(void *arg, int kind, const uint8_t *entry), void *arg)

@@ -17,6 +17,11 @@
  * and always when the state is opened (before it is loaded).  A page that
  * many statements touched between two folds is written once.
  *
+ * A statement that would stage more than PX_JOURNAL_DIRECT_MIN changes (a
+ * large DELETE) folds the journal in its own transaction and writes its
+ * changes in place instead (jr_begin), so huge statements cost what they
+ * did before the journal.
+ *
  * Every function runs with st->mu held, or before the state is shared
  * (px_state_open).  jr_block, jr_pos, jr_pos_del, jr_stash_put and
  * jr_stash_del stage a change in the write transaction being built; jr_commit
@@ -43,7 +48,17 @@
 int jr_init(struct px_state *st) LWC_WUR;
 void jr_free(struct px_state *st);
 
-/* Stage a change (LMDB-style codes: 0 or ENOMEM). */
+/* A statement changing more entries than this writes them to their
+ * databases directly (after folding the journal in the same transaction):
+ * a 1M-row DELETE's positions go in key order with a cursor, as before the
+ * journal, instead of through a 1M-entry overlay and a fold. */
+#define PX_JOURNAL_DIRECT_MIN 65536u
+
+/* Begin staging in txn (a write transaction of the state) for a statement
+ * that will stage about `entries` changes; LMDB codes. */
+int jr_begin(struct px_state *st, MDB_txn *txn, size_t entries) LWC_WUR;
+
+/* Stage a change (LMDB codes: 0, ENOMEM, or in direct mode the database's). */
 int jr_block(struct px_state *st, uint64_t id, uint64_t version,
 	     const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits) LWC_WUR;
 int jr_pos(struct px_state *st, uint64_t row, uint64_t loc) LWC_WUR;

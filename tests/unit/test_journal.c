@@ -2,7 +2,7 @@
  * test_journal.c - proxy/journal.c: the statement journal against a model.
  *
  * Random transactions stage block, position and stash changes (some are
- * aborted); after every commit each row's position and stash entry read
+ * aborted, some large enough to write in place after folding); after every commit each row's position and stash entry read
  * through the journal (jr_pos_get, jr_stash_get) equal the model's, and so
  * does the read-only locator (lwc-audit's ground truth) beside the open
  * state.  Folds happen at random limits, and the state is closed and opened
@@ -193,6 +193,10 @@ static void one_txn(int abort_it)
 	memcpy(rows, row_m, sizeof(rows));
 	memcpy(blks, blk_m, sizeof(blks));
 	assert_int_equal(mdb_txn_begin(st->env, NULL, 0, &txn), 0);
+	/* now and then as a statement too large for the journal: the journal
+	 * folded in the same transaction, the changes written in place */
+	assert_int_equal(jr_begin(st, txn, rng() % 8 == 0 ? PX_JOURNAL_DIRECT_MIN + 1 : (size_t)n),
+			 0);
 	for (int i = 0; i < n; i++) {
 		uint64_t r = rng() % NROWS;
 		uint64_t l, id;
