@@ -59,11 +59,12 @@ HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h) $GEN/l
 # the library: all of common/ but the servers' accept loop (srvkit.c), the
 # generated messages and the store side of cloudstore/ (store.c names every
 # backend, so store_pg.c and the Redis Cluster backend come too: -lpq,
-# -lhiredis), the proxy's predicates, index and state (no engine, no server: no
-# libevent), the client's SQL
+# -lhiredis), the proxy's predicates, index and state with its journal (no
+# engine, no server: no libevent), the client's SQL
 LIB_SRC="$(ls common/*.c | grep -v '^common/srvkit\.c$') $GEN/lwc.pb-c.c cloudstore/store.c cloudstore/store_lmdb.c \
  cloudstore/store_pg.c cloudstore/store_redis.c cloudstore/rc_cluster.c cloudstore/rc_parse.c \
- cloudstore/proto.c proxy/pred.c proxy/index.c proxy/state.c $(ls client/sql_*.c)"
+ cloudstore/proto.c proxy/pred.c proxy/index.c proxy/state.c proxy/journal.c proxy/rowmap.c \
+ $(ls client/sql_*.c)"
 
 pids=""
 objs=""
