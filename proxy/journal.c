@@ -27,37 +27,8 @@ struct px_journal {
 	uint64_t bytes;          /* in the journal now                    */
 	uint64_t folds;
 	int broken;              /* ENOMEM while staging: commit refuses  */
-	MDB_txn *txn;            /* the transaction being built           */
-	int direct;              /* its changes go to the databases (jr_begin) */
+	int direct;              /* applied in place at commit (jr_begin) */
 };
-
-int jr_begin(struct px_state *st, MDB_txn *txn, size_t entries)
-{
-	struct px_journal *j = st->jr;
-
-	j->txn = txn;
-	j->direct = entries > PX_JOURNAL_DIRECT_MIN;
-	/* the journal's older changes first, so this statement's come after */
-	return j->direct ? jr_fold(st, txn) : 0;
-}
-
-static int del_ok(int rc)
-{
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-/* Direct mode: one change to its database. */
-static int direct_del(struct px_state *st, MDB_dbi dbi, uint64_t row)
-{
-	uint8_t key[8];
-	MDB_val k = { 8, key };
-
-	cry_put_be64(key, row);
-	return del_ok(mdb_del(st->jr->txn, dbi, &k, NULL));
-}
-
-static int direct_stash_put(struct px_state *st, uint64_t row, uint32_t table,
-			    const uint8_t *rec);
 
 int jr_init(struct px_state *st)
 {
@@ -83,6 +54,15 @@ void jr_free(struct px_state *st)
 	st->jr = NULL;
 }
 
+int jr_begin(struct px_state *st, MDB_txn *txn, size_t entries)
+{
+	st->jr->direct = entries > PX_JOURNAL_DIRECT_MIN;
+	/* the journal's older changes first, so this statement's come after */
+	return st->jr->direct ? jr_fold(st, txn) : 0;
+}
+
+/* n more bytes of the staged record; NULL (and the record broken) when out
+ * of memory. */
 static uint8_t *stage(struct px_journal *j, size_t n)
 {
 	uint8_t *p;
@@ -104,14 +84,27 @@ static uint8_t *stage(struct px_journal *j, size_t n)
 	return p;
 }
 
+/* The staged lookup entry of row in m (none in direct mode: nothing reads
+ * a statement's own changes before its commit, which clears them). */
+static int stage_lookup(struct px_journal *j, struct rowmap *m, uint64_t row,
+			struct rowent **e)
+{
+	*e = NULL;
+	if (j->direct)
+		return 0;
+	if ((*e = rowmap_get(m, row)) == NULL) {
+		j->broken = 1;
+		return ENOMEM;
+	}
+	return 0;
+}
+
 int jr_block(struct px_state *st, uint64_t id, uint64_t version,
 	     const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits)
 {
-	uint8_t *p;
+	uint8_t *p = stage(st->jr, 1 + 16 + CRY_TAG_BYTES + 8 * st->g.words);
 
-	if (st->jr->direct)
-		return px_block_put(st, st->jr->txn, id, version, tag, bits);
-	if ((p = stage(st->jr, 1 + 16 + CRY_TAG_BYTES + 8 * st->g.words)) == NULL)
+	if (p == NULL)
 		return ENOMEM;
 	p[0] = 'B';
 	cry_put_be64(p + 1, id);
@@ -128,20 +121,16 @@ static int stage_pos(struct px_state *st, uint64_t row, uint64_t loc, int del)
 	struct rowent *e;
 	uint8_t *p;
 
-	if (j->direct)
-		return del ? direct_del(st, st->pos_db, row) : px_pos_put(st, j->txn, row, loc);
-	e = rowmap_get(&j->spos, row);
-	p = stage(j, del ? 9 : 17);
-	if (e == NULL || p == NULL) {
-		j->broken = 1;
+	if (stage_lookup(j, &j->spos, row, &e) != 0 || (p = stage(j, del ? 9 : 17)) == NULL)
 		return ENOMEM;
-	}
 	p[0] = del ? 'p' : 'P';
 	cry_put_be64(p + 1, row);
 	if (!del)
 		cry_put_be64(p + 9, loc);
-	e->loc = loc;
-	e->del = (uint8_t)del;
+	if (e) {
+		e->loc = loc;
+		e->del = (uint8_t)del;
+	}
 	return 0;
 }
 
@@ -168,47 +157,26 @@ static uint32_t get_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static int direct_stash_put(struct px_state *st, uint64_t row, uint32_t table,
-			    const uint8_t *rec)
-{
-	uint8_t key[8], *val = malloc(4 + st->g.S);
-	MDB_val k = { 8, key }, d = { 4 + st->g.S, val };
-	int rc;
-
-	if (val == NULL)
-		return ENOMEM;
-	cry_put_be64(key, row);
-	put_be32(val, table);
-	memcpy(val + 4, rec, st->g.S);
-	rc = mdb_put(st->jr->txn, st->stash_db, &k, &d, 0);
-	free(val);
-	return rc;
-}
-
 int jr_stash_put(struct px_state *st, uint64_t row, uint32_t table, const uint8_t *rec)
 {
 	struct px_journal *j = st->jr;
 	struct rowent *e;
 	uint8_t *p;
 
-	if (j->direct)
-		return direct_stash_put(st, row, table, rec);
-	e = rowmap_get(&j->sstash, row);
-	p = stage(j, 13 + st->g.S);
-	if (e == NULL || p == NULL) {
-		j->broken = 1;
+	if (stage_lookup(j, &j->sstash, row, &e) != 0 || (p = stage(j, 13 + st->g.S)) == NULL)
 		return ENOMEM;
-	}
-	if (e->rec == NULL && (e->rec = malloc(4 + st->g.S)) == NULL) {
-		j->broken = 1;
-		return ENOMEM;
-	}
 	p[0] = 'S';
 	cry_put_be64(p + 1, row);
 	put_be32(p + 9, table);
 	memcpy(p + 13, rec, st->g.S);
-	memcpy(e->rec, p + 9, 4 + st->g.S);
-	e->del = 0;
+	if (e) {
+		if (e->rec == NULL && (e->rec = malloc(4 + st->g.S)) == NULL) {
+			j->broken = 1;
+			return ENOMEM;
+		}
+		memcpy(e->rec, p + 9, 4 + st->g.S);
+		e->del = 0;
+	}
 	return 0;
 }
 
@@ -218,19 +186,15 @@ int jr_stash_del(struct px_state *st, uint64_t row)
 	struct rowent *e;
 	uint8_t *p;
 
-	if (j->direct)
-		return direct_del(st, st->stash_db, row);
-	e = rowmap_get(&j->sstash, row);
-	p = stage(j, 9);
-	if (e == NULL || p == NULL) {
-		j->broken = 1;
+	if (stage_lookup(j, &j->sstash, row, &e) != 0 || (p = stage(j, 9)) == NULL)
 		return ENOMEM;
-	}
 	p[0] = 's';
 	cry_put_be64(p + 1, row);
-	free(e->rec);
-	e->rec = NULL;
-	e->del = 1;
+	if (e) {
+		free(e->rec);
+		e->rec = NULL;
+		e->del = 1;
+	}
 	return 0;
 }
 
@@ -240,63 +204,46 @@ void jr_abort(struct px_state *st)
 
 	j->len = 0;
 	j->broken = 0;
-	j->txn = NULL;
 	j->direct = 0;
 	rowmap_clear(&j->spos);
 	rowmap_clear(&j->sstash);
 }
 
+static int apply_record(struct px_state *st, MDB_txn *txn, const uint8_t *p, size_t n);
+
 int jr_commit(struct px_state *st, MDB_txn *txn)
 {
 	struct px_journal *j = st->jr;
 	size_t len = j->len;
-	int rc = 0;
+	int direct = j->direct, rc = 0;
+	uint8_t key[8];
+	MDB_val k = { 8, key }, d = { len, j->buf };
 
-	if (j->direct) {
-		/* folded in this transaction, the changes written in place */
-		rc = mdb_txn_commit(txn);
-		jr_abort(st);
-		if (rc == 0)
-			jr_folded(st);
-		return rc;
-	}
-	if (j->broken)
+	/* room in the overlay first, so that nothing can fail after the commit */
+	if (j->broken || rowmap_reserve(&j->opos, j->spos.n) != 0 ||
+	    rowmap_reserve(&j->ostash, j->sstash.n) != 0)
 		rc = ENOMEM;
-	if (rc == 0 && len > 0) {
-		uint8_t key[8];
-		MDB_val k = { 8, key }, d = { len, j->buf };
-
+	else if (len > 0 && direct)   /* folded in this transaction: in place */
+		rc = apply_record(st, txn, j->buf, len);
+	else if (len > 0) {
 		/* the transaction's id: increasing across runs of the proxy */
 		cry_put_be64(key, (uint64_t)mdb_txn_id(txn));
 		rc = mdb_put(txn, st->journal_db, &k, &d, MDB_APPEND);
 	}
-	if (rc != 0) {
+	if (rc != 0)
 		mdb_txn_abort(txn);
-		jr_abort(st);
-		return rc;
+	else
+		rc = mdb_txn_commit(txn);
+	if (rc == 0 && direct) {
+		jr_folded(st);
+	} else if (rc == 0) {
+		j->bytes += len;
+		/* committed: what was staged is now what readers see */
+		rowmap_merge(&j->opos, &j->spos);
+		rowmap_merge(&j->ostash, &j->sstash);
 	}
-	if ((rc = mdb_txn_commit(txn)) != 0) {
-		jr_abort(st);
-		return rc;
-	}
-	j->bytes += len;
-	j->len = 0;
-	j->txn = NULL;
-	/* committed: what was staged is now what readers see */
-	if (rowmap_merge(&j->opos, &j->spos) != 0 || rowmap_merge(&j->ostash, &j->sstash) != 0) {
-		/* the commit stands; without its overlay entries readers would
-		 * see the databases' older values, so fold now or stop */
-		log_error("out of memory keeping the journal's changes; folding them");
-		rowmap_clear(&j->spos);
-		rowmap_clear(&j->sstash);
-		j->bytes = st->jr_fold_bytes + 1;
-		jr_fold_if_due(st);
-		if (j->bytes != 0) {
-			log_error("the proxy state cannot be read consistently: stopping");
-			abort();
-		}
-	}
-	return 0;
+	jr_abort(st);
+	return rc;
 }
 
 /* ---- folding ----------------------------------------------------------------------- */
@@ -324,6 +271,11 @@ int jr_entries(const uint8_t *p, size_t n, size_t S, size_t words,
 		n -= sz;
 	}
 	return 0;
+}
+
+static int del_ok(int rc)
+{
+	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 struct apply {
@@ -360,9 +312,16 @@ static int apply_entry(void *arg, int kind, const uint8_t *p)
 	}
 }
 
-int jr_fold(struct px_state *st, MDB_txn *txn)
+/* One record's entries to their databases. */
+static int apply_record(struct px_state *st, MDB_txn *txn, const uint8_t *p, size_t n)
 {
 	struct apply a = { st, txn };
+
+	return jr_entries(p, n, st->g.S, st->g.words, apply_entry, &a);
+}
+
+int jr_fold(struct px_state *st, MDB_txn *txn)
+{
 	MDB_cursor *cur;
 	MDB_val k, d;
 	int rc;
@@ -370,9 +329,7 @@ int jr_fold(struct px_state *st, MDB_txn *txn)
 	if ((rc = mdb_cursor_open(txn, st->journal_db, &cur)) != 0)
 		return rc;
 	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0)
-		if (k.mv_size != 8 ||
-		    (rc = jr_entries(d.mv_data, d.mv_size, st->g.S, st->g.words, apply_entry,
-				     &a)) != 0) {
+		if (k.mv_size != 8 || (rc = apply_record(st, txn, d.mv_data, d.mv_size)) != 0) {
 			if (rc == 0)
 				rc = MDB_CORRUPTED;
 			break;
@@ -449,7 +406,8 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 	if (e != NULL) {
 		if (e->del)
 			return MDB_NOTFOUND;
-		*table = get_be32(e->rec);
+		if (table)
+			*table = get_be32(e->rec);
 		memcpy(rec, e->rec + 4, st->g.S);
 		return 0;
 	}
@@ -458,7 +416,8 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 		return rc;
 	if (d.mv_size != 4 + st->g.S)
 		return MDB_CORRUPTED;
-	*table = get_be32(d.mv_data);
+	if (table)
+		*table = get_be32(d.mv_data);
 	memcpy(rec, (const uint8_t *)d.mv_data + 4, st->g.S);
 	return 0;
 }

@@ -18,8 +18,8 @@
  * many statements touched between two folds is written once.
  *
  * A statement that would stage more than PX_JOURNAL_DIRECT_MIN changes (a
- * large DELETE) folds the journal in its own transaction and writes its
- * changes in place instead (jr_begin), so huge statements cost what they
+ * large DELETE) folds the journal in its own transaction (jr_begin) and applies its
+ * changes in place at jr_commit, so huge statements cost what they
  * did before the journal.
  *
  * Every function runs with st->mu held, or before the state is shared
@@ -58,7 +58,7 @@ void jr_free(struct px_state *st);
  * that will stage about `entries` changes; LMDB codes. */
 int jr_begin(struct px_state *st, MDB_txn *txn, size_t entries) LWC_WUR;
 
-/* Stage a change (LMDB codes: 0, ENOMEM, or in direct mode the database's). */
+/* Stage a change (0, or ENOMEM: jr_commit then refuses). */
 int jr_block(struct px_state *st, uint64_t id, uint64_t version,
 	     const uint8_t tag[CRY_TAG_BYTES], const uint64_t *bits) LWC_WUR;
 int jr_pos(struct px_state *st, uint64_t row, uint64_t loc) LWC_WUR;
@@ -67,9 +67,11 @@ int jr_stash_put(struct px_state *st, uint64_t row, uint32_t table,
 		 const uint8_t *rec) LWC_WUR;
 int jr_stash_del(struct px_state *st, uint64_t row) LWC_WUR;
 
-/* Append the staged record (if any) to txn's journal and commit txn; on
- * success the staged changes join the overlay.  txn is gone on return,
- * committed or aborted.  Returns mdb_txn_commit's code. */
+/* Append the staged record (if any) to txn's journal, or in direct mode
+ * apply it to the databases, and commit txn; on success the staged changes
+ * join the overlay (direct: the overlay is emptied, folded by jr_begin).
+ * Room in the overlay is made before the commit, so nothing fails after
+ * it.  txn is gone on return, committed or aborted; LMDB codes. */
 int jr_commit(struct px_state *st, MDB_txn *txn) LWC_WUR;
 /* Drop the staged changes (the caller aborts its transaction). */
 void jr_abort(struct px_state *st);
@@ -87,8 +89,8 @@ void jr_fold_if_due(struct px_state *st);
  * st->pos_db, may be NULL with txn given).  MDB_NOTFOUND when it has none. */
 int jr_pos_get(struct px_state *st, MDB_txn *txn, MDB_cursor *cur, uint64_t row,
 	       uint64_t *loc) LWC_WUR;
-/* A stash row's table and record (S bytes copied to rec).  MDB_NOTFOUND
- * when the stash does not hold it. */
+/* A stash row's record (S bytes copied to rec) and, when table is not
+ * NULL, its table.  MDB_NOTFOUND when the stash does not hold it. */
 int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *table,
 		 uint8_t *rec) LWC_WUR;
 

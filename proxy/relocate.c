@@ -98,9 +98,7 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 			goto out;
 		}
 		for (size_t i = 0; i < ns; i++) {
-			uint32_t table;
-
-			if (jr_stash_get(st, txn, rows[i], &table, s->srec + i * S) != 0) {
+			if (jr_stash_get(st, txn, rows[i], NULL, s->srec + i * S) != 0) {
 				rc = stmt_fail(s, LWC_ERR_STORE, "row %llu: no record in the stash",
 					       (unsigned long long)rows[i]);
 				goto out;
@@ -290,9 +288,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		goto fail;
 	}
 	for (size_t i = 0; i < k; i++) {
-		uint32_t table;
-
-		if (jr_stash_get(st, txn, s->ev[i].row, &table, s->evrec + i * g->S) != 0) {
+		if (jr_stash_get(st, txn, s->ev[i].row, NULL, s->evrec + i * g->S) != 0) {
 			log_error("stash row %llu has no record", (unsigned long long)s->ev[i].row);
 			rc = LWC_ERR_STORE;
 			goto fail;

@@ -26,9 +26,15 @@ struct rowent *rowmap_find(const struct rowmap *m, uint64_t row)
 	return m->e[i].used ? &m->e[i] : NULL;
 }
 
-static int grow(struct rowmap *m)
+/* A table of cap slots holding n entries is at most 3/4 full. */
+static int fits(size_t cap, size_t n)
 {
-	size_t cap = m->cap ? m->cap * 2 : 1024, ocap = m->cap;
+	return n * 4 <= cap * 3;
+}
+
+static int grow_to(struct rowmap *m, size_t cap)
+{
+	size_t ocap = m->cap;
 	struct rowent *old = m->e, *e = calloc(cap, sizeof(*e));
 
 	if (e == NULL)
@@ -42,11 +48,20 @@ static int grow(struct rowmap *m)
 	return 0;
 }
 
+int rowmap_reserve(struct rowmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 1024;
+
+	while (!fits(cap, m->n + n))
+		cap *= 2;
+	return cap == m->cap ? 0 : grow_to(m, cap);
+}
+
 struct rowent *rowmap_get(struct rowmap *m, uint64_t row)
 {
 	size_t i;
 
-	if ((m->n + 1) * 4 > m->cap * 3 && grow(m) != 0)
+	if (!fits(m->cap, m->n + 1) && rowmap_reserve(m, 1) != 0)
 		return NULL;
 	i = slot_of(m, row);
 	if (!m->e[i].used) {
@@ -58,15 +73,14 @@ struct rowent *rowmap_get(struct rowmap *m, uint64_t row)
 	return &m->e[i];
 }
 
-int rowmap_merge(struct rowmap *to, struct rowmap *from)
+void rowmap_merge(struct rowmap *to, struct rowmap *from)
 {
 	for (size_t i = 0; i < from->cap; i++) {
 		struct rowent *s = &from->e[i], *d;
 
 		if (!s->used)
 			continue;
-		if ((d = rowmap_get(to, s->row)) == NULL)
-			return -1;
+		d = rowmap_get(to, s->row);      /* room reserved: never NULL */
 		free(d->rec);
 		d->loc = s->loc;
 		d->rec = s->rec;
@@ -74,7 +88,6 @@ int rowmap_merge(struct rowmap *to, struct rowmap *from)
 		s->rec = NULL;
 	}
 	rowmap_clear(from);
-	return 0;
 }
 
 void rowmap_clear(struct rowmap *m)

@@ -29,9 +29,11 @@ struct rowent *rowmap_find(const struct rowmap *m, uint64_t row);
 /* The entry of row, added (loc 0, rec NULL, del 0) when absent; NULL when
  * out of memory. */
 struct rowent *rowmap_get(struct rowmap *m, uint64_t row);
+/* Room for n more entries without growing; -1 when out of memory. */
+int rowmap_reserve(struct rowmap *m, size_t n);
 /* Move every entry of from into to (records change hands); from is left
- * empty.  -1 when out of memory (to holds part of from). */
-int rowmap_merge(struct rowmap *to, struct rowmap *from);
+ * empty.  Cannot fail after rowmap_reserve(to, from->n). */
+void rowmap_merge(struct rowmap *to, struct rowmap *from);
 void rowmap_clear(struct rowmap *m);
 void rowmap_free(struct rowmap *m);
 
