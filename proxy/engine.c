@@ -1030,17 +1030,15 @@ int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs,
  * s->srec) or were moved out of their blocks by this statement (recs[i] in
  * s->mrec); bits_of_block is NULL for the last two.  Returns an I/O error
  * (close the connection) or LWC_OK; statement errors go to s->err. */
-int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
-			 uint8_t **recs, const uint64_t *rows, size_t n,
-			 uint64_t *bits_of_block[], const uint32_t *slots)
+static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
+			  uint8_t **recs, const uint64_t *rows, size_t n,
+			  uint64_t *bits_of_block[], const uint32_t *slots)
 {
 	struct px_state *st = w->st;
 	Lwc__ProxyRequest *req = NULL;
 	const Lwc__Decisions *d;
 	int rc;
 
-	if ((rc = send_records(io, s->req->seq, 1, recs, n, st->g.S)) != LWC_OK)
-		return rc;
 	if ((rc = io->recv(io->ctx, &req)) != LWC_OK)
 		return rc;
 	if (req->op_case != LWC__PROXY_REQUEST__OP_DECISIONS) {
@@ -1050,6 +1048,8 @@ int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 		return LWC_OK;
 	}
 	d = req->decisions;
+	if (s->aborted)
+		goto out;       /* an answer to a chunk sent before the statement failed */
 	if (d->abort) {
 		stmt_fail(s, LWC_ERR_ABORTED, "%s",
 			  d->reason && d->reason[0] ? d->reason : "statement aborted by the client");
@@ -1126,6 +1126,47 @@ nomem:
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	s->aborted = 1;
+	return LWC_OK;
+}
+
+/* The user's decisions about n candidates, in chunks of CHUNK_ROWS with
+ * DECIDE_AHEAD chunks in flight: the client decides chunk k + 1 while the
+ * proxy checks and takes in chunk k.  The client answers every chunk in
+ * order (an abort as well), so after a failure the chunks already sent are
+ * still answered and read here, and the connection stays in step; the
+ * proxy's writes read what the client sends meanwhile (server.c), so two
+ * chunks in flight cannot deadlock on full socket buffers. */
+int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
+		  uint8_t **recs, const uint64_t *rows, size_t n,
+		  uint64_t *bits_of_block[], const uint32_t *slots)
+{
+	size_t nch = (n + CHUNK_ROWS - 1) / CHUNK_ROWS, sent = 0, got = 0;
+	int rc;
+
+	while (got < nch) {
+		while (sent < nch && sent < got + DECIDE_AHEAD && !s->aborted) {
+			size_t off = sent * CHUNK_ROWS, cnt = n - off < CHUNK_ROWS ? n - off : CHUNK_ROWS;
+
+			if ((rc = send_records(io, s->req->seq, 1, recs + off, cnt, w->st->g.S)) !=
+			    LWC_OK)
+				return rc;
+			sent++;
+		}
+		if (got == sent)
+			break;                  /* failed, every answer read */
+		{
+			size_t off = got * CHUNK_ROWS, cnt = n - off < CHUNK_ROWS ? n - off : CHUNK_ROWS;
+
+			rc = recv_decisions(w, s, io, recs + off, rows + off, cnt,
+					    bits_of_block ? bits_of_block + off : NULL,
+					    slots ? slots + off : NULL);
+			if (rc != LWC_OK)
+				return rc;
+		}
+		got++;
+		if (s->err == LWC_ERR_PROTO)
+			break;          /* the client is out of step: nothing more to match */
+	}
 	return LWC_OK;
 }
 
@@ -1680,13 +1721,9 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		nrec = 0;
 	}
 	if (s->interactive) {
-		for (size_t off = 0; off < nrec && !s->aborted; off += CHUNK_ROWS) {
-			size_t cnt = nrec - off < CHUNK_ROWS ? nrec - off : CHUNK_ROWS;
-			*io_err = get_decisions(w, s, io, recs + off, rrows + off, cnt, rbits + off,
-						rslots + off);
-			if (*io_err != LWC_OK)
-				s->aborted = 1;
-		}
+		if (nrec > 0 && !s->aborted &&
+		    (*io_err = get_decisions(w, s, io, recs, rrows, nrec, rbits, rslots)) != LWC_OK)
+			s->aborted = 1;
 		apply_decided(w, s);
 	}
 	/* stash rows written back into this batch's blocks (ev[] is sorted by

@@ -20,6 +20,7 @@
 
 #define CHUNK_ROWS   512u
 #define CHUNK_BYTES  (1u << 20)
+#define DECIDE_AHEAD 2u           /* chunks of candidates in flight */
 #define PLAN_WAIT    1                  /* plan(): locked blocks, try again */
 #define PLAN_GROW    2                  /* plan(): add s->grow blocks, try again */
 

@@ -370,16 +370,18 @@ int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_
 	}
 	s->batch_upd = s->nupds;
 	s->npend = 0;
-	for (size_t off = 0; off < n && !s->aborted; ) {
+	if (s->interactive) {
+		if (n > 0 && (*io_err = get_decisions(w, s, io, recs, rows, n, NULL, NULL)) != LWC_OK)
+			s->aborted = 1;
+	}
+	for (size_t off = 0; off < n && !s->interactive && !s->aborted; ) {
 		size_t cnt = n - off < CHUNK_ROWS ? n - off : CHUNK_ROWS;
 
-		if (!s->interactive && cnt * S > CHUNK_BYTES)
+		if (cnt * S > CHUNK_BYTES)
 			cnt = CHUNK_BYTES / S ? CHUNK_BYTES / S : 1;
-		if (s->interactive)
-			*io_err = get_decisions(w, s, io, recs + off, rows + off, cnt, NULL, NULL);
-		else if ((*io_err = send_records(io, s->req->seq, 0, recs + off, cnt, S)) == LWC_OK)
+		if ((*io_err = send_records(io, s->req->seq, 0, recs + off, cnt, S)) == LWC_OK)
 			s->count += cnt;
-		if (*io_err != LWC_OK)
+		else
 			s->aborted = 1;
 		off += cnt;
 	}

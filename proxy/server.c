@@ -190,6 +190,50 @@ static int fd_write_all(int fd, const uint8_t *p, size_t len, int timeout_ms)
 	return LWC_OK;
 }
 
+/* What the client may send ahead while a write of the worker waits: an
+ * answer to candidates already sent (get_decisions keeps two chunks in
+ * flight).  Past this much the worker stops reading and only waits. */
+#define WIO_READ_AHEAD_MAX (64u << 20)
+
+/* Write all of p; while the socket is full, read what the client sends
+ * meanwhile into the connection's stash, so a client that is itself
+ * writing (its decisions about the chunk before) never waits on us while
+ * we wait on it. */
+static int wio_write_all(struct wio *io, const uint8_t *p, size_t len, int timeout_ms)
+{
+	while (len > 0) {
+		ssize_t n = send(io->fd, p, len, MSG_NOSIGNAL);
+		struct pollfd pfd = { .fd = io->fd, .events = POLLOUT };
+		int r;
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			return LWC_ERR_CLOSED;
+		if (io->c->stash && evbuffer_get_length(io->c->stash) < WIO_READ_AHEAD_MAX)
+			pfd.events |= POLLIN;
+		r = poll(&pfd, 1, timeout_ms);
+		if (r == 0)
+			return LWC_ERR_TIMEOUT;
+		if (r < 0 && errno != EINTR)
+			return LWC_ERR_IO;
+		if (r > 0 && (pfd.revents & POLLIN)) {
+			int got = evbuffer_read(io->c->stash, io->fd, 256 * 1024);
+
+			if (got == 0)
+				return LWC_ERR_CLOSED;
+			if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				return LWC_ERR_CLOSED;
+		}
+	}
+	return LWC_OK;
+}
+
 /* Read exactly len bytes: the stash first, then the socket. */
 static int conn_read_exact(struct wio *io, uint8_t *p, size_t len, int timeout_ms)
 {
@@ -264,8 +308,8 @@ static int wio_send(void *ctx, const Lwc__ProxyResponse *resp)
 	rc = chan_seal_inplace(io->c->chan, frame + WIRE_HDR_BYTES, len);
 	if (rc == LWC_OK) {
 		wire_put_u32(frame, (uint32_t)(len + CHAN_ABYTES));
-		rc = fd_write_all(io->fd, frame, WIRE_HDR_BYTES + len + CHAN_ABYTES,
-				  io->srv->cfg->io_timeout_ms);
+		rc = wio_write_all(io, frame, WIRE_HDR_BYTES + len + CHAN_ABYTES,
+				   io->srv->cfg->io_timeout_ms);
 	}
 	free(frame);
 	return rc;

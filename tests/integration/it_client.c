@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
 #include "harness.h"
 #include "lwc.h"
+#include "lwc_int.h"           /* the connection's socket (test_decisions_in_flight) */
 
 struct env {
 	struct h_cs cs;
@@ -27,10 +29,9 @@ struct env {
 	lwc_conn *c;
 };
 
-static int setup(void **state)
+static int setup_with(void **state, const char *const *init)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	const char *init[] = { "--blocks", "16", NULL };
 	uint8_t kdbu[32];
 	char err[512] = "";
 
@@ -49,6 +50,22 @@ static int setup(void **state)
 	}
 	*state = e;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	static const char *const init[] = { "--blocks", "16", NULL };
+
+	return setup_with(state, init);
+}
+
+/* records of 16 KB: a chunk of 512 candidates is 8 MB */
+static int setup_wide(void **state)
+{
+	static const char *const init[] = { "--blocks", "16", "--record-bytes", "16384", "--slots",
+					     "4", "--theta", "3", NULL };
+
+	return setup_with(state, init);
 }
 
 static int teardown(void **state)
@@ -383,6 +400,64 @@ static void test_update_rows_in_parts(void **state)
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM u WHERE id % 3 = 0"), 0);
 }
 
+/* The proxy keeps two chunks of candidates in flight (proxy/engine.c
+ * get_decisions): while the client answers one, the next is on its way.
+ * With records of 16 KB (8 MB a chunk) and the client's socket buffers held
+ * at 64 KB, the proxy's write of
+ * the next chunk waits on a client that is itself writing its decisions;
+ * the proxy reads them meanwhile (proxy/server.c wio_write_all), where a
+ * plain blocking write would deadlock until the I/O timeout.  Failures in
+ * the first, a middle and the last chunk: the chunks already sent are
+ * answered and read, and the connection stays in step. */
+static void test_decisions_in_flight(void **state)
+{
+	struct env *e = *state;
+	enum { N = 1600 };
+	static const int poison[] = { 3, 700, 1599 };
+	int small = 65536;
+	size_t cap = (size_t)N * 120 + 64, o;
+	char *sql = malloc(cap), q[200];
+	long sum;
+	lwc_result *r;
+
+	assert_non_null(sql);
+	exec_ok(e, "CREATE TABLE w (id INT PRIMARY KEY, n INT, a TEXT, b TEXT, c TEXT, d TEXT, "
+		   "f TEXT, g TEXT)");
+	o = (size_t)snprintf(sql, cap, "INSERT INTO w VALUES ");
+	for (int i = 0; i < N; i++)
+		o += (size_t)snprintf(sql + o, cap - o, "%s(%d, %d, 'a%d', 'b%d', 'c%d', 'd%d', "
+				      "'f%d', 'g%d')", i ? ", " : "", i, i, i, i, i, i, i, i);
+	exec_ok(e, sql);
+	free(sql);
+	assert_int_equal(setsockopt(e->c->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	assert_int_equal(setsockopt(e->c->fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+	sum = (long)N * (N - 1) / 2;
+	for (size_t k = 0; k < sizeof(poison) / sizeof(poison[0]); k++) {
+		snprintf(q, sizeof(q), "UPDATE w SET n = n + 100 / (id - %d), a = 'x' || id",
+			 poison[k]);
+		r = lwc_exec(e->c, q);
+		assert_int_equal(lwc_result_status(r), LWC_RESULT_ERROR);
+		assert_non_null(strstr(lwc_result_error(r), "division by zero"));
+		lwc_result_free(r);
+		assert_int_equal(count_of(e, "SELECT SUM(n) FROM w"), sum);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w WHERE a = 'a' || id"), N);
+	}
+	for (int round = 1; round <= 2; round++) {
+		r = lwc_exec(e->c, "UPDATE w SET n = n + 1, b = b || '+', g = 'g' || (n + 1)");
+		assert_int_equal(lwc_result_status(r), LWC_RESULT_COMMAND);
+		assert_int_equal(lwc_result_count(r), N);
+		lwc_result_free(r);
+		assert_int_equal(count_of(e, "SELECT SUM(n) FROM w"), sum + (long)round * N);
+	}
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w WHERE b = 'b' || id || '++'"), N);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w WHERE g = 'g' || n"), N);
+	r = lwc_exec(e->c, "DELETE FROM w WHERE n % 2 = 0");
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_COMMAND);
+	assert_int_equal(lwc_result_count(r), N / 2);
+	lwc_result_free(r);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w"), N / 2);
+}
+
 static void test_many_range_covers(void **state)
 {
 	struct env *e = *state;
@@ -425,6 +500,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_range_covers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_rows_in_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_rows_in_parts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_decisions_in_flight, setup_wide, teardown),
 	};
 
 	return cmocka_run_group_tests_name(h_backend(), tests, NULL, NULL);
