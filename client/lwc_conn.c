@@ -186,6 +186,7 @@ int catalog_load(lwc_conn *c, char *err, size_t errlen)
 	}
 	tables_free(c);
 	c->R = resp->catalog->record_bytes;
+	c->features = resp->catalog->features;
 	c->S = c->R + CRY_RECORD_OVERHEAD;
 	for (size_t i = 0; i < resp->catalog->n_tables; i++) {
 		const Lwc__TableInfo *ti = resp->catalog->tables[i];

@@ -51,6 +51,7 @@ struct lwc_conn {
 	lwc_result *open;                /* a streaming result in progress   */
 	struct lwc_insert *inflight;     /* lwc_insert_send: sent, unanswered */
 	volatile sig_atomic_t *cancel;   /* lwc_set_cancel_flag              */
+	uint32_t features;               /* the proxy's Catalog.features     */
 };
 
 /* A decoded row: values point into text (owned). */
@@ -141,6 +142,10 @@ unsigned range_tokens_for(const struct sql_coldef *cd);
 /* The tokens of a row of t (ncols, then the range tokens), into out, from
  * the token states of t's columns (row_token_states: each token costs one
  * BLAKE2b compression instead of two). */
+/* row_tokens but for the columns of skip (bit c: column c < 64), whose
+ * tokens in out are left as they are. */
+int row_tokens_skip(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
+		    uint64_t skip, uint8_t *out);
 int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
 	       uint8_t *out);
 /* t's column token states for a statement's rows (sodium_malloc'ed), NULL

@@ -8,6 +8,7 @@
 
 #include "sql_int.h"
 #include "lwc_int.h"
+#include "wire.h"
 
 /* The new values of a row: each SET value computed on the old row, then
  * converted to its column's type (PostgreSQL's assignment rules). */
@@ -69,6 +70,8 @@ struct decide_part {
 	int update;
 	const ProtobufCBinaryData *cand;
 	const uint8_t *nonces;        /* one per candidate, drawn at once     */
+	uint64_t keep;                /* columns < 64 not SET: tokens as before */
+	const uint8_t *keep_tok;      /* [ntok]: token j is kept (range ones)  */
 	Lwc__Decision *dv, **dp;
 	Lwc__Row *rows;
 	ProtobufCBinaryData *toks;
@@ -96,7 +99,7 @@ static int update_row(struct decide_part *p, size_t i, const struct sql_value *o
 	if ((rc = record_seal(p->c, &t->sc, nv, p->nonces + i * CRY_NONCE_BYTES, p->recs + i * S,
 			      p->err, sizeof(p->err))) != LWC_OK)
 		return rc;
-	if (row_tokens(t, p->ts, nv, p->tokb + i * nt * CRY_TOKEN_BYTES) != LWC_OK) {
+	if (row_tokens_skip(t, p->ts, nv, p->keep, p->tokb + i * nt * CRY_TOKEN_BYTES) != LWC_OK) {
 		snprintf(p->err, sizeof(p->err), "keyword token derivation failed");
 		return LWC_ERR_CRYPTO;
 	}
@@ -105,8 +108,12 @@ static int update_row(struct decide_part *p, size_t i, const struct sql_value *o
 	row->tokens = p->toks + i * nt;
 	row->n_tokens = nt;
 	for (size_t j = 0; j < nt; j++) {
-		p->toks[i * nt + j].data = p->tokb + (i * nt + j) * CRY_TOKEN_BYTES;
-		p->toks[i * nt + j].len = CRY_TOKEN_BYTES;
+		/* a column the statement does not SET keeps its tokens: sent
+		 * empty, the proxy takes the row's own */
+		int kept = j < t->sc.ncols ? j < 64 && (p->keep >> j & 1) : p->keep_tok[j];
+
+		p->toks[i * nt + j].data = kept ? NULL : p->tokb + (i * nt + j) * CRY_TOKEN_BYTES;
+		p->toks[i * nt + j].len = kept ? 0 : CRY_TOKEN_BYTES;
 	}
 	p->dv[i].row = row;
 	return LWC_OK;
@@ -178,9 +185,11 @@ static int decide_all(struct decide_part *a, size_t n, char *err, size_t errlen)
 	return a->rc;
 }
 
-/* UPDATE, or DELETE with residual predicates: answer Candidates chunks. */
-static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *st,
-			       Lwc__ProxyRequest *req, int update, const char *verb)
+/* UPDATE, or DELETE with residual predicates: answer Candidates chunks.
+ * keep, keep_tok: the tokens left empty (decide_part). */
+static lwc_result *answer_candidates(lwc_conn *c, struct ltable *t, struct sql_stmt *st,
+				     Lwc__ProxyRequest *req, int update, const char *verb,
+				     uint64_t keep, const uint8_t *keep_tok)
 {
 	Lwc__ProxyResponse *resp = NULL;
 	lwc_result *r = NULL;
@@ -252,6 +261,7 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 		if (!failing) {
 			struct decide_part a = {
 				.c = c, .t = t, .st = st, .ts = ts, .update = update,
+				.keep = keep, .keep_tok = keep_tok,
 				.cand = resp->candidates->records, .nonces = nonces, .dv = dv,
 				.dp = dp, .rows = rows, .toks = toks, .recs = recs, .tokb = tokb,
 			};
@@ -288,6 +298,34 @@ static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *s
 			return result_error(r, rc, -1, "connection to the proxy lost: %s",
 					    conn_lost_msg(rc));
 	}
+}
+
+static lwc_result *interactive(lwc_conn *c, struct ltable *t, struct sql_stmt *st,
+			       Lwc__ProxyRequest *req, int update, const char *verb)
+{
+	uint64_t keep = 0;
+	uint8_t *keep_tok = calloc(t->ntok + 1, 1);
+	lwc_result *r;
+
+	if (keep_tok == NULL)
+		return result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
+	if (update && (c->features & WIRE_FEATURE_TOKENS_AS_BEFORE)) {
+		/* the tokens of the columns the statement does not SET stay as
+		 * the rows have them: sent empty, the proxy fills them in */
+		size_t j = t->sc.ncols;
+
+		for (size_t col = 0; col < t->sc.ncols && col < 64; col++)
+			keep |= 1ull << col;
+		for (size_t i = 0; i < st->nsets; i++)
+			if (st->sets[i].col_index >= 0 && st->sets[i].col_index < 64)
+				keep &= ~(1ull << st->sets[i].col_index);
+		for (size_t col = 0; col < t->sc.ncols && col < 64; col++)
+			for (unsigned l = 0; l < t->rtok[col]; l++)
+				keep_tok[j++] = keep >> col & 1;
+	}
+	r = answer_candidates(c, t, st, req, update, verb, keep, keep_tok);
+	free(keep_tok);
+	return r;
 }
 
 lwc_result *exec_update_delete(lwc_conn *c, struct sql_stmt *st)

@@ -105,11 +105,18 @@ void row_token_states_free(cry_tokstate *ts, const struct ltable *t)
 int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
 	       uint8_t *out)
 {
+	return row_tokens_skip(t, ts, v, 0, out);
+}
+
+int row_tokens_skip(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
+		    uint64_t skip, uint8_t *out)
+{
 	size_t j = t->sc.ncols;
 	int rc;
 
 	for (size_t c = 0; c < t->sc.ncols; c++)
-		if ((rc = value_token_st(NULL, &t->sc, c, col_state(ts, c), &v[c],
+		if ((c >= 64 || !(skip >> c & 1)) &&
+		    (rc = value_token_st(NULL, &t->sc, c, col_state(ts, c), &v[c],
 					 out + c * CRY_TOKEN_BYTES)) != LWC_OK)
 			return rc;
 	for (size_t c = 0; c < t->sc.ncols && c < 64; c++) {
@@ -120,6 +127,10 @@ int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_
 
 		if (n == 0)
 			continue;
+		if (skip >> c & 1) {
+			j += n;
+			continue;
+		}
 		if (bits == 0 || n > RANGE_MAX_LEVELS)
 			return LWC_ERR_SCHEMA;   /* a layout this client does not know */
 		if (v[c].type == SQL_NULL) {

@@ -21,6 +21,10 @@
 #define WIRE_PREAUTH_MAX   4096u                 /* Hello, HelloReply, Auth, Error */
 #define WIRE_FRAME_MAX     (128u * 1024u * 1024u) /* hard cap after authentication */
 
+/* Catalog.features (common/lwc.proto): what the proxy takes beyond the
+ * first release, so a newer client talks to an older proxy as before. */
+#define WIRE_FEATURE_TOKENS_AS_BEFORE 1u     /* empty UPDATE token: unchanged */
+
 static inline void wire_put_u32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 24);

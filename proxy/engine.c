@@ -15,6 +15,7 @@
 #include <sodium.h>
 
 #include "engine_int.h"
+#include "wire.h"
 #include "par.h"
 #include "log.h"
 #include "stash.h"
@@ -50,8 +51,10 @@ static const Lwc__Row *insert_row(const struct stmt *s, size_t i)
 /* A row of t: its record, and ntok tokens (one per column, then the range
  * tokens); a client whose catalog predates a range index sends fewer and
  * is told so (it reloads the catalog and tries again). */
+/* A row of an INSERT or an UPDATE's decision.  as_before: an empty token
+ * stands for the row's token as it is (WIRE_FEATURE_TOKENS_AS_BEFORE). */
 static int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *r,
-		     const struct px_table *t, size_t idx)
+		     const struct px_table *t, size_t idx, int as_before)
 {
 	uint32_t ntok = t->ntok;
 
@@ -64,6 +67,8 @@ static int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *
 				 "and %u range tokens (the table's indexes changed)",
 				 idx + 1, r->n_tokens, t->ncols, ntok - t->ncols);
 	for (size_t c = 0; c < ntok; c++) {
+		if (as_before && r->tokens[c].len == 0)
+			continue;
 		if (r->tokens[c].len != CRY_TOKEN_BYTES)
 			return stmt_fail(s, LWC_ERR_SCHEMA, "row %zu: token of %zu bytes",
 					 idx + 1, r->tokens[c].len);
@@ -883,7 +888,7 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 	case ST_INSERT:
 		rc = LWC_OK;
 		for (size_t i = 0; i < req->insert->n_rows && rc == LWC_OK; i++)
-			rc = check_row(s, st, req->insert->rows[i], s->t, i);
+			rc = check_row(s, st, req->insert->rows[i], s->t, i, 0);
 		if (rc == LWC_OK)
 			rc = plan_insert(w, s, txn);
 		break;
@@ -1030,6 +1035,52 @@ int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs,
  * s->srec) or were moved out of their blocks by this statement (recs[i] in
  * s->mrec); bits_of_block is NULL for the last two.  Returns an I/O error
  * (close the connection) or LWC_OK; statement errors go to s->err. */
+/* The tokens the rows of an UPDATE's chunk have now, for the decisions
+ * that leave some empty (as before): *olds gets ntok tokens per candidate
+ * (only those rows filled), or stays NULL when no decision needs it.  The
+ * statement holds these rows (their blocks are locked, stash rows owned),
+ * and the rows database changes only at commit, so this is the row as the
+ * statement found it. */
+static int old_tokens(const struct px_state *st, struct stmt *s, const Lwc__Decisions *d,
+		      const uint64_t *rows, size_t n, uint8_t **olds)
+{
+	const struct px_table *t = s->t;
+	size_t ntok = t->ntok;
+	MDB_txn *txn = NULL;
+	int rc = LWC_OK;
+
+	*olds = NULL;
+	for (size_t i = 0; i < n && rc == LWC_OK; i++) {
+		const Lwc__Row *r = d->d[i]->row;
+		size_t c = 0;
+		uint8_t key[8];
+		MDB_val k = { 8, key }, v;
+		int e;
+
+		if (!d->d[i]->change)
+			continue;
+		while (c < ntok && r->tokens[c].len != 0)
+			c++;
+		if (c == ntok)
+			continue;                       /* every token given */
+		if (*olds == NULL && (*olds = malloc(n * ntok * CRY_TOKEN_BYTES)) == NULL)
+			return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		if (txn == NULL && (e = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+			return stmt_fail(s, LWC_ERR_STORE, "cannot read the rows: %s",
+					 mdb_strerror(e));
+		cry_put_be64(key, rows[i]);
+		if ((e = mdb_get(txn, t->rows, &k, &v)) != 0 || v.mv_size != ntok * CRY_TOKEN_BYTES)
+			rc = stmt_fail(s, LWC_ERR_STORE, "row %llu has no tokens: %s",
+				       (unsigned long long)rows[i],
+				       e ? mdb_strerror(e) : "wrong size");
+		else
+			memcpy(*olds + i * ntok * CRY_TOKEN_BYTES, v.mv_data, v.mv_size);
+	}
+	if (txn)
+		mdb_txn_abort(txn);
+	return rc;
+}
+
 static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 			  uint8_t **recs, const uint64_t *rows, size_t n,
 			  uint64_t *bits_of_block[], const uint32_t *slots)
@@ -1037,6 +1088,7 @@ static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 	struct px_state *st = w->st;
 	Lwc__ProxyRequest *req = NULL;
 	const Lwc__Decisions *d;
+	uint8_t *olds = NULL;
 	int rc;
 
 	if ((rc = io->recv(io->ctx, &req)) != LWC_OK)
@@ -1062,13 +1114,18 @@ static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 		goto out;
 	}
 	/* validate all before applying any */
-	if (s->kind == ST_UPDATE)
+	if (s->kind == ST_UPDATE) {
 		for (size_t i = 0; i < n; i++)
 			if (d->d[i]->change &&
-			    check_row(s, st, d->d[i]->row, s->t, i) != LWC_OK) {
+			    check_row(s, st, d->d[i]->row, s->t, i, 1) != LWC_OK) {
 				s->aborted = 1;
 				goto out;
 			}
+		if (old_tokens(st, s, d, rows, n, &olds) != LWC_OK) {
+			s->aborted = 1;
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t *bits = bits_of_block ? bits_of_block[i] : NULL;
 		uint8_t *dst = recs[i];
@@ -1101,7 +1158,8 @@ static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 			goto nomem;
 		for (size_t c = 0; c < s->t->ntok; c++)
 			memcpy(s->upds[s->nupds].tokens + c * CRY_TOKEN_BYTES,
-			       d->d[i]->row->tokens[c].data, CRY_TOKEN_BYTES);
+			       d->d[i]->row->tokens[c].len ? d->d[i]->row->tokens[c].data
+			       : olds + (i * s->t->ntok + c) * CRY_TOKEN_BYTES, CRY_TOKEN_BYTES);
 		s->nupds++;
 		/* applied once the whole batch is decided and its keys are checked */
 		if (s->npend == s->cappend) {
@@ -1120,9 +1178,11 @@ static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 		s->npend++;
 	}
 out:
+	free(olds);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	return LWC_OK;
 nomem:
+	free(olds);
 	protobuf_c_message_free_unpacked(&req->base, NULL);
 	stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	s->aborted = 1;
@@ -2406,6 +2466,7 @@ static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct
 	cat.n_tables = i;
 	cat.tables = ptrs;
 	cat.record_bytes = st->g.R;
+	cat.features = WIRE_FEATURE_TOKENS_AS_BEFORE;
 	resp.seq = req->seq;
 	resp.result_case = LWC__PROXY_RESPONSE__RESULT_CATALOG;
 	resp.catalog = &cat;

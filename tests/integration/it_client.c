@@ -20,7 +20,8 @@
 #include <sys/socket.h>
 #include "harness.h"
 #include "lwc.h"
-#include "lwc_int.h"           /* the connection's socket (test_decisions_in_flight) */
+#include "lwc_int.h"           /* the connection's socket and features */
+#include "wire.h"
 
 struct env {
 	struct h_cs cs;
@@ -458,6 +459,74 @@ static void test_decisions_in_flight(void **state)
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w"), N / 2);
 }
 
+/* An UPDATE leaves the tokens of the columns it does not SET empty and the
+ * proxy takes the rows' own (WIRE_FEATURE_TOKENS_AS_BEFORE); with the
+ * feature off (a proxy of the first release) every token is sent.  Either
+ * way the indexes of every column, equality and range, the unique key and
+ * the SET columns' new values must answer as before. */
+static void test_update_keeps_tokens(void **state)
+{
+	struct env *e = *state;
+	enum { N = 1500 };
+	char q[256];
+
+	assert_true(e->c->features & WIRE_FEATURE_TOKENS_AS_BEFORE);
+	exec_ok(e, "CREATE TABLE k (id INT PRIMARY KEY, g INT, s TEXT UNIQUE, n INT, t TEXT)");
+	for (int i = 0; i < N; i += 500) {
+		size_t cap = 500 * 80 + 64, o;
+		char *sql = malloc(cap);
+
+		assert_non_null(sql);
+		o = (size_t)snprintf(sql, cap, "INSERT INTO k VALUES ");
+		for (int j = i; j < i + 500; j++)
+			o += (size_t)snprintf(sql + o, cap - o, "%s(%d, %d, 's%05d', %d, 't%d')",
+					      j > i ? ", " : "", j, j % 10, j, j, j % 7);
+		exec_ok(e, sql);
+		free(sql);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		const long base = 1000;
+
+		/* pass 1: as a client of a proxy without the feature */
+		if (pass)
+			e->c->features &= ~WIRE_FEATURE_TOKENS_AS_BEFORE;
+		snprintf(q, sizeof(q), "UPDATE k SET n = n + %ld, t = 'u' || g WHERE g %% 2 = 0",
+			 base);
+		exec_ok(e, q);
+		/* columns not SET: equality, range and unique lookups */
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE g = 4"), N / 10);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE id >= 100 AND id < 200"),
+				 100);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE s > 's01000'"), N - 1001);
+		assert_int_equal(count_of(e, "SELECT n FROM k WHERE s = 's00042'"), 42 + base);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE id = 1234"), 1);
+		/* the columns SET: their new values only */
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE t = 'u4'"), N / 10);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE n >= 1000 AND g % 2 = 0"),
+				 N / 2);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE n = 42"), 0);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE n = 43"), 1);
+		/* the keys not SET still hold */
+		expect_error(lwc_exec(e->c, "INSERT INTO k VALUES (7, 0, 'new', 0, 'x')"),
+			     LWC_ERR_UNIQUE, "duplicate key");
+		expect_error(lwc_exec(e->c, "INSERT INTO k VALUES (99999, 0, 's00007', 0, 'x')"),
+			     LWC_ERR_UNIQUE, "duplicate key");
+		expect_error(lwc_exec(e->c, "UPDATE k SET s = 's00008' WHERE id = 9"),
+			     LWC_ERR_UNIQUE, "duplicate key");
+		/* a unique column SET, the others kept */
+		exec_ok(e, "UPDATE k SET s = s || 'x' WHERE id < 10");
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE s = 's00003x'"), 1);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE g = 3 AND id < 10"), 1);
+		exec_ok(e, "UPDATE k SET s = 's' || SUBSTR(s, 2, 5) WHERE id < 10");
+		/* undo n and t for the next pass */
+		snprintf(q, sizeof(q), "UPDATE k SET n = id, t = 't' || (id %% 7) WHERE g %% 2 = 0");
+		exec_ok(e, q);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE n = id"), N);
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM k WHERE t = 't3'"),
+				 (N + 3) / 7);
+	}
+}
+
 static void test_many_range_covers(void **state)
 {
 	struct env *e = *state;
@@ -501,6 +570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_insert_rows_in_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_rows_in_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decisions_in_flight, setup_wide, teardown),
+		cmocka_unit_test_setup_teardown(test_update_keeps_tokens, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name(h_backend(), tests, NULL, NULL);
