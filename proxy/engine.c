@@ -1156,6 +1156,9 @@ static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 		s->upds[s->nupds].tokens = malloc(s->t->ntok * CRY_TOKEN_BYTES);
 		if (s->upds[s->nupds].tokens == NULL)
 			goto nomem;
+		for (size_t c = 0; c < s->t->ncols && c < 64; c++)
+			if (d->d[i]->row->tokens[c].len != 0)
+				s->utouched |= 1ull << c;
 		for (size_t c = 0; c < s->t->ntok; c++)
 			memcpy(s->upds[s->nupds].tokens + c * CRY_TOKEN_BYTES,
 			       d->d[i]->row->tokens[c].len ? d->d[i]->row->tokens[c].data
@@ -1257,7 +1260,11 @@ void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi)
 
 /* UPDATE, once a batch is decided (st->mu held): the new values of unique
  * columns must not exist in other rows, nor be claimed by statements in
- * flight; then they are claimed until commit. */
+ * flight; then they are claimed until commit.  A unique column no decision
+ * of the statement has sent a token for keeps every updated row's own
+ * value, which was unique and stays in the index: nothing to check or
+ * claim (once one has, the column is checked over all the statement's
+ * rows, those that keep their value included). */
 static int update_unique_batch(struct px_state *st, struct stmt *s)
 {
 	struct px_table *t = s->t;
@@ -1266,7 +1273,7 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 	MDB_txn *txn = NULL;
 	int rc = LWC_OK;
 
-	if (t->unique == 0 || s->nupds == s->batch_upd)
+	if ((t->unique & s->utouched) == 0 || s->nupds == s->batch_upd)
 		return LWC_OK;
 	refs = malloc(s->nupds * sizeof(*refs));
 	ulocs = malloc(s->nupds * sizeof(*ulocs));
@@ -1282,7 +1289,7 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 		goto out;
 	}
 	for (uint32_t c = 0; c < t->ncols && c < 64 && rc == LWC_OK; c++) {
-		if (!(t->unique >> c & 1))
+		if (!((t->unique & s->utouched) >> c & 1))
 			continue;
 		for (size_t i = 0; i < s->nupds; i++) {
 			refs[i].tok = s->upds[i].tokens + c * CRY_TOKEN_BYTES;
@@ -1319,7 +1326,7 @@ static int update_unique_batch(struct px_state *st, struct stmt *s)
 		}
 	}
 	for (uint32_t c = 0; c < t->ncols && c < 64 && rc == LWC_OK; c++)
-		if (t->unique >> c & 1)
+		if ((t->unique & s->utouched) >> c & 1)
 			for (size_t i = s->batch_upd; i < s->nupds && rc == LWC_OK; i++)
 				if (!is_null_tok(t, c, s->upds[i].tokens + c * CRY_TOKEN_BYTES) &&
 				    pending_add(st, t->id, c, s->upds[i].tokens + c * CRY_TOKEN_BYTES,

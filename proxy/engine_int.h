@@ -82,6 +82,8 @@ struct stmt {
 	uint64_t seq;
 	struct upd *upds;
 	size_t nupds, capupds;
+	uint64_t utouched;             /* UPDATE: bit c, some decision sent a
+					  token for column c (not "as before") */
 
 	/* DELETE with an exact predicate: the blocks of the rows it deletes
 	 * that its access does not read (their flags are cleared at commit;
