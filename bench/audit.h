@@ -200,6 +200,23 @@ struct au_type {
 int au_attack_type(const struct au_stmt *s, size_t n, uint32_t window, uint32_t splits,
 		   struct au_rng *rng, struct au_type *res) LWC_WUR;
 
+/* 5. Recency: every statement writes back what it READ, so the cloud knows
+ * when each block was last written.  A record moved by relocation sits in
+ * a block a recent statement wrote (its padding took the record from the
+ * stash), while padding blocks are drawn uniformly, whatever their age.
+ * The guess, for each point SELECT whose record is in a block: the block
+ * of its READ set written last (by the statements audited before it; ties
+ * share the guess).  Informational (no --check threshold yet): hits
+ * against chance, the mean of 1 / |READ set|. */
+struct au_recency {
+	uint64_t tries;               /* point SELECTs with the record in a block */
+	double hits;                  /* guesses that were the record's block      */
+	double chance;                /* sum of 1 / |READ set|                     */
+	uint64_t unwritten;           /* ... whose record's block none wrote yet  */
+};
+
+int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res) LWC_WUR;
+
 /* Median of n values (sorts v in place); 0 for n = 0. */
 double au_median(double *v, size_t n);
 
@@ -249,6 +266,7 @@ struct au_results {
 	struct au_link link;
 	struct au_freq freq;
 	struct au_type type;
+	struct au_recency recency;
 	struct au_gstat gamma[AU_NKINDS];
 	struct au_gstat latency[AU_NKINDS]; /* client-side, milliseconds        */
 	struct au_gstat size[AU_NSIZE];     /* gamma per k                      */

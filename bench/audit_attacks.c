@@ -356,6 +356,58 @@ out:
 	return rc;
 }
 
+/* ---- 5. recency ------------------------------------------------------------------- */
+
+int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res)
+{
+	uint64_t maxid = 0;
+	int64_t *last;
+
+	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < s[i].o.nrset; j++)
+			if (s[i].o.rset[j] > maxid)
+				maxid = s[i].o.rset[j];
+	if ((last = malloc((maxid + 1) * sizeof(*last))) == NULL)
+		return LWC_ERR_NOMEM;
+	for (uint64_t b = 0; b <= maxid; b++)
+		last[b] = -1;                   /* not written by an audited statement */
+	for (size_t i = 0; i < n; i++) {
+		const struct au_obs *o = &s[i].o;
+
+		if (s[i].kind == AU_SELECT && s[i].k == 1 && s[i].truth != AU_NO_BLOCK &&
+		    o->nrset >= 2) {
+			int64_t best = -2;
+			uint32_t ties = 0;
+			int truth_best = 0;
+
+			for (size_t j = 0; j < o->nrset; j++) {
+				int64_t w = last[o->rset[j]];
+
+				if (w > best) {
+					best = w;
+					ties = 0;
+					truth_best = 0;
+				}
+				if (w == best) {
+					ties++;
+					truth_best |= o->rset[j] == s[i].truth;
+				}
+			}
+			res->tries++;
+			res->chance += 1.0 / (double)o->nrset;
+			if (truth_best)
+				res->hits += 1.0 / ties;
+			if (s[i].truth <= maxid && last[s[i].truth] < 0)
+				res->unwritten++;
+		}
+		for (size_t j = 0; j < o->nrset; j++)
+			last[o->rset[j]] = (int64_t)i;
+	}
+	free(last);
+	return LWC_OK;
+}
+
 /* ---- 4. statement type ------------------------------------------------------------- */
 
 int au_attack_type(const struct au_stmt *s, size_t n, uint32_t window, uint32_t splits,

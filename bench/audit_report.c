@@ -145,7 +145,8 @@ int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, stru
 	if ((rc = au_attack_linkage(s, n, (uint32_t)run->targets, AU_LINK_PAIRS, rng,
 				    &R->link)) != LWC_OK ||
 	    (rc = frequency_rounds(s, n, run, &R->freq)) != LWC_OK ||
-	    (rc = au_attack_type(s, n, AU_TYPE_WINDOW, AU_TYPE_SPLITS, rng, &R->type)) != LWC_OK)
+	    (rc = au_attack_type(s, n, AU_TYPE_WINDOW, AU_TYPE_SPLITS, rng, &R->type)) != LWC_OK ||
+	    (rc = au_attack_recency(s, n, &R->recency)) != LWC_OK)
 		return rc;
 	for (int k = 0; k < AU_NKINDS && rc == LWC_OK; k++)
 		if ((rc = stat_of(s, n, -1, (enum au_kind)k, 0, ST_GAMMA, &R->gamma[k])) == LWC_OK)
@@ -335,6 +336,18 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		       "statements)\n", i ? "" : "5 size", au_size_k[i], R->size_blocks[i].median,
 		       R->size[i].median, R->size[i].min, R->size[i].max, R->size[i].n);
 	printf("%-16s padding in effect: %s\n", "", pad ? pad : "unknown");
+	{
+		const struct au_recency *Y = &R->recency;
+		double hit = Y->tries ? Y->hits / (double)Y->tries : 0;
+		double ch = Y->tries ? Y->chance / (double)Y->tries : 0;
+
+		printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", "6 recency",
+		       "record's block = the READ block written last", hit,
+		       ci_prop(Y->hits, (double)Y->tries), "", "(measured, no limit yet)");
+		printf("%-16s %-44s %8.3f\n", "", "chance (mean 1 / READ set)", ch);
+		printf("%-16s %-44s %8llu\n", "", "point SELECTs with the record in a block",
+		       (unsigned long long)Y->tries);
+	}
 }
 
 static void json_str(FILE *f, const char *s)
@@ -467,6 +480,11 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 	}
 	fprintf(f, "}, \"rec_insert_minus_select\": %.4f},\n",
 		rec_rate(T, AU_INSERT) - rec_rate(T, AU_SELECT));
+	fprintf(f, "  \"recency\": {\"tries\": %llu, \"hit_rate\": %.4f, \"chance\": %.4f, "
+		"\"record_block_unwritten\": %llu},\n", (unsigned long long)R->recency.tries,
+		R->recency.tries ? R->recency.hits / (double)R->recency.tries : 0,
+		R->recency.tries ? R->recency.chance / (double)R->recency.tries : 0,
+		(unsigned long long)R->recency.unwritten);
 	fprintf(f, "  \"size\": {\"padding\": ");
 	json_str(f, status_get(run, "padding") ? status_get(run, "padding") : "unknown");
 	fprintf(f, ", \"k\": [");

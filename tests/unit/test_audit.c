@@ -240,6 +240,32 @@ static void test_linkage_known(void **state)
 	free_stmts(s, n);
 }
 
+static void test_recency_known(void **state)
+{
+	struct au_stmt s[6];
+	struct au_recency y;
+	size_t n = 0;
+
+	(void)state;
+	/* s[0]: blocks 1 and 2 never written, tied: half a hit; s[1] a range
+	 * SELECT (not counted) writes 3 and 4; s[2]: 4 (s[1]) is younger than
+	 * 1 (s[0]) and 7 (never): a hit; s[3]: 3 (s[1]) is younger than 2
+	 * (s[0]) but the record is in 2: a miss; s[4]: 5 and 6 never written:
+	 * half; s[5]: the row in the stash, not counted */
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 1, 0, 1, (uint64_t[]){ 1, 2 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 2, 1, 3, (uint64_t[]){ 3, 4 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 3, 2, 4, (uint64_t[]){ 1, 4, 7 }, 3);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 4, 3, 2, (uint64_t[]){ 2, 3 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 5, 4, 5, (uint64_t[]){ 5, 6 }, 2);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 6, 5, AU_NO_BLOCK, (uint64_t[]){ 8, 9 }, 2);
+	s[1].k = 10;
+	assert_int_equal(au_attack_recency(s, n, &y), LWC_OK);
+	assert_int_equal(y.tries, 4);            /* s[0], s[2], s[3], s[4] */
+	assert_true(fabs(y.hits - 2.0) < 1e-9);
+	assert_true(fabs(y.chance - (0.5 + 1.0 / 3 + 0.5 + 0.5)) < 1e-9);
+	free_stmts(s, n);
+}
+
 static void test_frequency_known(void **state)
 {
 	struct au_stmt s[16];
@@ -465,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_intersection_known),
 		cmocka_unit_test(test_linkage_known),
 		cmocka_unit_test(test_frequency_known),
+		cmocka_unit_test(test_recency_known),
 		cmocka_unit_test(test_sim_leaky),
 		cmocka_unit_test(test_sim_ideal),
 		cmocka_unit_test(test_rng),
