@@ -15,6 +15,7 @@
 #include <sodium.h>
 
 #include "engine_int.h"
+#include "pbarena.h"
 #include "wire.h"
 #include "par.h"
 #include "log.h"
@@ -1094,7 +1095,7 @@ static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 	if ((rc = io->recv(io->ctx, &req)) != LWC_OK)
 		return rc;
 	if (req->op_case != LWC__PROXY_REQUEST__OP_DECISIONS) {
-		protobuf_c_message_free_unpacked(&req->base, NULL);
+		pb_arena_free(&req->base);
 		stmt_fail(s, LWC_ERR_PROTO, "expected the decisions for %zu candidates", n);
 		s->aborted = 1;
 		return LWC_OK;
@@ -1182,11 +1183,11 @@ static int recv_decisions(struct px_worker *w, struct stmt *s, struct px_io *io,
 	}
 out:
 	free(olds);
-	protobuf_c_message_free_unpacked(&req->base, NULL);
+	pb_arena_free(&req->base);
 	return LWC_OK;
 nomem:
 	free(olds);
-	protobuf_c_message_free_unpacked(&req->base, NULL);
+	pb_arena_free(&req->base);
 	stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	s->aborted = 1;
 	return LWC_OK;

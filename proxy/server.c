@@ -42,6 +42,7 @@
 #include "log.h"
 #include "lwc.pb-c.h"
 #include "net.h"
+#include "pbarena.h"
 #include "pred.h"
 #include "server.h"
 #include "srvkit.h"
@@ -327,7 +328,8 @@ static int decode_request(struct conn *c, uint8_t *body, size_t len, Lwc__ProxyR
 		return LWC_ERR_INTEGRITY;
 	/* bound the predicates' nesting first: protobuf-c recurses without limit */
 	if (pred_wire_check(plain, plain_len) == LWC_OK)
-		*out = lwc__proxy_request__unpack(NULL, plain_len, plain);
+		*out = (Lwc__ProxyRequest *)pb_arena_unpack(&lwc__proxy_request__descriptor,
+							    plain_len, plain);
 	return *out ? LWC_OK : LWC_ERR_PROTO;
 }
 
@@ -409,7 +411,7 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 	}
 out:
 	if (req)
-		protobuf_c_message_free_unpacked(&req->base, NULL);
+		pb_arena_free(&req->base);
 }
 
 struct worker_arg {
