@@ -40,6 +40,7 @@
 
 #include "cry.h"
 #include "lwc.pb-c.h"
+#include "pbarena.h"
 #include "../../proxy/pred.h"
 #include "fuzz_pb.h"
 
@@ -461,6 +462,29 @@ static void check_repack(const Lwc__ProxyRequest *rq, size_t depth)
 	free(b);
 }
 
+/* The proxy unpacks requests into an arena (common/pbarena.c): it must
+ * accept and refuse what protobuf-c accepts and refuses, and give the same
+ * message (packed again, the same bytes). */
+static void same_in_arena(const Lwc__ProxyRequest *rq, const uint8_t *data, size_t size)
+{
+	ProtobufCMessage *ar = pb_arena_unpack(&lwc__proxy_request__descriptor, size, data);
+
+	CHECK((ar == NULL) == (rq == NULL));
+	if (ar != NULL) {
+		size_t n = lwc__proxy_request__get_packed_size(rq);
+		uint8_t *a = malloc(n + 1), *b = malloc(n + 1);
+
+		CHECK(a != NULL && b != NULL);
+		CHECK(protobuf_c_message_get_packed_size(ar) == n);
+		lwc__proxy_request__pack(rq, a);
+		protobuf_c_message_pack(ar, b);
+		CHECK(memcmp(a, b, n) == 0);
+		free(a);
+		free(b);
+	}
+	pb_arena_free(ar);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int wire = pred_wire_check(data, size);
@@ -473,6 +497,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (wire != LWC_OK && size > CMP_MAX)
 		return 0;                       /* what the proxy does: never decoded */
 	rq = lwc__proxy_request__unpack(NULL, size, data);
+	same_in_arena(rq, data, size);
 	if (rq == NULL)
 		return 0;
 	where = where_of(rq);
