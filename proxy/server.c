@@ -166,37 +166,13 @@ struct wio {
 	int fd;
 };
 
-static int fd_write_all(int fd, const uint8_t *p, size_t len, int timeout_ms)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-			int r = poll(&pfd, 1, timeout_ms);
-			if (r == 0)
-				return LWC_ERR_TIMEOUT;
-			if (r < 0 && errno != EINTR)
-				return LWC_ERR_IO;
-			continue;
-		}
-		return LWC_ERR_CLOSED;
-	}
-	return LWC_OK;
-}
-
 /* What the client may send ahead while a write of the worker waits: an
  * answer to candidates already sent (get_decisions keeps two chunks in
  * flight).  Past this much the worker stops reading and only waits. */
 #define WIO_READ_AHEAD_MAX (64u << 20)
 
-/* Write all of p; while the socket is full, read what the client sends
+/* The worker's one way to write to its user.  Write all of p; while the
+ * socket is full, read what the client sends
  * meanwhile into the connection's stash, so a client that is itself
  * writing (its decisions about the chunk before) never waits on us while
  * we wait on it. */
@@ -377,8 +353,8 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 		if (chan_error_body(LWC_ERR_INTEGRITY, msg, &body, &len) == LWC_OK) {
 			uint8_t hdr[WIRE_HDR_BYTES];
 			wire_put_u32(hdr, (uint32_t)len);
-			if (fd_write_all(io.fd, hdr, sizeof(hdr), 1000) == LWC_OK &&
-			    fd_write_all(io.fd, body, len, 1000) != LWC_OK)
+			if (wio_write_all(&io, hdr, sizeof(hdr), 1000) == LWC_OK &&
+			    wio_write_all(&io, body, len, 1000) != LWC_OK)
 				plog_debug(c->name, "cannot send the error");
 			free(body);
 		}
