@@ -175,6 +175,11 @@ struct au_freq {
 	uint64_t statements;
 	uint64_t top_reads[3];        /* READ counts of the 1st, 2nd, 20th block   */
 	uint64_t distinct_blocks;     /* blocks READ at least once in the phase    */
+	double chance;                /* hits expected if each id's block were the
+					 block of a READ drawn at random from the
+					 phase: hot_with_block x the top blocks'
+					 share of its READs                        */
+	double round_chance[AU_FREQ_MAX_ROUNDS];
 };
 
 int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, uint32_t round,
@@ -234,9 +239,11 @@ extern const uint32_t au_size_k[AU_NSIZE];    /* k = 1, 10, 100              */
 /* Thresholds of --check (the contract of DESIGN.md section 6). */
 #define AU_LIM_ISECT    0.05      /* fraction of targets identified, each r */
 #define AU_LIM_LINK     0.05      /* linkage advantage                       */
-#define AU_LIM_FREQ     2         /* hottest 20 ids with their block in the top 20 */
+#define AU_LIM_FREQ     2         /* hottest 20 ids with their block in the top 20,
+				     beyond the number chance puts there       */
 #define AU_LIM_TYPE     0.30      /* classifier accuracy (chance 0.25)       */
 #define AU_LIM_REC      0.05      /* |rec(INSERT) - rec(SELECT)|             */
+#define AU_LIM_RECENCY  0.03      /* recency hit rate beyond chance           */
 
 struct au_kv {
 	char *key, *value;

@@ -313,6 +313,11 @@ int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, uint32_
 	res->distinct_blocks = nb;
 	nt = nb < top ? nb : top;
 	if (nt > 0) {
+		uint64_t in_top = 0;
+
+		for (size_t j = 0; j < nt; j++)
+			in_top += bc[j].count;
+		res->chance = (double)in_top / (double)nreads;  /* times hot_with_block below */
 		res->top_reads[0] = bc[0].count;
 		res->top_reads[1] = nb > 1 ? bc[1].count : 0;
 		res->top_reads[2] = bc[nt - 1].count;
@@ -348,6 +353,7 @@ int au_attack_frequency(const struct au_stmt *s, size_t n, uint32_t top, uint32_
 				break;
 			}
 	}
+	res->chance *= res->hot_with_block;
 	rc = LWC_OK;
 out:
 	free(all);

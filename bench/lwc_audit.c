@@ -17,11 +17,13 @@
  *   2 linkage       P(READ sets overlap | same id) - P(overlap | other ids)
  *   3 frequency     --zipf-queries point SELECTs over --zipf-ids ids drawn
  *                   Zipf(--zipf-s): are the hottest ids' blocks the most
- *                   READ blocks?
+ *                   READ blocks, beyond the READ share of the top blocks?
  *   4 type          --per-type point SELECTs, one-row INSERTs, UPDATEs and
  *                   DELETEs in random order: a nearest-centroid classifier
  *                   of trace features, and block recurrence per type
  *   5 size          gamma observed for k = 1, 10, 100 rows matched
+ *   6 recency       every point SELECT whose row is in a block: is it the
+ *                   block of its READ set written last?  (chance: 1 / γ)
  *
  * The labels (which statement targeted which id, of which kind) and the
  * ground truth (where the proxy keeps each row right before the statement,
@@ -604,11 +606,12 @@ static void usage(FILE *f)
 		"statement type, size.  --state is the proxy's state directory: the ground\n"
 		"truth that scores the attacks.  The table is dropped and recreated.\n"
 		"--check: exit 1 when a figure misses its threshold (identified <= %.2f for\n"
-		"r = 2, 3, 5; linkage advantage <= %.2f; frequency <= %d of 20; type accuracy\n"
-		"<= %.2f; |rec(INSERT) - rec(SELECT)| <= %.2f), or when a statement did not\n"
+		"r = 2, 3, 5; linkage advantage <= %.2f; frequency <= %d of 20 beyond chance;\n"
+		"type accuracy <= %.2f; |rec(INSERT) - rec(SELECT)| <= %.2f; recency <= %.2f\n"
+		"beyond chance), or when a statement did not\n"
 		"READ the block --state says its row was in (--state and --trace of different\n"
 		"deployments).  Errors exit 2.\n",
-		AU_LIM_ISECT, AU_LIM_LINK, AU_LIM_FREQ, AU_LIM_TYPE, AU_LIM_REC);
+		AU_LIM_ISECT, AU_LIM_LINK, AU_LIM_FREQ, AU_LIM_TYPE, AU_LIM_REC, AU_LIM_RECENCY);
 }
 
 static uint64_t opt_u64(const char *name, const char *s, uint64_t min, uint64_t max)

@@ -184,6 +184,7 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 
 		st->version[id] = 1;
 		memcpy(st->tag + id * CRY_TAG_BYTES, a->tags + b * CRY_TAG_BYTES, CRY_TAG_BYTES);
+		pa_touch(&st->pa, id);
 		memcpy(st->bits + id * st->g.words, bits, st->g.words * sizeof(uint64_t));
 		for (size_t x = 0; x < st->g.words; x++)
 			occ = (uint16_t)(occ + __builtin_popcountll(bits[x]));

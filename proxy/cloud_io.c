@@ -390,6 +390,7 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 		uint64_t id = first + i;
 		st->version[id] = 1;
 		memcpy(st->tag + id * CRY_TAG_BYTES, tags + i * CRY_TAG_BYTES, CRY_TAG_BYTES);
+		pa_touch(&st->pa, id);
 		memset(st->bits + id * st->g.words, 0, st->g.words * sizeof(uint64_t));
 		st->occ[id] = 0;
 		st->locked[id] = 0;

@@ -559,25 +559,44 @@ static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamm
 }
 
 /*
- * Padding: want blocks drawn uniformly without replacement among the avail
- * blocks no other statement holds (locked[b] != 1; 2 marks this
- * statement's own blocks that an exact DELETE lets the draw pick), locked
- * and appended to s->ids.  LWC_ERR_NOMEM before anything is drawn.
+ * Padding: want blocks drawn without replacement among the avail blocks no
+ * other statement holds (locked[b] != 1; 2 marks this statement's own
+ * blocks that an exact DELETE lets the draw pick), locked and appended to
+ * s->ids.  With age matching (padage.h) each block is the one at a rank
+ * drawn from the ranks of the real blocks of statements of γ blocks;
+ * otherwise, or while that class has too few, uniformly.  A drawn block
+ * that is held is drawn again.  LWC_ERR_NOMEM before anything is drawn.
  */
-static int draw_padding(struct px_state *st, struct stmt *s, uint64_t want, uint64_t avail)
+static int draw_padding(struct px_state *st, const struct px_engine_cfg *cfg, struct stmt *s,
+			uint64_t gamma, uint64_t want, uint64_t avail)
 {
-	uint64_t n = st->nblocks;
+	uint64_t n = st->nblocks, misses = 0;
 
 	if (want == 0)
 		return LWC_OK;
 	if (want * 4 <= avail) {
 		/* few of many: draw and redraw on a held block */
 		for (uint64_t got = 0; got < want;) {
-			uint64_t b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
-				     : (((uint64_t)randombytes_random() << 32) |
-					randombytes_random()) % n;
-			if (st->locked[b] == 1)
-				continue;
+			uint64_t b = UINT64_MAX, r;
+
+			/* by age; uniform after many held ones (a busy proxy) */
+			if (cfg->pad_age && misses < 64 + 8 * want &&
+			    pa_draw(&st->pa, gamma, &r))
+				b = pa_block_at(&st->pa, r);
+			if (b < n) {
+				if (st->locked[b] == 1) {
+					misses++;
+					continue;
+				}
+				st->pa.by_age++;
+			} else {
+				b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
+				    : (((uint64_t)randombytes_random() << 32) |
+				       randombytes_random()) % n;
+				if (st->locked[b] == 1)
+					continue;
+				st->pa.uniform++;
+			}
 			st->locked[b] = 1;
 			s->ids[s->gamma++] = b;
 			got++;
@@ -603,6 +622,7 @@ static int draw_padding(struct px_state *st, struct stmt *s, uint64_t want, uint
 			cand[j] = tmp;
 			st->locked[cand[i]] = 1;
 			s->ids[s->gamma++] = cand[i];
+			st->pa.uniform++;
 		}
 		free(cand);
 	}
@@ -649,7 +669,7 @@ static int lock_blocks_delete(struct px_worker *w, struct stmt *s, size_t k)
 		prev = b;
 	}
 	s->gamma = 0;
-	if (draw_padding(st, s, gamma, avail) != LWC_OK) {
+	if (draw_padding(st, w->cfg, s, gamma, gamma, avail) != LWC_OK) {
 		for (size_t i = 0; i < s->locs.n; i++)
 			st->locked[PX_LOC_BLOCK(s->locs.v[i])] = 0;
 		return LWC_ERR_NOMEM;
@@ -726,8 +746,10 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 		prev = b;
 	}
 	s->nreal = k;
-	/* padding: uniformly among the unlocked blocks */
-	if (draw_padding(st, s, want, avail) != LWC_OK) {
+	/* the real blocks' ages, then the padding among the unlocked blocks */
+	for (size_t i = 0; i < k; i++)
+		pa_observe(&st->pa, gamma, pa_rank(&st->pa, s->ids[i]));
+	if (draw_padding(st, w->cfg, s, gamma, want, avail) != LWC_OK) {
 		for (size_t i = 0; i < s->gamma; i++)
 			st->locked[s->ids[i]] = 0;
 		return LWC_ERR_NOMEM;
@@ -2209,6 +2231,7 @@ static int commit(struct px_worker *w, struct stmt *s)
 			st->version[id] = s->vers[i] + 1;
 			memcpy(st->tag + id * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES,
 			       CRY_TAG_BYTES);
+			pa_touch(&st->pa, id);
 		}
 		memcpy(st->bits + id * st->g.words, nb, st->g.words * sizeof(uint64_t));
 		for (size_t x = 0; x < st->g.words; x++)
@@ -2330,6 +2353,7 @@ static void commit_clean(struct px_state *st, struct stmt *s)
 			st->version[s->ids[i]] = s->vers[i] + 1;
 			memcpy(st->tag + s->ids[i] * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES,
 			       CRY_TAG_BYTES);
+			pa_touch(&st->pa, s->ids[i]);
 		}
 	return;
 fail:

@@ -36,6 +36,7 @@ struct px_engine_cfg {
 	int rtt_ms;                 /* simulated proxy-cloud round trip     */
 	int cloud_timeout_ms;
 	int read_ahead;             /* READ the next batch during this one  */
+	int pad_age;                /* padding as old as the real blocks    */
 	const uint8_t *cs_key;      /* K_CS                                 */
 	const char *cs_addr;
 };

@@ -53,6 +53,7 @@ static void usage(FILE *f)
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
+		"                      [--pad-age match|uniform]\n"
 		"                      [--index-run-min N] [--index-run-max N] [--journal-kb 16384]\n"
 		"                      [--max-connections N] [--handshake-timeout S]\n"
 		"                      [--accept-stale-state]\n"
@@ -320,6 +321,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "relocate", required_argument, NULL, 'o' },
 		{ "block-threads", required_argument, NULL, 'T' },
 		{ "read-ahead", required_argument, NULL, 'A' },
+		{ "pad-age", required_argument, NULL, 'G' },
 		{ "index-run-min", required_argument, NULL, 'I' },
 		{ "index-run-max", required_argument, NULL, 'J' },
 		{ "journal-kb", required_argument, NULL, 'j' },
@@ -348,6 +350,7 @@ static int cmd_serve(int argc, char **argv)
 	cfg.engine.batch_blocks = 1024;
 	cfg.engine.cloud_timeout_ms = 60000;
 	cfg.engine.read_ahead = 1;
+	cfg.engine.pad_age = 1;
 	cfg.workers = 64;
 	cfg.max_frame = 64u << 20;
 	cfg.io_timeout_ms = 60000;
@@ -372,6 +375,13 @@ static int cmd_serve(int argc, char **argv)
 				return 1;
 			}
 			cfg.engine.read_ahead = strcmp(optarg, "on") == 0;
+			break;
+		case 'G':
+			if (strcmp(optarg, "match") != 0 && strcmp(optarg, "uniform") != 0) {
+				fprintf(stderr, "lwc-proxy serve: --pad-age must be match or uniform\n");
+				return 1;
+			}
+			cfg.engine.pad_age = strcmp(optarg, "match") == 0;
 			break;
 		case 'I': if (parse_u32(optarg, "--index-run-min", 0, UINT32_MAX, &run_min)) return 1; break;
 		case 'J': if (parse_u32(optarg, "--index-run-max", 0, UINT32_MAX, &run_max)) return 1; break;

@@ -200,7 +200,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	size_t words = g->words, total = 0, n, k = 0, want, nopen = 0;
 	uint32_t *capb = calloc(s->gamma, sizeof(uint32_t));
 	uint32_t *cnt = calloc(s->gamma, sizeof(uint32_t));
-	size_t *units = NULL;
+	size_t *units = NULL, *blk = NULL;
 	uint64_t *rows = NULL;
 	uint32_t *tabs = NULL, *slots = malloc(g->m * sizeof(uint32_t));
 	MDB_txn *txn = NULL;
@@ -238,50 +238,81 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	s->ev = malloc(n * sizeof(*s->ev));
 	s->evrec = malloc(n * g->S);
 	units = malloc(total * sizeof(*units));
-	if (!s->ev || !s->evrec || !units) {
+	blk = malloc(n * sizeof(*blk));
+	if (!s->ev || !s->evrec || !units || !blk) {
 		for (size_t i = 0; i < n; i++)
 			stash_find(st, rows[i])->owner = 0;
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	/* for each row a block, uniformly among the padding blocks with room */
+	/* for each row a block, uniformly among the padding blocks with room
+	 * it may go to (not one it was last read with: stash_may_land); a row
+	 * with none stays in the stash */
 	for (size_t i = 0; i < s->gamma; i++)
 		if (capb[i] > 0)
 			units[nopen++] = i;
-	for (size_t r = 0; r < n && nopen > 0; r++) {
-		size_t j = nopen <= UINT32_MAX ? randombytes_uniform((uint32_t)nopen)
-			   : (size_t)randombytes_random() % nopen;
-		size_t b = units[j];
+	for (size_t r = 0; r < n; r++) {
+		const struct px_stash_ent *e = stash_find(st, rows[r]);
+		size_t j = SIZE_MAX, ok = 0;
 
-		cnt[b]++;
-		if (--capb[b] == 0)
+		blk[r] = SIZE_MAX;
+		for (int tries = 0; tries < 8 && nopen > 0 && j == SIZE_MAX; tries++) {
+			size_t c = nopen <= UINT32_MAX ? randombytes_uniform((uint32_t)nopen)
+				   : (size_t)randombytes_random() % nopen;
+			if (stash_may_land(e, s->ids[units[c]]))
+				j = c;
+		}
+		if (j == SIZE_MAX) {                     /* few allowed: count them */
+			for (size_t c = 0; c < nopen; c++)
+				ok += (size_t)stash_may_land(e, s->ids[units[c]]);
+			if (ok > 0) {
+				size_t pick = ok <= UINT32_MAX ? randombytes_uniform((uint32_t)ok)
+					      : (size_t)randombytes_random() % ok;
+				for (size_t c = 0; c < nopen && j == SIZE_MAX; c++)
+					if (stash_may_land(e, s->ids[units[c]]) && pick-- == 0)
+						j = c;
+			}
+		}
+		if (j == SIZE_MAX)
+			continue;
+		blk[r] = units[j];
+		cnt[units[j]]++;
+		if (--capb[units[j]] == 0)
 			units[j] = units[--nopen];
 	}
 	/* in each block, that many of its free slots, uniformly; the entries
 	 * come out sorted by block, as the access walks them */
 	for (size_t i = 0; i < s->gamma; i++) {
 		const uint64_t *bits = s->bits + i * words;
-		uint32_t nf = 0;
+		uint32_t nf = 0, c = 0;
 
 		if (cnt[i] == 0)
 			continue;
 		for (uint32_t slot = 0; slot < g->m; slot++)
 			if (!px_bit(bits, slot))
 				slots[nf++] = slot;
-		for (uint32_t c = 0; c < cnt[i] && c < nf; c++) {
-			uint32_t j = c + randombytes_uniform(nf - c), t = slots[c];
+		for (size_t r = 0; r < n && c < cnt[i] && c < nf; r++) {
+			uint32_t j, t;
+
+			if (blk[r] != i)
+				continue;
+			j = c + randombytes_uniform(nf - c);
+			t = slots[c];
 			slots[c] = slots[j];
 			slots[j] = t;
-			s->ev[k].row = rows[k];
-			s->ev[k].table = tabs[k];
+			s->ev[k].row = rows[r];
+			s->ev[k].table = tabs[r];
 			s->ev[k].blk = i;
 			s->ev[k].slot = slots[c];
+			blk[r] = SIZE_MAX - 1;           /* placed */
+			c++;
 			k++;
 		}
 	}
 	s->nev = k;
-	for (size_t i = k; i < n; i++)                 /* (never: room was counted) */
-		stash_find(st, rows[i])->owner = 0;
+	for (size_t r = 0; r < n; r++)                 /* rows with no block */
+		if (blk[r] != SIZE_MAX - 1)
+			stash_find(st, rows[r])->owner = 0;
 	/* the records */
 	if (px_read_begin(w, &txn) != 0) {
 		rc = LWC_ERR_STORE;
@@ -304,6 +335,7 @@ out:
 	free(capb);
 	free(cnt);
 	free(units);
+	free(blk);
 	free(rows);
 	free(tabs);
 	free(slots);
@@ -429,7 +461,7 @@ void commit_stash(struct px_state *st, struct stmt *s)
 			adds[a] = st->next_rowid + i;
 			tabs[a++] = tid;
 		}
-	if (stash_apply(st, dels, d, adds, tabs, a) != LWC_OK)
+	if (stash_apply(st, dels, d, adds, tabs, a, s->ids, s->gamma) != LWC_OK)
 		goto fail;
 	atomic_fetch_add(&st->rows_relocated, s->nmoved);
 	atomic_fetch_add(&st->rows_evicted, s->nev);

@@ -607,7 +607,7 @@ static void admin_status(struct conn *c)
 	char vals[40][128];
 	const char *keys[40];
 	size_t n = 0;
-	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds;
+	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds, by_age, uniform;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
 
 	pthread_mutex_lock(&st->mu);
@@ -618,6 +618,8 @@ static void admin_status(struct conn *c)
 	used = st->used_slots;
 	cap = st->nblocks * st->g.theta;
 	inflight = st->nlocked;
+	by_age = st->pa.by_age;
+	uniform = st->pa.uniform;
 	for (struct px_table *t = st->tables; t; t = t->next)
 		if (!t->dropped)
 			tables++;
@@ -652,6 +654,9 @@ static void admin_status(struct conn *c)
 	ST_ADD("blocks_moved", "%llu", (unsigned long long)atomic_load(&st->blocks_moved));
 	ST_ADD("blocks_locked", "%llu", (unsigned long long)inflight);
 	ST_ADD("padding", "%s, min %u", srv->cfg->pad_text, srv->cfg->engine.pad_min);
+	ST_ADD("padding_age", "%s: %llu blocks drawn by age, %llu uniformly",
+	       srv->cfg->engine.pad_age ? "match" : "uniform", (unsigned long long)by_age,
+	       (unsigned long long)uniform);
 	ST_ADD("relocation", "%s", st->relocate ? "on" : "off");
 	ST_ADD("stash_rows", "%llu", (unsigned long long)nstash);
 	ST_ADD("stash_max", "%u", st->stash_max);

@@ -86,8 +86,17 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+int stash_may_land(const struct px_stash_ent *e, uint64_t b)
+{
+	for (uint32_t i = 0; i < e->nfrom; i++)
+		if (e->from[i] == b)
+			return 0;
+	return 1;
+}
+
 int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
-		const uint64_t *adds, const uint32_t *add_tables, size_t nadd)
+		const uint64_t *adds, const uint32_t *add_tables, size_t nadd,
+		const uint64_t *from, size_t nfrom)
 {
 	struct add *a = NULL;
 	uint64_t *d = NULL;
@@ -127,6 +136,9 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 				out[n].table = a[j].table;
 				out[n].owner = 0;
 				out[n].eligible = st->seq + 1 + randombytes_uniform(PX_EVICT_DELAY);
+				out[n].nfrom = nfrom <= PX_FROM_MAX ? (uint32_t)nfrom : 0;
+				if (out[n].nfrom)
+					memcpy(out[n].from, from, out[n].nfrom * sizeof(*from));
 				n++;
 			}
 			j++;

@@ -35,8 +35,17 @@ size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
 void stash_release(struct px_state *st, uint64_t owner);
 
 /* After a commit: drop the rows dels[0..ndel) and add (or refresh) the rows
- * adds[0..nadd) (their table), each eligible after a new random delay. */
+ * adds[0..nadd) (their table), each eligible after a new random delay and
+ * never to be written back into the blocks from[0..nfrom), the statement's
+ * READ set (none when it has more than PX_FROM_MAX blocks).  With padding
+ * drawn by age (padage.h) the blocks a row was just read with are young, so
+ * without that rule a row would often land in one of them, and two accesses
+ * to it would share that block (lwc-audit's intersection and linkage). */
 int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
-		const uint64_t *adds, const uint32_t *add_tables, size_t nadd) LWC_WUR;
+		const uint64_t *adds, const uint32_t *add_tables, size_t nadd,
+		const uint64_t *from, size_t nfrom) LWC_WUR;
+
+/* May the stash row e be written back into block b? */
+int stash_may_land(const struct px_stash_ent *e, uint64_t b);
 
 #endif

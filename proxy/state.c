@@ -853,6 +853,10 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		txn = NULL;
 		goto lmdb_error;
 	}
+	if (pa_init(&st->pa, st->nblocks) != 0) {
+		rc = lmdb_fail(ENOMEM, "open", err, errlen);
+		goto fail;
+	}
 	*out = st;
 	return LWC_OK;
 lmdb_error:
@@ -871,6 +875,7 @@ void px_state_close(struct px_state *st)
 	if (st == NULL)
 		return;
 	jr_free(st);
+	pa_free(&st->pa);
 	while (st->tables) {
 		struct px_table *t = st->tables;
 		st->tables = t->next;

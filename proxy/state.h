@@ -54,6 +54,7 @@
 
 #include "cry.h"
 #include "lwc_err.h"
+#include "padage.h"
 
 #define PX_HANDLE_BYTES   16u
 #define PX_MAX_COLS       64u
@@ -132,11 +133,17 @@ struct px_user {
 };
 
 /* A row in the stash (the record itself is in the stash database). */
+#define PX_FROM_MAX 8u
+
 struct px_stash_ent {
 	uint64_t rowid;
 	uint64_t eligible;               /* may be evicted from this statement on */
 	uint64_t owner;                  /* statement using it, 0: free     */
 	uint32_t table;
+	uint32_t nfrom;                  /* blocks it may not be written back to: */
+	uint64_t from[PX_FROM_MAX];      /* the READ set of the statement that
+					    last touched it, when that many or
+					    fewer (stash.h); not persisted */
 };
 
 #define PX_STASH_MAX_DEFAULT     8192u
@@ -190,6 +197,7 @@ struct px_state {
 	struct px_stash_ent *stash;      /* sorted by row id                */
 	size_t nstash, cap_stash;
 	size_t stash_reserved;           /* rows in-flight statements will add */
+	struct px_padage pa;             /* write order, real blocks' ranks (padage.h) */
 
 	pthread_mutex_t users_mu;
 	struct px_user *users;

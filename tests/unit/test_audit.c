@@ -293,6 +293,8 @@ static void test_frequency_known(void **state)
 	assert_int_equal(f.top_reads[1], 2);
 	assert_int_equal(f.hot_with_block, 2);     /* ranks 0 and 1 */
 	assert_int_equal(f.hits, 1);               /* rank 0 (7); rank 1's block is 9 */
+	/* chance: 2 ids x the top blocks' 5 of 16 READs */
+	assert_true(fabs(f.chance - 2.0 * 5 / 16) < 1e-9);
 	free_stmts(s, n);
 }
 
@@ -352,6 +354,7 @@ static void simulate(int leaky, uint64_t seed, int expect_pass)
 	struct au_link l;
 	struct au_freq f;
 	struct au_type ty;
+	struct au_recency y;
 	struct au_rng rng;
 	double cdf[1000], total = 0;
 
@@ -409,10 +412,12 @@ static void simulate(int leaky, uint64_t seed, int expect_pass)
 	assert_int_equal(au_attack_linkage(s, n, 50, 4000, &rng, &l), LWC_OK);
 	assert_int_equal(au_attack_frequency(s, n, 20, 0, &f), LWC_OK);
 	assert_int_equal(au_attack_type(s, n, 5, 25, &rng, &ty), LWC_OK);
+	assert_int_equal(au_attack_recency(s, n, &y), LWC_OK);
 
 	double adv = (double)l.same_overlap / (double)l.same_pairs -
 		     (double)l.diff_overlap / (double)l.diff_pairs;
 	double acc = (double)ty.correct / (double)ty.tested;
+	double recency = (y.hits - y.chance) / (double)y.tries;
 	double rec = fabs((double)ty.recurrent[AU_INSERT] / ty.per_kind[AU_INSERT] -
 			  (double)ty.recurrent[AU_SELECT] / ty.per_kind[AU_SELECT]);
 
@@ -424,16 +429,19 @@ static void simulate(int leaky, uint64_t seed, int expect_pass)
 		for (int i = 0; i < 3; i++)
 			assert_true(is[i].identified <= 2);          /* <= 0.05 of 50 */
 		assert_true(fabs(adv) <= 0.05);
-		assert_true(f.hits <= 2);
+		assert_true(f.hits - f.chance <= 2);
 		assert_true(acc <= 0.30);
 		assert_true(rec <= 0.05);
+		assert_true(recency <= 0.03);
 	} else {
 		for (int i = 0; i < 3; i++)
 			assert_true(is[i].identified >= 45);
 		assert_true(adv > 0.9);
 		assert_true(f.hits >= 10);
+		assert_true(f.hits - f.chance > 5);
 		assert_true(acc > 0.30);
 		assert_true(rec > 0.5);
+		assert_true(recency > 0.1);
 	}
 	free_stmts(s, n);
 	free(s);
