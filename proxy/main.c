@@ -490,8 +490,27 @@ static int cmd_serve(int argc, char **argv)
 	}
 	log_info("block pool: %u thread%s besides each statement's own", par_threads(),
 		 par_threads() == 1 ? "" : "s");
+	{
+		int restored = 0, orc = px_order_restore(st, &restored);
+
+		if (orc != 0)
+			log_warn("the blocks' saved write order could not be read or dropped: %s",
+				 mdb_strerror(orc));
+		log_info("padding %s; the blocks' write order: %s",
+			 cfg.engine.pad_age ? "by age" : "uniform",
+			 restored ? "restored from the last clean stop"
+			 : "unknown (no clean stop saved it), a random one to begin with");
+	}
 	rc = px_server_run(st, &cfg);
 	par_stop();
+	{
+		int orc = px_order_save(st);
+
+		if (orc != 0)
+			log_warn("could not save the blocks' write order (%s): the next start "
+				 "begins with a random one", orc == ENOMEM ? "out of memory"
+				 : mdb_strerror(orc));
+	}
 	px_state_close(st);
 	pidlock_release(&lock);
 	sodium_free(cs_key);

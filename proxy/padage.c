@@ -72,30 +72,65 @@ static uint64_t cap_for(uint64_t n)
 	return 2 * n + 4096;
 }
 
+int pa_init_order(struct px_padage *pa, const uint64_t *order, uint64_t n)
+{
+	uint8_t *seen;
+	int rc;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (order[i] >= n)
+			return -1;
+	if ((seen = calloc(n + 1, 1)) == NULL)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		if (seen[order[i]]) {
+			free(seen);
+			return -1;               /* not a permutation */
+		}
+		seen[order[i]] = 1;
+	}
+	free(seen);
+	pa_free(pa);
+	memset(pa, 0, sizeof(*pa));
+	pa->nb = n;
+	if ((pa->pos = calloc(n + 1, sizeof(*pa->pos))) == NULL)
+		return -1;
+	rc = rebuild(pa, order, n, cap_for(n));
+	if (rc != 0)
+		pa_free(pa);
+	return rc;
+}
+
 int pa_init(struct px_padage *pa, uint64_t n)
 {
-	uint64_t *order;
+	uint64_t *order = malloc((n + 1) * sizeof(*order));
 	int rc;
 
 	memset(pa, 0, sizeof(*pa));
-	pa->nb = n;
-	if ((pa->pos = calloc(n + 1, sizeof(*pa->pos))) == NULL ||
-	    (order = malloc((n + 1) * sizeof(*order))) == NULL) {
-		free(pa->pos);
-		pa->pos = NULL;
+	if (order == NULL)
 		return -1;
-	}
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t j = below(i + 1);
 
 		order[i] = order[j];
 		order[j] = i;
 	}
-	rc = rebuild(pa, order, n, cap_for(n));
+	rc = pa_init_order(pa, order, n);
 	free(order);
-	if (rc != 0)
-		pa_free(pa);
 	return rc;
+}
+
+uint64_t *pa_order(const struct px_padage *pa, uint64_t *n)
+{
+	uint64_t *order, m = 0;
+
+	if (pa->broken || (order = malloc((pa->n + 1) * sizeof(*order))) == NULL)
+		return NULL;
+	for (uint64_t p = 1; p <= pa->clock; p++)
+		if (pa->at[p] != PA_NONE)
+			order[m++] = pa->at[p];
+	*n = m;
+	return order;
 }
 
 void pa_free(struct px_padage *pa)

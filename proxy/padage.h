@@ -21,8 +21,10 @@
  * blocks' ranks while the workload holds still, and a changed workload is
  * followed within PA_RING real blocks of its class.  A class with fewer than
  * PA_MIN_SAMPLES draws uniformly, as does a proxy whose order could not grow
- * (out of memory).  The order is not persisted: a proxy starts with the
- * blocks in a random order, exact again for every block written since.
+ * (out of memory).  A clean stop saves the order in the state (meta
+ * "block_order", px_order_save) and the next serve takes it back and drops
+ * it (px_order_restore), so after a crash the proxy starts with the blocks
+ * in a random order, exact again for every block written since.
  * All functions run with st->mu held.
  */
 #ifndef LWC_PX_PADAGE_H
@@ -51,6 +53,11 @@ struct px_padage {
 
 /* The blocks 0..n-1 in a random order (the cloud's order is not known). */
 int pa_init(struct px_padage *pa, uint64_t n);
+/* The blocks 0..n-1 in the order given, oldest first (a permutation of
+ * them, or -1 and pa unchanged). */
+int pa_init_order(struct px_padage *pa, const uint64_t *order, uint64_t n);
+/* The blocks in the order, oldest first (malloc'ed, *n of them), or NULL. */
+uint64_t *pa_order(const struct px_padage *pa, uint64_t *n);
 void pa_free(struct px_padage *pa);
 
 /* Block b was written (now, after every block written before). */

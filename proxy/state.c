@@ -707,6 +707,75 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 	return 0;
 }
 
+/* meta "block_order": the blocks' write order (padage.h), oldest first,
+ * 8 bytes each; saved by a clean stop, taken back and dropped by serve. */
+#define PX_ORDER_KEY "block_order"
+
+int px_order_save(struct px_state *st)
+{
+	uint64_t n = 0, *order = pa_order(&st->pa, &n);
+	uint8_t *buf;
+	MDB_txn *txn;
+	int rc;
+
+	if (order == NULL)
+		return ENOMEM;
+	if (n != st->nblocks) {                 /* (never: every block is in it) */
+		free(order);
+		return EINVAL;
+	}
+	if ((buf = malloc(n * 8 + 1)) == NULL) {
+		free(order);
+		return ENOMEM;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		cry_put_be64(buf + 8 * i, order[i]);
+	free(order);
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) == 0) {
+		if ((rc = meta_put_str(txn, st->meta, PX_ORDER_KEY, buf, n * 8)) == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+	}
+	free(buf);
+	return rc;
+}
+
+int px_order_restore(struct px_state *st, int *restored)
+{
+	MDB_txn *txn;
+	MDB_val v;
+	MDB_val k = { strlen(PX_ORDER_KEY), (void *)(uintptr_t)PX_ORDER_KEY };
+	int rc;
+
+	*restored = 0;
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return rc;
+	rc = meta_get(txn, st->meta, PX_ORDER_KEY, &v);
+	if (rc == MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return 0;
+	}
+	if (rc == 0 && v.mv_size == st->nblocks * 8) {
+		uint64_t n = st->nblocks, *order = malloc((n + 1) * sizeof(*order));
+
+		if (order != NULL) {
+			for (uint64_t i = 0; i < n; i++)
+				order[i] = cry_get_be64((const uint8_t *)v.mv_data + 8 * i);
+			*restored = pa_init_order(&st->pa, order, n) == 0;
+			free(order);
+		}
+	}
+	/* used once: after a crash the order would be stale */
+	if (rc == 0)
+		rc = mdb_del(txn, st->meta, &k, NULL);
+	if (rc == 0)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	return rc;
+}
+
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen)
 {
 	struct px_state *st;

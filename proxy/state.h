@@ -226,6 +226,11 @@ int px_state_create(const char *dir, const struct px_geom *g, const char *cs_add
 /* Open an existing state and load the in-memory mirror. */
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen) LWC_WUR;
 void px_state_close(struct px_state *st);
+/* The blocks' write order (padage.h) into the state, at a clean stop; and
+ * back at serve's start (*restored 1 when there was a valid one), dropping
+ * it so that a crash later does not leave a stale one. */
+int px_order_save(struct px_state *st) LWC_WUR;
+int px_order_restore(struct px_state *st, int *restored) LWC_WUR;
 
 /* An LMDB failure writing the state: LWC_ERR_NO_SPACE and "no space left on
  * device" when the disk holding it is full (ENOSPC, or the EIO LMDB gives

@@ -165,12 +165,42 @@ static void test_ring_follows_workload(void **state)
 	free(pa);
 }
 
+static void test_order_saved_and_restored(void **state)
+{
+	struct px_padage *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	uint64_t n = 0, *order, bad[4] = { 0, 1, 1, 3 }, big[4] = { 0, 1, 2, 4 };
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(pa_init(a, 500), 0);
+	for (int i = 0; i < 20000; i++)               /* renumbered on the way */
+		pa_touch(a, randombytes_uniform(i % 2 ? 10 : 500));
+	assert_non_null(order = pa_order(a, &n));
+	assert_int_equal(n, 500);
+	assert_int_equal(pa_init(b, 500), 0);
+	assert_int_equal(pa_init_order(b, order, n), 0);
+	for (uint64_t r = 0; r < n; r++)
+		assert_int_equal(pa_block_at(b, r), pa_block_at(a, r));
+	/* not a permutation of 0..n-1: refused, b unchanged */
+	assert_int_equal(pa_init_order(b, bad, 4), -1);
+	assert_int_equal(pa_init_order(b, big, 4), -1);
+	assert_int_equal(b->n, 500);
+	assert_int_equal(pa_block_at(b, 0), pa_block_at(a, 0));
+	free(order);
+	pa_free(a);
+	pa_free(b);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_matches_list),
 		cmocka_unit_test(test_draw_follows_observed),
 		cmocka_unit_test(test_ring_follows_workload),
+		cmocka_unit_test(test_order_saved_and_restored),
 	};
 
 	if (sodium_init() < 0)
