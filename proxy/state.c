@@ -317,6 +317,10 @@ int px_blocks_reserve(struct px_state *st, uint64_t n)
 		return LWC_ERR_NOMEM;
 	st->locked = p;
 	memset(st->locked + st->cap_blocks, 0, cap - st->cap_blocks);
+	if ((p = realloc(st->wanted, cap)) == NULL)
+		return LWC_ERR_NOMEM;
+	st->wanted = p;
+	memset(st->wanted + st->cap_blocks, 0, cap - st->cap_blocks);
 	st->cap_blocks = cap;
 	return LWC_OK;
 }
@@ -969,6 +973,7 @@ void px_state_close(struct px_state *st)
 	free(st->bits);
 	free(st->occ);
 	free(st->locked);
+	free(st->wanted);
 	free(st->pending);
 	free(st->phash);
 	free(st->stash);

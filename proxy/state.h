@@ -175,6 +175,9 @@ struct px_state {
 	uint64_t *bits;                  /* [nblocks * g.words] occupancy  */
 	uint16_t *occ;                   /* [nblocks] full slots           */
 	uint8_t *locked;                 /* [nblocks] held by a statement  */
+	uint8_t *wanted;                 /* [nblocks] statements waiting for it as
+					    a real block (at most 255): padding
+					    avoids it while it can (engine.c) */
 	uint64_t nlocked;
 	uint64_t free_hint;              /* no block below has room        */
 	int growing;                     /* a statement is adding blocks   */
