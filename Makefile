@@ -145,7 +145,7 @@ $(BIN)/lwc-audit: $(AUDIT_OBJ) $(OUT)/libclient.a $(OUT)/libproxy.a $(OUT)/libco
 
 # its trace reader and attacks, without a deployment
 $(OUT)/tests/test_audit: $(OUT)/tests/unit/test_audit.o $(OUT)/bench/audit_trace.o \
-			 $(OUT)/bench/audit_attacks.o $(OUT)/libcommon.a
+			 $(OUT)/bench/audit_attacks.o $(OUT)/bench/audit_report.o $(OUT)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_COMMON)
 
 $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libclient.a $(OUT)/libproxy.a \

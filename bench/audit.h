@@ -290,7 +290,9 @@ struct au_check {
 	int pass;
 };
 
-#define AU_MAX_CHECKS (AU_NISECT + 5)
+/* intersection at each r, linkage, frequency, type, recurrence, recency,
+ * the ground truth's consistency */
+#define AU_MAX_CHECKS (AU_NISECT + 6)
 
 int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
 	       struct au_results *R) LWC_WUR;

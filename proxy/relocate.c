@@ -200,7 +200,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	size_t words = g->words, total = 0, n, k = 0, want, nopen = 0;
 	uint32_t *capb = calloc(s->gamma, sizeof(uint32_t));
 	uint32_t *cnt = calloc(s->gamma, sizeof(uint32_t));
-	size_t *units = NULL, *blk = NULL;
+	size_t *units = NULL, *blk = NULL, *byblk = NULL, *first = NULL;
 	uint64_t *rows = NULL;
 	uint32_t *tabs = NULL, *slots = malloc(g->m * sizeof(uint32_t));
 	MDB_txn *txn = NULL;
@@ -239,7 +239,9 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	s->evrec = malloc(n * g->S);
 	units = malloc(total * sizeof(*units));
 	blk = malloc(n * sizeof(*blk));
-	if (!s->ev || !s->evrec || !units || !blk) {
+	byblk = malloc(n * sizeof(*byblk) + 1);
+	first = malloc(s->gamma * sizeof(*first) + 1);
+	if (!s->ev || !s->evrec || !units || !blk || !byblk || !first) {
 		for (size_t i = 0; i < n; i++)
 			stash_find(st, rows[i])->owner = 0;
 		rc = LWC_ERR_NOMEM;
@@ -280,22 +282,31 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		if (--capb[units[j]] == 0)
 			units[j] = units[--nopen];
 	}
-	/* in each block, that many of its free slots, uniformly; the entries
-	 * come out sorted by block, as the access walks them */
-	for (size_t i = 0; i < s->gamma; i++) {
+	/* the rows by block (a counting sort: byblk[first[i]..] are block
+	 * i's), then in each block that many of its free slots, uniformly; the
+	 * entries come out sorted by block, as the access walks them */
+	for (size_t i = 0, at = 0; i < s->gamma; i++) {
+		first[i] = at;
+		at += cnt[i];
+	}
+	for (size_t r = 0; r < n; r++)
+		if (blk[r] != SIZE_MAX)
+			byblk[first[blk[r]]++] = r;
+	for (size_t i = 0, at = 0; i < s->gamma; i++) {
 		const uint64_t *bits = s->bits + i * words;
-		uint32_t nf = 0, c = 0;
+		uint32_t nf = 0;
 
 		if (cnt[i] == 0)
 			continue;
 		for (uint32_t slot = 0; slot < g->m; slot++)
 			if (!px_bit(bits, slot))
 				slots[nf++] = slot;
-		for (size_t r = 0; r < n && c < cnt[i] && c < nf; r++) {
+		for (uint32_t c = 0; c < cnt[i]; c++) {
+			size_t r = byblk[at + c];
 			uint32_t j, t;
 
-			if (blk[r] != i)
-				continue;
+			if (c >= nf)
+				continue;               /* (never: room was counted) */
 			j = c + randombytes_uniform(nf - c);
 			t = slots[c];
 			slots[c] = slots[j];
@@ -305,9 +316,9 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 			s->ev[k].blk = i;
 			s->ev[k].slot = slots[c];
 			blk[r] = SIZE_MAX - 1;           /* placed */
-			c++;
 			k++;
 		}
+		at += cnt[i];
 	}
 	s->nev = k;
 	for (size_t r = 0; r < n; r++)                 /* rows with no block */
@@ -336,6 +347,8 @@ out:
 	free(cnt);
 	free(units);
 	free(blk);
+	free(byblk);
+	free(first);
 	free(rows);
 	free(tabs);
 	free(slots);

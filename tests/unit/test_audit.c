@@ -298,6 +298,59 @@ static void test_frequency_known(void **state)
 	free_stmts(s, n);
 }
 
+/* The --check verdicts: every check in an array of exactly AU_MAX_CHECKS
+ * (on the heap: ASan sees one too many), frequency and recency beyond
+ * their chance, and each limit's edge. */
+static void test_checks(void **state)
+{
+	struct au_results *R = calloc(1, sizeof(*R));
+	struct au_check *c = malloc(AU_MAX_CHECKS * sizeof(*c));
+	size_t n;
+
+	(void)state;
+	assert_non_null(R);
+	assert_non_null(c);
+	R->nisect = AU_NISECT;
+	for (int i = 0; i < AU_NISECT; i++) {
+		R->isect[i].r = au_isect_r[i];
+		R->isect[i].targets = 50;
+		R->isect[i].identified = i == 0 ? 3 : 2;        /* 0.06 fails, 0.04 passes */
+	}
+	R->link.same_pairs = R->link.diff_pairs = 1000;
+	R->link.same_overlap = 60;
+	R->link.diff_overlap = 20;                              /* 0.04: passes */
+	R->freq.hits = 4;
+	R->freq.chance = 1.5;                                   /* 2.5 beyond: fails */
+	R->type.tested = 100;
+	R->type.correct = 30;                                   /* 0.30: passes */
+	R->type.per_kind[AU_INSERT] = R->type.per_kind[AU_SELECT] = 100;
+	R->type.recurrent[AU_INSERT] = 20;
+	R->type.recurrent[AU_SELECT] = 14;                      /* 0.06: fails */
+	R->recency.tries = 1000;
+	R->recency.chance = 250;
+	R->recency.hits = 275;                                  /* 0.025: passes */
+	n = au_checks(R, c);
+	assert_int_equal(n, AU_MAX_CHECKS);
+	assert_int_equal(c[0].pass, 0);
+	assert_int_equal(c[1].pass, 1);
+	assert_int_equal(c[AU_NISECT].pass, 1);                 /* linkage */
+	assert_int_equal(c[AU_NISECT + 1].pass, 0);             /* frequency */
+	assert_true(fabs(c[AU_NISECT + 1].value - 2.5) < 1e-9);
+	assert_int_equal(c[AU_NISECT + 2].pass, 1);             /* type */
+	assert_int_equal(c[AU_NISECT + 3].pass, 0);             /* recurrence */
+	assert_int_equal(c[AU_NISECT + 4].pass, 1);             /* recency */
+	assert_true(strstr(c[AU_NISECT + 4].name, "recency") != NULL);
+	assert_int_equal(c[AU_NISECT + 5].pass, 1);             /* ground truth */
+	/* the recency leak of uniform padding fails; the frequency at chance passes */
+	R->recency.hits = 394;
+	R->freq.hits = 3;
+	n = au_checks(R, c);
+	assert_int_equal(c[AU_NISECT + 4].pass, 0);
+	assert_int_equal(c[AU_NISECT + 1].pass, 1);
+	free(c);
+	free(R);
+}
+
 /* ---- simulated proxies ------------------------------------------------------------ */
 
 #define SIM_BLOCKS  1024u
@@ -500,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_linkage_known),
 		cmocka_unit_test(test_frequency_known),
 		cmocka_unit_test(test_recency_known),
+		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sim_leaky),
 		cmocka_unit_test(test_sim_ideal),
 		cmocka_unit_test(test_rng),
