@@ -32,6 +32,13 @@ int cry_init_server(void)
 	return cry_init();
 }
 
+uint64_t cry_uniform(uint64_t n)
+{
+	if (n <= UINT32_MAX)
+		return randombytes_uniform((uint32_t)n);
+	return (((uint64_t)randombytes_random() << 32) | randombytes_random()) % n;
+}
+
 int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
 	    uint64_t subkey_id, const char ctx[8])
 {

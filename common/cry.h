@@ -72,6 +72,10 @@ int cry_init(void) LWC_WUR;
  * not change its host program's generator. */
 int cry_init_server(void) LWC_WUR;
 
+/* A uniform draw from [0, n), n >= 1: randombytes_uniform below 2^32,
+ * 64 random bits mod n above (a bias below 2^-32 there). */
+uint64_t cry_uniform(uint64_t n);
+
 /* Derive a 32-byte subkey of master under an 8-byte context. */
 int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
 	    uint64_t subkey_id, const char ctx[8]) LWC_WUR;

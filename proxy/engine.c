@@ -596,9 +596,7 @@ static int draw_padding(struct px_state *st, const struct px_engine_cfg *cfg, st
 				}
 				st->pa.by_age++;
 			} else {
-				b = n <= UINT32_MAX ? randombytes_uniform((uint32_t)n)
-				    : (((uint64_t)randombytes_random() << 32) |
-				       randombytes_random()) % n;
+				b = cry_uniform(n);
 				if (st->locked[b] == 1)
 					continue;
 				if (st->wanted[b] && soft) {
@@ -623,9 +621,7 @@ static int draw_padding(struct px_state *st, const struct px_engine_cfg *cfg, st
 			if (st->locked[b] != 1)
 				cand[nc++] = b;
 		for (uint64_t i = 0; i < want && i < nc; i++) {
-			uint64_t j = i + (nc - i <= UINT32_MAX
-					  ? randombytes_uniform((uint32_t)(nc - i))
-					  : randombytes_random() % (nc - i));
+			uint64_t j = i + cry_uniform(nc - i);
 			uint64_t tmp = cand[i];
 
 			cand[i] = cand[j];
@@ -757,7 +753,7 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 	}
 	s->nreal = k;
 	/* the real blocks' ages, then the padding among the unlocked blocks */
-	for (size_t i = 0; i < k; i++)
+	for (size_t i = 0; i < k && w->cfg->pad_age; i++)
 		pa_observe(&st->pa, gamma, pa_rank(&st->pa, s->ids[i]));
 	if (draw_padding(st, w->cfg, s, gamma, want, avail) != LWC_OK) {
 		for (size_t i = 0; i < s->gamma; i++)

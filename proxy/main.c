@@ -107,6 +107,18 @@ static int parse_u32(const char *s, const char *what, uint32_t min, uint32_t max
 	return 0;
 }
 
+/* An option with two values: *out = 1 for yes, 0 for no; -1 otherwise. */
+static int parse_pair(const char *s, const char *cmd, const char *what, const char *yes,
+		      const char *no, int *out)
+{
+	if (strcmp(s, yes) != 0 && strcmp(s, no) != 0) {
+		fprintf(stderr, "lwc-proxy %s: %s must be %s or %s\n", cmd, what, yes, no);
+		return -1;
+	}
+	*out = strcmp(s, yes) == 0;
+	return 0;
+}
+
 static uint8_t *load_cs_key(const char *path)
 {
 	uint8_t *key = sodium_malloc(CRY_KEY_BYTES);
@@ -165,11 +177,8 @@ static int cmd_init(int argc, char **argv)
 		case 'C': if (parse_u32(optarg, "--cell-bytes", 1, 8, &cell)) return 1; break;
 		case 'n': if (parse_u32(optarg, "--blocks", 1, 1u << 30, &nblocks)) return 1; break;
 		case 'o':
-			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
-				fprintf(stderr, "lwc-proxy init: --relocate must be on or off\n");
+			if (parse_pair(optarg, "init", "--relocate", "on", "off", &rcfg.relocate))
 				return 1;
-			}
-			rcfg.relocate = strcmp(optarg, "on") == 0;
 			break;
 		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &rcfg.stash_max)) return 1; break;
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &rcfg.relocate_max)) return 1; break;
@@ -370,18 +379,14 @@ static int cmd_serve(int argc, char **argv)
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &relocate_max)) return 1; break;
 		case 'T': if (parse_u32(optarg, "--block-threads", 0, 256, &block_threads)) return 1; break;
 		case 'A':
-			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
-				fprintf(stderr, "lwc-proxy serve: --read-ahead must be on or off\n");
+			if (parse_pair(optarg, "serve", "--read-ahead", "on", "off",
+				       &cfg.engine.read_ahead))
 				return 1;
-			}
-			cfg.engine.read_ahead = strcmp(optarg, "on") == 0;
 			break;
 		case 'G':
-			if (strcmp(optarg, "match") != 0 && strcmp(optarg, "uniform") != 0) {
-				fprintf(stderr, "lwc-proxy serve: --pad-age must be match or uniform\n");
+			if (parse_pair(optarg, "serve", "--pad-age", "match", "uniform",
+				       &cfg.engine.pad_age))
 				return 1;
-			}
-			cfg.engine.pad_age = strcmp(optarg, "match") == 0;
 			break;
 		case 'I': if (parse_u32(optarg, "--index-run-min", 0, UINT32_MAX, &run_min)) return 1; break;
 		case 'J': if (parse_u32(optarg, "--index-run-max", 0, UINT32_MAX, &run_max)) return 1; break;
@@ -390,11 +395,8 @@ static int cmd_serve(int argc, char **argv)
 		case 'H': if (parse_u32(optarg, "--handshake-timeout", 1, 3600, &v)) return 1; cfg.handshake_s = (int)v; break;
 		case 'Z': accept_stale = 1; break;
 		case 'o':
-			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
-				fprintf(stderr, "lwc-proxy serve: --relocate must be on or off\n");
+			if (parse_pair(optarg, "serve", "--relocate", "on", "off", &relocate))
 				return 1;
-			}
-			relocate = strcmp(optarg, "on") == 0;
 			break;
 		case 'L':
 			if ((level = log_parse_level(optarg)) < 0) {

@@ -7,16 +7,10 @@
 
 #include <sodium.h>
 
+#include "cry.h"
 #include "padage.h"
 
 #define PA_NONE UINT64_MAX
-
-static uint64_t below(uint64_t n)
-{
-	if (n <= UINT32_MAX)
-		return randombytes_uniform((uint32_t)n);
-	return (((uint64_t)randombytes_random() << 32) | randombytes_random()) % n;
-}
 
 static void fw_add(uint32_t *fw, uint64_t cap, uint64_t i, int d)
 {
@@ -110,7 +104,7 @@ int pa_init(struct px_padage *pa, uint64_t n)
 	if (order == NULL)
 		return -1;
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t j = below(i + 1);
+		uint64_t j = cry_uniform(i + 1);
 
 		order[i] = order[j];
 		order[j] = i;

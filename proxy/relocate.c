@@ -259,8 +259,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 
 		blk[r] = SIZE_MAX;
 		for (int tries = 0; tries < 8 && nopen > 0 && j == SIZE_MAX; tries++) {
-			size_t c = nopen <= UINT32_MAX ? randombytes_uniform((uint32_t)nopen)
-				   : (size_t)randombytes_random() % nopen;
+			size_t c = (size_t)cry_uniform(nopen);
 			if (stash_may_land(e, s->ids[units[c]]))
 				j = c;
 		}
@@ -268,8 +267,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 			for (size_t c = 0; c < nopen; c++)
 				ok += (size_t)stash_may_land(e, s->ids[units[c]]);
 			if (ok > 0) {
-				size_t pick = ok <= UINT32_MAX ? randombytes_uniform((uint32_t)ok)
-					      : (size_t)randombytes_random() % ok;
+				size_t pick = (size_t)cry_uniform(ok);
 				for (size_t c = 0; c < nopen && j == SIZE_MAX; c++)
 					if (stash_may_land(e, s->ids[units[c]]) && pick-- == 0)
 						j = c;
