@@ -216,7 +216,7 @@ bench-cs: all
 # alone for an ideal proxy in about one run of four (tests/run.sh).
 # AUDIT_INIT_ARGS / AUDIT_PROXY_ARGS go to `lwc-proxy init` / `serve` (e.g.
 # AUDIT_INIT_ARGS="--relocate off"), AUDIT_ARGS to lwc-audit.
-AUDIT_ARGS ?= --per-type 800 --zipf-rounds 7
+AUDIT_ARGS ?= --per-type 3200 --zipf-rounds 7
 audit: all
 	@LWC_BIN=$(BIN) AUDIT_INIT_ARGS="$(AUDIT_INIT_ARGS)" AUDIT_PROXY_ARGS="$(AUDIT_PROXY_ARGS)" \
 		sh scripts/audit.sh --check --json bench/results/audit.json $(AUDIT_ARGS)

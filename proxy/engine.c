@@ -567,8 +567,11 @@ static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamm
  * otherwise, or while that class has too few, uniformly.  A drawn block
  * that is held is drawn again.  LWC_ERR_NOMEM before anything is drawn.
  */
+/* want padding blocks for a statement of γ blocks among avail unlocked
+ * ones.  A statement with no real block (stand_in 1) draws its first one as
+ * a real block's stand-in (pa_draw_recent, padage.h). */
 static int draw_padding(struct px_state *st, const struct px_engine_cfg *cfg, struct stmt *s,
-			uint64_t gamma, uint64_t want, uint64_t avail)
+			uint64_t gamma, uint64_t want, uint64_t avail, int stand_in)
 {
 	uint64_t n = st->nblocks, misses = 0;
 
@@ -586,8 +589,11 @@ static int draw_padding(struct px_state *st, const struct px_engine_cfg *cfg, st
 			 * padding by age, young real blocks and young padding
 			 * meet, and 64 clients on 5,000 blocks halved) */
 			int soft = misses < 64 + 8 * want;
+			int drawn = !cfg->pad_age || !soft ? 0
+				    : got == 0 && stand_in ? pa_draw_recent(&st->pa, gamma, &r)
+				    : pa_draw(&st->pa, gamma, &r);
 
-			if (cfg->pad_age && soft && pa_draw(&st->pa, gamma, &r))
+			if (drawn)
 				b = pa_block_at(&st->pa, r);
 			if (b < n) {
 				if (st->locked[b] == 1 || st->wanted[b]) {
@@ -675,7 +681,7 @@ static int lock_blocks_delete(struct px_worker *w, struct stmt *s, size_t k)
 		prev = b;
 	}
 	s->gamma = 0;
-	if (draw_padding(st, w->cfg, s, gamma, gamma, avail) != LWC_OK) {
+	if (draw_padding(st, w->cfg, s, gamma, gamma, avail, 1) != LWC_OK) {
 		for (size_t i = 0; i < s->locs.n; i++)
 			st->locked[PX_LOC_BLOCK(s->locs.v[i])] = 0;
 		return LWC_ERR_NOMEM;
@@ -755,7 +761,7 @@ static int lock_blocks(struct px_worker *w, struct stmt *s)
 	/* the real blocks' ages, then the padding among the unlocked blocks */
 	for (size_t i = 0; i < k && w->cfg->pad_age; i++)
 		pa_observe(&st->pa, gamma, pa_rank(&st->pa, s->ids[i]));
-	if (draw_padding(st, w->cfg, s, gamma, want, avail) != LWC_OK) {
+	if (draw_padding(st, w->cfg, s, gamma, want, avail, k == 0) != LWC_OK) {
 		for (size_t i = 0; i < s->gamma; i++)
 			st->locked[s->ids[i]] = 0;
 		return LWC_ERR_NOMEM;

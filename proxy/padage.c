@@ -239,3 +239,18 @@ int pa_draw(const struct px_padage *pa, uint64_t gamma, uint64_t *r)
 	*r = v < pa->n ? v : pa->n - 1;
 	return 1;
 }
+
+int pa_draw_recent(const struct px_padage *pa, uint64_t gamma, uint64_t *r)
+{
+	unsigned c = class_of(gamma);
+	uint32_t back;
+	uint64_t v;
+
+	if (pa->broken || pa->n == 0 || pa->nring[c] < PA_MIN_SAMPLES)
+		return 0;
+	/* head is where the next goes: the last one is just before it */
+	back = 1 + randombytes_uniform(PA_RECENT < pa->nring[c] ? PA_RECENT : pa->nring[c]);
+	v = pa->ring[c][(pa->head[c] + PA_RING - back) % PA_RING];
+	*r = v < pa->n ? v : pa->n - 1;
+	return 1;
+}

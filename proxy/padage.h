@@ -35,6 +35,7 @@
 #define PA_CLASSES      32u       /* γ classes: floor(log2 γ)           */
 #define PA_RING         1024u     /* real blocks' ranks kept per class  */
 #define PA_MIN_SAMPLES  32u       /* fewer: uniform padding             */
+#define PA_RECENT       32u       /* a stand-in's ranks: the last ones  */
 
 struct px_padage {
 	uint64_t n;           /* blocks in the order                      */
@@ -75,5 +76,16 @@ void pa_observe(struct px_padage *pa, uint64_t gamma, uint64_t r);
 /* A rank for a padding block of a statement of γ blocks, one of the real
  * blocks' ranks kept for its class: 1, or 0 when the padding is uniform. */
 int pa_draw(const struct px_padage *pa, uint64_t gamma, uint64_t *r);
+
+/* A rank for the stand-in of a statement with no real block: one of the
+ * last PA_RECENT real blocks' ranks of its class (1), or 0 as pa_draw.
+ * The ring as a whole follows a changed workload only after PA_RING real
+ * blocks; until then padding drawn from it is as old as the real blocks
+ * were, not as they are, and a statement reading only padding (an INSERT,
+ * a statement matching nothing) differed from one reading a real block.
+ * With one block drawn from the last few ranks in place of the real one,
+ * both read one block as old as the real blocks are now and the rest from
+ * the ring. */
+int pa_draw_recent(const struct px_padage *pa, uint64_t gamma, uint64_t *r);
 
 #endif

@@ -49,25 +49,25 @@ done
 
 # Leakage across statements: lwc-audit's attacks on the cloud trace of a
 # fresh deployment (scripts/audit.sh), failing when a figure misses its
-# threshold.  The default table and phases, but 800 statements per type:
-# with 60, the recurrence check (|rec(INSERT) - rec(SELECT)| <= 0.05) fails
-# by chance alone for an ideal proxy in one run of four (0.4% with 400; the
-# ideal model of tests/unit/test_audit.c over 1,000 seeds).  The real proxy
-# is not quite ideal (threat-model.md, "Density"): 400 per type gave 0.005-
-# 0.052 over ten runs of 26 November (mean 0.024, two at 0.050 and 0.052,
-# one under a concurrent build), about 3 % of runs over the limit; 800
-# halves the variance (standard deviation about 0.014), which leaves about
-# 0.4 % for a bias of 0.012, for some 10 s more a run.  The frequency
-# figure counts 20 ids, and one round of it exceeded 2 in about 1 run of 20
-# here (an ideal proxy: 1 in 10).  The median of three rounds, each with its
-# own ids, failed once in eight bounded runs on a busy machine (rounds 2 3
-# 4; 3 of 24 rounds above 2), so seven rounds: with 1 round in 8 above 2
-# the median of seven fails in about 1 % of runs, with 1 in 10 in 0.3 %.
-# Since padding is drawn by age (27 November 2026) READ counts are
-# burstier and the check is on hits beyond the top blocks' share of READs
-# (chance about 1.3 a round, 0.8 with uniform padding); the recency check
-# (<= 0.03 beyond chance) measured 0.001-0.007 over the runs of that day.
-run "audit (bounded)" sh scripts/audit.sh --check --per-type 800 --zipf-rounds 7
+# threshold.  The default table and phases, 3,200 statements per type.
+# The recurrence check (|rec(INSERT) - rec(SELECT)| <= 0.05) is a
+# difference of two proportions near 0.16: with 800 per type its spread
+# over runs was about 0.02 (27 November 2026: 0.000-0.040 over ten runs,
+# once 0.054 under make asan, a red CI), so 0.05 was 2.5 standard
+# deviations; with 3,200 it is about 0.01 (0.002-0.012 in five runs of
+# this build and the one before), for some 20 s more a run.  With 60 per type an ideal proxy fails it in one
+# run of four (tests/unit/test_audit.c's model over 1,000 seeds).  The
+# frequency figure counts 20 ids, and one round of it exceeded 2 in about
+# 1 run of 20 here (an ideal proxy: 1 in 10).  The median of three rounds,
+# each with its own ids, failed once in eight bounded runs on a busy
+# machine (rounds 2 3 4; 3 of 24 rounds above 2), so seven rounds: with 1
+# round in 8 above 2 the median of seven fails in about 1 % of runs, with
+# 1 in 10 in 0.3 %.  Since padding is drawn by age (27 November 2026) READ
+# counts are burstier and the check is on hits beyond the top blocks'
+# share of READs (chance about 1.3 a round, 0.8 with uniform padding); the
+# recency check (<= 0.03 beyond chance) measured 0.001-0.007 over the runs
+# of that day.
+run "audit (bounded)" sh scripts/audit.sh --check --per-type 3200 --zipf-rounds 7
 
 # The shell end to end against a local deployment (LMDB only: the shell
 # does not see the backend).  LWC_BIN selects the build under test.

@@ -165,6 +165,59 @@ static void test_ring_follows_workload(void **state)
 	free(pa);
 }
 
+/* A stand-in's rank is one of the last PA_RECENT ranks of its class, each
+ * about as often, and never an older one the ring still holds. */
+static void test_stand_in_from_the_last_ranks(void **state)
+{
+	struct px_padage *pa = malloc(sizeof(*pa));
+	unsigned seen[PA_RECENT] = { 0 };
+	uint64_t r;
+
+	(void)state;
+	assert_non_null(pa);
+	assert_int_equal(pa_init(pa, 100000), 0);
+	assert_int_equal(pa_draw_recent(pa, 4, &r), 0);
+	for (unsigned i = 0; i + 1 < PA_MIN_SAMPLES; i++)
+		pa_observe(pa, 4, 7);
+	assert_int_equal(pa_draw_recent(pa, 4, &r), 0);
+	/* a hot workload (rank 7) fills the ring, then a cold one: the
+	 * ranks 1,000 + i, i < PA_RECENT, the newest last */
+	for (unsigned i = 0; i < PA_RING; i++)
+		pa_observe(pa, 5, 7);
+	for (unsigned i = 0; i < PA_RECENT; i++)
+		pa_observe(pa, 6, 1000 + i);
+	for (int i = 0; i < 32 * (int)PA_RECENT; i++) {
+		assert_int_equal(pa_draw_recent(pa, 4, &r), 1);
+		assert_in_range(r, 1000, 1000 + PA_RECENT - 1);
+		seen[r - 1000]++;
+	}
+	for (unsigned i = 0; i < PA_RECENT; i++)
+		assert_in_range(seen[i], 8, 64);    /* 32 expected */
+	/* the ring as a whole still draws the hot ranks mostly */
+	{
+		unsigned hot = 0;
+
+		for (int i = 0; i < 1000; i++) {
+			assert_int_equal(pa_draw(pa, 4, &r), 1);
+			hot += r == 7;
+		}
+		assert_in_range(hot, 900, 1000);   /* 992 of 1,024 kept */
+	}
+	/* the ring wrapped: the last ones are found across its end */
+	for (unsigned i = 0; i < PA_RING - PA_RECENT / 2; i++)
+		pa_observe(pa, 4, 7);
+	for (unsigned i = 0; i < PA_RECENT; i++)
+		pa_observe(pa, 4, 2000 + i);
+	for (int i = 0; i < 4000; i++) {
+		assert_int_equal(pa_draw_recent(pa, 4, &r), 1);
+		assert_in_range(r, 2000, 2000 + PA_RECENT - 1);
+	}
+	/* another class has none */
+	assert_int_equal(pa_draw_recent(pa, 8, &r), 0);
+	pa_free(pa);
+	free(pa);
+}
+
 static void test_order_saved_and_restored(void **state)
 {
 	struct px_padage *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
@@ -200,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_order_matches_list),
 		cmocka_unit_test(test_draw_follows_observed),
 		cmocka_unit_test(test_ring_follows_workload),
+		cmocka_unit_test(test_stand_in_from_the_last_ranks),
 		cmocka_unit_test(test_order_saved_and_restored),
 	};
 
