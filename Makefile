@@ -210,7 +210,7 @@ bench-cs: all
 	@sh bench/run.sh
 
 # lwc-audit against a fresh local deployment (scripts/audit.sh), exit 1 when
-# a leakage threshold is missed; JSON in bench/results/audit.json.  800
+# a leakage threshold is missed; JSON in bench/results/audit.json.  3,200
 # statements per type and seven Zipf rounds, as in make test: with lwc-audit's
 # own default of 60 per type the type and recurrence checks fail by chance
 # alone for an ideal proxy in about one run of four (tests/run.sh).
