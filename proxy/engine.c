@@ -565,11 +565,11 @@ static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamm
  * s->ids.  With age matching (padage.h) each block is the one at a rank
  * drawn from the ranks of the real blocks of statements of γ blocks;
  * otherwise, or while that class has too few, uniformly.  A drawn block
- * that is held is drawn again.  LWC_ERR_NOMEM before anything is drawn.
+ * that is held is drawn again.  A statement with no real block (stand_in
+ * 1) draws its first block as a real block's stand-in, at one of the last
+ * real blocks' ranks (pa_draw_recent, padage.h).  LWC_ERR_NOMEM before
+ * anything is drawn.
  */
-/* want padding blocks for a statement of γ blocks among avail unlocked
- * ones.  A statement with no real block (stand_in 1) draws its first one as
- * a real block's stand-in (pa_draw_recent, padage.h). */
 static int draw_padding(struct px_state *st, const struct px_engine_cfg *cfg, struct stmt *s,
 			uint64_t gamma, uint64_t want, uint64_t avail, int stand_in)
 {
