@@ -55,7 +55,8 @@ done
 # over runs was about 0.02 (27 November 2026: 0.000-0.040 over ten runs,
 # once 0.054 under make asan, a red CI), so 0.05 was 2.5 standard
 # deviations; with 3,200 it is about 0.01 (0.002-0.012 in five runs of
-# this build and the one before), for some 20 s more a run.  With 60 per
+# this build and the one before, 0.007-0.022 in the four audits of two
+# CI runs), for some 20 s more a run.  With 60 per
 # type an ideal proxy fails it in one run of four (tests/unit/test_audit.c's
 # model over 1,000 seeds).  The frequency figure counts 20 ids, and one
 # round of it exceeded 2 in about 1 run of 20 here (an ideal proxy: 1 in
