@@ -211,12 +211,12 @@ bench-cs: all
 
 # lwc-audit against a fresh local deployment (scripts/audit.sh), exit 1 when
 # a leakage threshold is missed; JSON in bench/results/audit.json.  3,200
-# statements per type and nine Zipf rounds, as in make test: with lwc-audit's
+# statements per type, nine Zipf rounds and 100 intersection ids, as in make test: with lwc-audit's
 # own default of 60 per type the type and recurrence checks fail by chance
 # alone for an ideal proxy in about one run of four (tests/run.sh).
 # AUDIT_INIT_ARGS / AUDIT_PROXY_ARGS go to `lwc-proxy init` / `serve` (e.g.
 # AUDIT_INIT_ARGS="--relocate off"), AUDIT_ARGS to lwc-audit.
-AUDIT_ARGS ?= --per-type 3200 --zipf-rounds 9
+AUDIT_ARGS ?= --per-type 3200 --zipf-rounds 9 --targets 100
 audit: all
 	@LWC_BIN=$(BIN) AUDIT_INIT_ARGS="$(AUDIT_INIT_ARGS)" AUDIT_PROXY_ARGS="$(AUDIT_PROXY_ARGS)" \
 		sh scripts/audit.sh --check --json bench/results/audit.json $(AUDIT_ARGS)
