@@ -73,7 +73,7 @@ print(" ".join(str(p) for p in out))
 EOF
 }
 
-start_node() {
+write_conf() {
 	dir=$1
 	port=$2
 	mkdir -p "$dir/$port"
@@ -92,12 +92,29 @@ appendonly yes
 appendfsync $LWC_REDIS_FSYNC
 save ""
 EOF
-	redis-server "$dir/$port/redis.conf" >/dev/null ||
-		die "redis-server on 127.0.0.1:$port did not start (see $dir/$port/redis.log)"
+}
+
+start_node() {
+	try_node "$1" "$2" ||
+		die "redis-server on 127.0.0.1:$2 does not answer (see $1/$2/redis.log)"
+}
+
+# Start a node on port; 1 when it does not answer within 10 s (a port that
+# was free when chosen can be taken before redis binds it: an outgoing
+# connection's ephemeral port), the node stopped again.
+try_node() {
+	dir=$1
+	port=$2
+	write_conf "$dir" "$port"
+	redis-server "$dir/$port/redis.conf" >/dev/null || return 1
 	i=0
 	until redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; do
 		i=$((i + 1))
-		[ $i -lt 100 ] || die "redis-server on 127.0.0.1:$port does not answer"
+		if [ $i -ge 100 ]; then
+			[ -f "$dir/$port/redis.pid" ] &&
+				kill "$(cat "$dir/$port/redis.pid")" 2>/dev/null
+			return 1
+		fi
 		sleep 0.1
 	done
 }
@@ -144,11 +161,25 @@ cmd_start() {
 	ports=$(free_ports "$n")
 	: >"$dir/ports"
 	addrs=""
+	used=""
 	for p in $ports; do
+		tries=1
+		until try_node "$dir" "$p"; do
+			[ $tries -lt 3 ] ||
+				die "redis-server on 127.0.0.1:$p does not answer (see $dir/$p/redis.log)"
+			echo "$prog: redis-server on 127.0.0.1:$p did not answer; another port" >&2
+			tries=$((tries + 1))
+			np=$(free_ports 1)
+			while case " $ports $used " in *" $np "*) true ;; *) false ;; esac; do
+				np=$(free_ports 1)
+			done
+			p=$np
+		done
 		echo "$p" >>"$dir/ports"
-		start_node "$dir" "$p"
+		used="$used $p"
 		addrs="$addrs 127.0.0.1:$p"
 	done
+	ports=$used
 	if [ "$masters" -ge 3 ]; then
 		# shellcheck disable=SC2086
 		if ! redis-cli --cluster create $addrs --cluster-replicas "$replicas" \
