@@ -146,6 +146,39 @@ int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags
 	return rc;
 }
 
+int idx_add_rows(struct idx_cur *ic, const uint8_t *tok, const uint64_t *rows, size_t n,
+		 unsigned flags, uint8_t *scratch)
+{
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d[2];
+	MDB_cursor *cur = ic->tree;
+	size_t done = 0;
+	int rc;
+
+	if (n < 2)
+		return n ? idx_add(ic, tok, rows[0], flags) : 0;
+	for (size_t i = 0; i < n; i++)
+		cry_put_be64(scratch + i * 8, rows[i]);
+	if (ic->run) {
+		idx_run_key(ic->key, ic->col, tok);
+		k.mv_size = IDX_RUN_KEY;
+		k.mv_data = ic->key;
+		cur = ic->rcur;
+		flags &= MDB_APPENDDUP;
+	}
+	d[0].mv_size = 8;
+	d[0].mv_data = scratch;
+	d[1].mv_size = n;
+	rc = mdb_cursor_put(cur, &k, d, flags | MDB_MULTIPLE);
+	if (rc == MDB_KEYEXIST && flags != 0) {
+		/* LMDB refused the hint at element d[1].mv_size: the rest plainly */
+		done = d[1].mv_size;
+		d[0].mv_data = scratch + done * 8;
+		d[1].mv_size = n - done;
+		rc = mdb_cursor_put(cur, &k, d, MDB_MULTIPLE);
+	}
+	return rc;
+}
+
 /* (tok, row) removed from the run: 0, MDB_NOTFOUND when it is not there. */
 static int run_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
 {

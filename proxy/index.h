@@ -50,6 +50,12 @@ void idx_close(struct idx_cur *ic);
  * refuses the hint). */
 int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags);
 
+/* Adds (tok, rows[i]) for i < n, rows ascending, in one LMDB put
+ * (MDB_MULTIPLE: the key is found once for all of them); flags as for
+ * idx_add.  scratch: room for n row ids. */
+int idx_add_rows(struct idx_cur *ic, const uint8_t *tok, const uint64_t *rows, size_t n,
+		 unsigned flags, uint8_t *scratch);
+
 /* Removes (tok, row): MDB_NOTFOUND when the index does not hold it. */
 int idx_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row);
 

@@ -238,13 +238,6 @@ int px_table_layout(struct px_table *t)
 	return LWC_OK;
 }
 
-int px_tok_absent(const uint8_t *tok)
-{
-	static const uint8_t zero[CRY_TOKEN_BYTES];
-
-	return memcmp(tok, zero, CRY_TOKEN_BYTES) == 0;
-}
-
 int px_table_put(struct px_state *st, MDB_txn *txn, const struct px_table *t)
 {
 	int ranged = t->ntok > t->ncols || t->range_ready != 0;

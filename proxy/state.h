@@ -49,6 +49,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <lmdb.h>
 
@@ -248,8 +249,17 @@ int px_geom_init(struct px_geom *g, uint32_t R, uint32_t m, uint32_t theta, uint
 struct px_table *px_table_find(struct px_state *st, const uint8_t *handle, size_t len);
 /* ntok and tcol from ncols and rtok; LWC_ERR_SCHEMA when over PX_MAX_TOKENS. */
 int px_table_layout(struct px_table *t) LWC_WUR;
-/* 16 zero bytes. */
-int px_tok_absent(const uint8_t *tok);
+/* 16 zero bytes (inline: 15 of a bulk load's 22 tokens a row are tested,
+ * twice). */
+_Static_assert(CRY_TOKEN_BYTES == 16, "px_tok_absent reads two words");
+static inline int px_tok_absent(const uint8_t *tok)
+{
+	uint64_t a, b;
+
+	memcpy(&a, tok, 8);
+	memcpy(&b, tok + 8, 8);
+	return (a | b) == 0;
+}
 /* Row token j of t is no token: a range token (j >= ncols) of 16 zero
  * bytes, which no index holds (a row older than its column's range index). */
 static inline int px_tok_none(const struct px_table *t, uint32_t j, const uint8_t *tok)

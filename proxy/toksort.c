@@ -11,6 +11,9 @@
 #define RADIX_BITS 11u
 #define RADIX_MASK ((1u << RADIX_BITS) - 1)
 
+/* a token is its key (8 bytes) and a tail of 8 (fix_run, tokrow_same) */
+_Static_assert(CRY_TOKEN_BYTES == 16, "tokens of 16 bytes");
+
 int tokrow_cmp(const void *x, const void *y)
 {
 	const struct tokrow *a = x, *b = y;
@@ -23,14 +26,20 @@ int tokrow_cmp(const void *x, const void *y)
 
 /* Entries whose first 8 bytes are equal, in whole order: usually one token
  * repeated in input order, which is already row order when the caller's
- * input was (then only the check runs). */
+ * input was (then only the check runs, on the tokens' last 8 bytes). */
 static void fix_run(struct tokrow *tr, size_t n)
 {
-	for (size_t i = 1; i < n; i++)
-		if (tokrow_cmp(&tr[i - 1], &tr[i]) > 0) {
+	uint64_t prev = cry_get_be64(tr[0].tok + 8);
+
+	for (size_t i = 1; i < n; i++) {
+		uint64_t tail = cry_get_be64(tr[i].tok + 8);
+
+		if (prev > tail || (prev == tail && tr[i - 1].row > tr[i].row)) {
 			qsort(tr, n, sizeof(*tr), tokrow_cmp);
 			return;
 		}
+		prev = tail;
+	}
 }
 
 void tokrow_sort(struct tokrow *tr, size_t n)

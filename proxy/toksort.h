@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct tokrow {
 	const uint8_t *tok;           /* CRY_TOKEN_BYTES                      */
@@ -27,5 +28,17 @@ int tokrow_cmp(const void *a, const void *b);
 /* Sort tr[0..n) by tokrow_cmp; sets each entry's key (entries with
  * different keys have different tokens). */
 void tokrow_sort(struct tokrow *tr, size_t n);
+
+/* a and b (sorted by tokrow_sort) have the same token. */
+static inline int tokrow_same(const struct tokrow *a, const struct tokrow *b)
+{
+	uint64_t x, y;
+
+	if (a->key != b->key)
+		return 0;
+	memcpy(&x, a->tok + 8, 8);
+	memcpy(&y, b->tok + 8, 8);
+	return x == y;
+}
 
 #endif

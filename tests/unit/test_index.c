@@ -140,8 +140,22 @@ static void do_insert(struct fx *f, MDB_txn *txn, size_t n)
 		size_t m = fill(c, rows, n);
 
 		assert_int_equal(idx_open(&ic, txn, &f->t, c, m), 0);
-		for (size_t i = 0; i < m; i++)
-			assert_int_equal(idx_add(&ic, tr[i].tok, tr[i].row, MDB_APPENDDUP), 0);
+		if (rng() % 2) {
+			for (size_t i = 0; i < m; i++)
+				assert_int_equal(idx_add(&ic, tr[i].tok, tr[i].row, MDB_APPENDDUP),
+						 0);
+		} else {
+			/* each token's rows in one put, as a bulk INSERT does */
+			for (size_t i = 0, j; i < m; i = j) {
+				uint64_t grp[MAXROWS];
+				uint8_t scratch[MAXROWS * 8];
+
+				for (j = i; j < m && tokrow_same(&tr[j], &tr[i]); j++)
+					grp[j - i] = tr[j].row;
+				assert_int_equal(idx_add_rows(&ic, tr[i].tok, grp, j - i,
+							      MDB_APPENDDUP, scratch), 0);
+			}
+		}
 		idx_close(&ic);
 	}
 }
@@ -391,10 +405,81 @@ static void test_placement(void **state)
 	mdb_txn_abort(txn);
 }
 
+/* idx_add_rows: one put for many rows of a token, into an empty tree
+ * (MDB_APPEND), after the token's last row (MDB_APPENDDUP), before it (the
+ * hint refused: a plain put of them all), and into the run. */
+static void test_add_rows(void **state)
+{
+	struct fx *f = *state;
+	MDB_txn *txn;
+	uint8_t a[CRY_TOKEN_BYTES], b[CRY_TOKEN_BYTES], scratch[64 * 8];
+	uint64_t rows[64];
+	struct locset got = { 0 };
+	struct idx_cur ic;
+
+	idx_configure(0, 0);
+	assert_int_equal(mdb_txn_begin(f->env, NULL, 0, &txn), 0);
+	tok_of(a, 1, 6);
+	tok_of(b, 1, 5);
+	assert_true(memcmp(a, b, CRY_TOKEN_BYTES) < 0);
+	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 64), 0);
+	for (uint64_t i = 0; i < 20; i++)
+		rows[i] = 100 + 2 * i;            /* 100, 102, ..., 138 */
+	assert_int_equal(idx_add_rows(&ic, a, rows, 20, MDB_APPEND | MDB_APPENDDUP, scratch),
+			 0);
+	assert_int_equal(idx_add_rows(&ic, b, rows, 3, MDB_APPEND | MDB_APPENDDUP, scratch), 0);
+	/* token a again: MDB_APPEND refused (b is after it), then plainly */
+	rows[0] = 140;
+	rows[1] = 141;
+	assert_int_equal(idx_add_rows(&ic, a, rows, 2, MDB_APPEND | MDB_APPENDDUP, scratch), 0);
+	/* rows among a's: MDB_APPENDDUP refused, then plainly */
+	rows[0] = 1;
+	rows[1] = 101;
+	rows[2] = 150;
+	assert_int_equal(idx_add_rows(&ic, a, rows, 3, MDB_APPENDDUP, scratch), 0);
+	/* one row: idx_add */
+	rows[0] = 200;
+	assert_int_equal(idx_add_rows(&ic, a, rows, 1, MDB_APPENDDUP, scratch), 0);
+	idx_close(&ic);
+	assert_int_equal(count(txn, f->t.cols[1]), 26 + 3);
+	assert_int_equal(idx_lookup(txn, &f->t, 1, a, &got), LWC_OK);
+	assert_int_equal(got.n, 26);
+	assert_int_equal(got.v[0], 1);
+	assert_int_equal(got.v[1], 100);
+	assert_int_equal(got.v[2], 101);
+	assert_int_equal(got.v[3], 102);
+	assert_int_equal(got.v[21], 138);
+	assert_int_equal(got.v[22], 140);
+	assert_int_equal(got.v[23], 141);
+	assert_int_equal(got.v[24], 150);
+	assert_int_equal(got.v[25], 200);
+	for (size_t i = 1; i < got.n; i++)
+		assert_true(got.v[i - 1] < got.v[i]);
+	locset_free(&got);
+
+	/* into the run: a tree of 29 entries takes a one-row statement there */
+	idx_configure(1, 0);
+	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
+	assert_true(ic.run);
+	rows[0] = 300;
+	rows[1] = 301;
+	assert_int_equal(idx_add_rows(&ic, b, rows, 2, MDB_APPENDDUP, scratch), 0);
+	idx_close(&ic);
+	assert_int_equal(count(txn, f->t.run), 2);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(idx_lookup(txn, &f->t, 1, b, &got), LWC_OK);
+	assert_int_equal(got.n, 5);
+	assert_int_equal(got.v[3], 300);
+	assert_int_equal(got.v[4], 301);
+	locset_free(&got);
+	mdb_txn_abort(txn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_add_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_statements, setup, teardown),
 	};
 

@@ -2,7 +2,8 @@
  * test_toksort.c - the order of index entries (proxy/toksort.c) against
  * qsort() with the same comparison: random tokens, one token repeated in
  * and out of row order, tokens equal in their first 8 bytes only, a few
- * distinct tokens among many rows, and the sizes around the radix cut-off.
+ * distinct tokens among many rows, and the sizes around the radix cut-off;
+ * tokrow_same on neighbours of the sorted order.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,10 @@ static void check(size_t n, enum shape sh, int row_order)
 	for (size_t i = 0; i < n; i++) {
 		assert_memory_equal(a[i].tok, b[i].tok, CRY_TOKEN_BYTES);
 		assert_int_equal(a[i].row, b[i].row);
+		/* tokrow_same: the same token, not only the same first 8 bytes */
+		if (i > 0)
+			assert_int_equal(tokrow_same(&a[i - 1], &a[i]),
+					 memcmp(a[i - 1].tok, a[i].tok, CRY_TOKEN_BYTES) == 0);
 	}
 	free(toks);
 	free(a);
