@@ -148,6 +148,12 @@ int row_tokens_skip(const struct ltable *t, const cry_tokstate *ts, const struct
 		    uint64_t skip, uint8_t *out);
 int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
 	       uint8_t *out);
+struct range_memo;
+/* row_tokens_skip with a memo of each range token's last node (memo[i]:
+ * range token i of the row, ntok - ncols of them; range.h), for the rows of
+ * one statement taken in order; NULL: none. */
+int row_tokens_memo(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
+		    uint64_t skip, uint8_t *out, struct range_memo *memo);
 /* t's column token states for a statement's rows (sodium_malloc'ed), NULL
  * when out of memory; row_token_states_free wipes and frees. */
 cry_tokstate *row_token_states(const struct keys *k, const struct ltable *t);

@@ -111,6 +111,12 @@ int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_
 int row_tokens_skip(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
 		    uint64_t skip, uint8_t *out)
 {
+	return row_tokens_memo(t, ts, v, skip, out, NULL);
+}
+
+int row_tokens_memo(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
+		    uint64_t skip, uint8_t *out, struct range_memo *memo)
+{
 	size_t j = t->sc.ncols;
 	int rc;
 
@@ -148,10 +154,14 @@ int row_tokens_skip(const struct ltable *t, const cry_tokstate *ts, const struct
 		} else {
 			range_value_nodes_num(kind, bits, range_key_int(kind, v[c].i), nodes);
 		}
-		for (unsigned l = 0; l < n; l++, j++)
-			if ((rc = range_token_next(out + j * CRY_TOKEN_BYTES, st, kind,
-						   &nodes[l])) != LWC_OK)
+		for (unsigned l = 0; l < n; l++, j++) {
+			uint8_t *o = out + j * CRY_TOKEN_BYTES;
+
+			rc = memo ? range_token_memo(o, st, kind, &nodes[l], &memo[j - t->sc.ncols])
+				  : range_token_next(o, st, kind, &nodes[l]);
+			if (rc != LWC_OK)
 				return rc;
+		}
 	}
 	return LWC_OK;
 }

@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "lwc_int.h"
+#include "range.h"
 
 /* ---- statements ------------------------------------------------------------------ */
 
@@ -340,7 +341,10 @@ static void *seal_rows(void *arg)
 {
 	struct seal_part *p = arg;
 	lwc_conn *c = p->c;
-	size_t nt = p->t->ntok;
+	size_t nt = p->t->ntok, nr = nt - p->t->sc.ncols;
+	/* consecutive rows share range nodes: each part its own memo (none
+	 * when out of memory: every token made) */
+	struct range_memo *memo = nr ? calloc(nr, sizeof(*memo)) : NULL;
 
 	for (size_t i = p->lo; i < p->hi; i++) {
 		int rc = record_seal(c, &p->t->sc, p->rows[i], p->nonces + i * CRY_NONCE_BYTES,
@@ -348,15 +352,19 @@ static void *seal_rows(void *arg)
 
 		if (rc != LWC_OK) {
 			p->rc = rc;
-			return NULL;
+			break;
 		}
-		if ((rc = row_tokens(p->t, p->ts, p->rows[i], p->tokb + i * nt * CRY_TOKEN_BYTES)) !=
-		    LWC_OK) {
+		if ((rc = row_tokens_memo(p->t, p->ts, p->rows[i], 0,
+					  p->tokb + i * nt * CRY_TOKEN_BYTES, memo)) != LWC_OK) {
 			p->rc = LWC_ERR_CRYPTO;
 			snprintf(p->err, sizeof(p->err), "keyword token derivation failed: %s",
 				 lwc_strerror(rc));
-			return NULL;
+			break;
 		}
+	}
+	if (memo) {
+		sodium_memzero(memo, nr * sizeof(*memo));
+		free(memo);
 	}
 	return NULL;
 }

@@ -322,6 +322,28 @@ int range_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BY
 	return cry_token(out, token_key, table, column, CRY_TAG_RANGE, in, n);
 }
 
+int range_token_memo(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
+		     enum range_kind k, const struct range_node *x, struct range_memo *m)
+{
+	uint8_t in[1 + RANGE_TOKEN_INPUT];
+	size_t n = node_input(k, x, in);
+	int rc;
+
+	_Static_assert(sizeof(m->in) >= sizeof(in), "range_memo holds a node's input");
+	if (m->n == n && memcmp(m->in, in, n) == 0) {
+		memcpy(out, m->tok, CRY_TOKEN_BYTES);
+		return LWC_OK;
+	}
+	if ((rc = cry_token_next(out, st, CRY_TAG_RANGE, in, n)) != LWC_OK) {
+		m->n = 0;
+		return rc;
+	}
+	m->n = (uint8_t)n;
+	memcpy(m->in, in, n);
+	memcpy(m->tok, out, CRY_TOKEN_BYTES);
+	return LWC_OK;
+}
+
 int range_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
 		     enum range_kind k, const struct range_node *x)
 {

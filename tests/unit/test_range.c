@@ -22,6 +22,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "range.h"
@@ -358,6 +359,48 @@ static void test_tokens(void **state)
 	assert_memory_not_equal(t1, t2, sizeof(t1));
 }
 
+/* range_token_memo: the token range_token makes, whether the memo's node
+ * is the same (reused), another of the same level (made anew), or a text
+ * node that is a prefix of the memo's (other length: made anew). */
+static void test_token_memo(void **state)
+{
+	uint8_t key[CRY_KEY_BYTES] = { 9 }, got[CRY_TOKEN_BYTES], want[CRY_TOKEN_BYTES];
+	static const int32_t vals[] = { 0x12345, 0x12346, 0x12399, 0x12345, -7, -7, 0x7fffffff };
+	static const char *texts[] = { "apple", "apple", "apricot", "ap", "a", "apple" };
+	struct range_memo memo[RANGE_MAX_LEVELS];
+	struct range_node x[RANGE_MAX_LEVELS];
+	cry_tokstate *st = malloc(cry_tokstate_size());
+	unsigned levels = range_levels(RANGE_INT32, 4);
+
+	(void)state;
+	assert_non_null(st);
+	assert_int_equal(cry_init(), LWC_OK);
+	assert_int_equal(cry_token_begin(st, key, "t", "c"), LWC_OK);
+	memset(memo, 0, sizeof(memo));
+	for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+		range_value_nodes_num(RANGE_INT32, 4, range_key_int(RANGE_INT32, vals[v]), x);
+		for (unsigned l = 0; l < levels; l++) {
+			assert_int_equal(range_token_memo(got, st, RANGE_INT32, &x[l], &memo[l]),
+					 LWC_OK);
+			assert_int_equal(range_token(want, key, "t", "c", RANGE_INT32, &x[l]),
+					 LWC_OK);
+			assert_memory_equal(got, want, CRY_TOKEN_BYTES);
+		}
+	}
+	memset(memo, 0, sizeof(memo));
+	for (size_t v = 0; v < sizeof(texts) / sizeof(texts[0]); v++) {
+		range_value_nodes_text((const uint8_t *)texts[v], strlen(texts[v]), x);
+		for (unsigned l = 0; l < RANGE_TEXT_DEPTH; l++) {
+			assert_int_equal(range_token_memo(got, st, RANGE_TEXT, &x[l], &memo[l]),
+					 LWC_OK);
+			assert_int_equal(range_token(want, key, "t", "c", RANGE_TEXT, &x[l]),
+					 LWC_OK);
+			assert_memory_equal(got, want, CRY_TOKEN_BYTES);
+		}
+	}
+	free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_cover_text_all),
 		cmocka_unit_test(test_cover_text_prefix),
 		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_token_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
