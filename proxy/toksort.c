@@ -42,6 +42,25 @@ static void fix_run(struct tokrow *tr, size_t n)
 	}
 }
 
+/* Already sorted: one token for every row, in row order (a bulk INSERT's
+ * upper range levels), or tokens in order.  Random tokens stop at the
+ * first or second entry. */
+static int in_order(const struct tokrow *tr, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (tr[i - 1].key != tr[i].key) {
+			if (tr[i - 1].key > tr[i].key)
+				return 0;
+			continue;
+		}
+		uint64_t a = cry_get_be64(tr[i - 1].tok + 8), b = cry_get_be64(tr[i].tok + 8);
+
+		if (a > b || (a == b && tr[i - 1].row > tr[i].row))
+			return 0;
+	}
+	return 1;
+}
+
 void tokrow_sort(struct tokrow *tr, size_t n)
 {
 	struct tokrow *tmp, *src = tr, *dst;
@@ -49,7 +68,7 @@ void tokrow_sort(struct tokrow *tr, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		tr[i].key = cry_get_be64(tr[i].tok);
-	if (n < 2)
+	if (n < 2 || in_order(tr, n))
 		return;
 	if (n < 64 || (tmp = malloc(n * sizeof(*tmp))) == NULL) {
 		qsort(tr, n, sizeof(*tr), tokrow_cmp);

@@ -2,7 +2,8 @@
  * test_toksort.c - the order of index entries (proxy/toksort.c) against
  * qsort() with the same comparison: random tokens, one token repeated in
  * and out of row order, tokens equal in their first 8 bytes only, a few
- * distinct tokens among many rows, and the sizes around the radix cut-off;
+ * distinct tokens among many rows, tokens in order already (or but for the
+ * last), and the sizes around the radix cut-off;
  * tokrow_same on neighbours of the sorted order.
  */
 #include <stdarg.h>
@@ -28,7 +29,7 @@ static uint64_t next(void)
 }
 
 /* tokens of one shape, n entries; sorted both ways and compared */
-enum shape { RANDOM, SAME_TOKEN, SAME_PREFIX, FEW_TOKENS, SHARED_BYTES };
+enum shape { RANDOM, SAME_TOKEN, SAME_PREFIX, FEW_TOKENS, SHARED_BYTES, ASCENDING, LAST_OUT };
 
 static void check(size_t n, enum shape sh, int row_order)
 {
@@ -57,6 +58,12 @@ static void check(size_t n, enum shape sh, int row_order)
 			break;
 		case SHARED_BYTES:             /* only the middle bytes differ */
 			hi = 0xaa000000000000bbu | (hi & 0x0000ffff00000000u);
+			break;
+		case ASCENDING:                /* in order already (tails too) */
+			hi = i / 3, lo = i;
+			break;
+		case LAST_OUT:                 /* in order but for the last entry */
+			hi = i + 1 == n ? 0 : i + 1, lo = 7;
 			break;
 		}
 		cry_put_be64(t, hi);
@@ -87,7 +94,7 @@ static void test_shapes(void **state)
 	(void)state;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-		for (int sh = RANDOM; sh <= SHARED_BYTES; sh++)
+		for (int sh = RANDOM; sh <= LAST_OUT; sh++)
 			for (int ro = 0; ro < 2; ro++)
 				check(sizes[s], (enum shape)sh, ro);
 }
@@ -96,7 +103,7 @@ static void test_many_random(void **state)
 {
 	(void)state;
 	for (int r = 0; r < 200; r++)
-		check(next() % 3000, (enum shape)(next() % (SHARED_BYTES + 1)), (int)(next() % 2));
+		check(next() % 3000, (enum shape)(next() % (LAST_OUT + 1)), (int)(next() % 2));
 }
 
 int main(void)
