@@ -60,6 +60,7 @@ struct conn {
 	enum conn_state state;
 	int peer_gone;                /* socket closed while BUSY             */
 	size_t hs_in, hs_out;         /* handshake bytes, for the trace       */
+	struct srvkit_frame big;      /* a large request being read           */
 	struct conn *prev, *next;     /* server's list of live connections    */
 };
 
@@ -133,6 +134,7 @@ static void conn_free(struct conn *c)
 	if (c->bev)
 		bufferevent_free(c->bev);
 	chan_free(c->chan);
+	srvkit_frame_free(&c->big);
 	plog_debug(c->name, "closed");
 	free(c);
 	srvkit_conn_closed(srv->kit);
@@ -369,6 +371,14 @@ static void conn_process(struct conn *c)
 
 		if (evbuffer_get_length(bufferevent_get_output(c->bev)) > OUT_HIGH_WATER)
 			return;   /* resumed by the write callback */
+		if (c->big.body != NULL) {
+			body = c->big.body;
+			len = (uint32_t)c->big.len;
+			if (!srvkit_frame_fill(&c->big, c->bev))
+				return;
+			job_submit(c, body, len);
+			return;
+		}
 		if (evbuffer_copyout(in, hdr, sizeof(hdr)) < (ssize_t)sizeof(hdr))
 			return;
 		rc = wire_frame_len(hdr, max, &len);
@@ -383,6 +393,15 @@ static void conn_process(struct conn *c)
 			return;
 		}
 		if (evbuffer_get_length(in) < (size_t)len + sizeof(hdr)) {
+			if (c->state == CONN_READY && len >= SRVKIT_FRAME_DIRECT) {
+				/* a large request: read on past the bufferevent */
+				if (srvkit_frame_begin(&c->big, len) != LWC_OK) {
+					conn_fail(c, LWC_ERR_NOMEM, "out of memory");
+					return;
+				}
+				evbuffer_drain(in, sizeof(hdr));
+				continue;
+			}
 			/* let the read watermark wait for the whole frame */
 			bufferevent_setwatermark(c->bev, EV_READ, (size_t)len + sizeof(hdr), 0);
 			return;

@@ -8,7 +8,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/listener.h>
 
 #include "net.h"
@@ -196,4 +199,44 @@ int srvkit_live_conns(const struct srvkit *k)
 int srvkit_handshake_s(const struct srvkit *k)
 {
 	return k->cfg.handshake_s;
+}
+
+/* ---- large frames ------------------------------------------------------ */
+
+#define FRAME_DIRECT_READ (1u << 20)
+
+int srvkit_frame_begin(struct srvkit_frame *f, size_t len)
+{
+	if ((f->body = malloc(len ? len : 1)) == NULL)
+		return LWC_ERR_NOMEM;
+	f->len = len;
+	f->got = 0;
+	return LWC_OK;
+}
+
+int srvkit_frame_fill(struct srvkit_frame *f, struct bufferevent *bev)
+{
+	evutil_socket_t fd = bufferevent_getfd(bev);
+	int n = evbuffer_remove(bufferevent_get_input(bev), f->body + f->got, f->len - f->got);
+
+	if (n > 0)
+		f->got += (size_t)n;
+	while (f->got < f->len) {
+		size_t want = f->len - f->got;
+		ssize_t r = read(fd, f->body + f->got,
+				 want < FRAME_DIRECT_READ ? want : FRAME_DIRECT_READ);
+
+		if (r > 0)
+			f->got += (size_t)r;
+		else if (!(r < 0 && errno == EINTR))
+			return 0;
+	}
+	f->body = NULL;
+	return 1;
+}
+
+void srvkit_frame_free(struct srvkit_frame *f)
+{
+	free(f->body);
+	f->body = NULL;
 }

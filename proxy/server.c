@@ -72,6 +72,7 @@ struct conn {
 	struct evbuffer *stash;        /* input owned by the worker         */
 	uint8_t *req;                  /* the request (encrypted)           */
 	size_t req_len;
+	struct srvkit_frame big;       /* a large request being read        */
 	struct conn *prev, *next;
 	struct conn *qnext;            /* job queue / done list             */
 };
@@ -118,6 +119,7 @@ static void conn_free(struct conn *c)
 		evbuffer_free(c->stash);
 	chan_free(c->chan);
 	free(c->req);
+	srvkit_frame_free(&c->big);
 	plog_debug(c->name, "closed");
 	if (!c->is_admin)
 		srvkit_conn_closed(srv->kit);
@@ -806,6 +808,14 @@ static void conn_process(struct conn *c)
 		uint32_t len, max;
 		int rc;
 
+		if (c->big.body != NULL) {
+			body = c->big.body;
+			len = (uint32_t)c->big.len;
+			if (!srvkit_frame_fill(&c->big, c->bev))
+				return;
+			goto frame;
+		}
+
 		max = c->is_admin ? ADMIN_FRAME_MAX
 		      : c->state == CONN_READY ? c->srv->cfg->max_frame : WIRE_PREAUTH_MAX;
 		/* the worker writes the socket itself: set-up bytes go first */
@@ -826,6 +836,15 @@ static void conn_process(struct conn *c)
 			return;
 		}
 		if (evbuffer_get_length(in) < (size_t)len + sizeof(hdr)) {
+			if (c->state == CONN_READY && !c->is_admin && len >= SRVKIT_FRAME_DIRECT) {
+				/* a large request: read on past the bufferevent */
+				if (srvkit_frame_begin(&c->big, len) != LWC_OK) {
+					conn_fail(c, LWC_ERR_NOMEM, "out of memory");
+					return;
+				}
+				evbuffer_drain(in, sizeof(hdr));
+				continue;
+			}
 			bufferevent_setwatermark(c->bev, EV_READ, (size_t)len + sizeof(hdr), 0);
 			return;
 		}
@@ -836,6 +855,7 @@ static void conn_process(struct conn *c)
 		}
 		evbuffer_drain(in, sizeof(hdr));
 		evbuffer_remove(in, body, len);
+frame:
 		if (c->is_admin) {
 			admin_handle(c, body, len);
 			free(body);

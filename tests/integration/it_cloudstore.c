@@ -742,6 +742,107 @@ static void test_bad_postauth(void **state)
 	assert_int_equal(kill(cs->pid, 0), 0);    /* the server survived it all */
 }
 
+/* A request's frame: header and sealed body, appended to buf at *off. */
+static void seal_frame(struct chan *ch, const Lwc__CsRequest *req, uint8_t *buf, size_t *off)
+{
+	size_t n = lwc__cs_request__get_packed_size(req);
+	uint8_t *plain = malloc(n + 1);
+
+	assert_non_null(plain);
+	assert_int_equal(lwc__cs_request__pack(req, plain), n);
+	wire_put_u32(buf + *off, (uint32_t)(n + CHAN_ABYTES));
+	assert_int_equal(chan_seal(ch, plain, n, buf + *off + WIRE_HDR_BYTES), LWC_OK);
+	*off += WIRE_HDR_BYTES + n + CHAN_ABYTES;
+	free(plain);
+}
+
+/* Frames past SRVKIT_FRAME_DIRECT are read straight from the socket: a
+ * WRITE of 40 blocks (432 KB) and a STAT behind it in the same bytes,
+ * written in pieces of every size with pauses, are answered in order with
+ * nothing of the STAT taken into the WRITE; a large frame cut off by the
+ * client's close leaves the server serving. */
+static void test_large_frames(void **state)
+{
+	struct h_cs *cs = *state;
+	enum { NB = 40 };
+	Lwc__CsRequest wreq = LWC__CS_REQUEST__INIT, sreq = LWC__CS_REQUEST__INIT;
+	Lwc__CsWriteReq wr = LWC__CS_WRITE_REQ__INIT;
+	Lwc__CsStatReq stat = LWC__CS_STAT_REQ__INIT;
+	Lwc__CsBlock blk[NB], *bp[NB];
+	uint8_t *data = malloc((size_t)NB * BS), *buf = malloc((size_t)NB * BS + 4096), hdr[4];
+	size_t len = 0, sent = 0, piece = 1;
+	struct chan *ch;
+	Lwc__CsResponse *r;
+	int fd;
+
+	assert_non_null(data);
+	assert_non_null(buf);
+	for (int i = 0; i < NB; i++) {
+		lwc__cs_block__init(&blk[i]);
+		blk[i].id = 200 + (uint64_t)i;
+		blk[i].version = 1;
+		blk[i].data.data = data + (size_t)i * BS;
+		blk[i].data.len = BS;
+		fill(blk[i].data.data, BS, blk[i].id, 1);
+		bp[i] = &blk[i];
+	}
+	wr.n_blocks = NB;
+	wr.blocks = bp;
+	wreq.op_case = LWC__CS_REQUEST__OP_WRITE;
+	wreq.write = &wr;
+	wreq.seq = 1;
+	sreq.op_case = LWC__CS_REQUEST__OP_STAT;
+	sreq.stat = &stat;
+	sreq.seq = 2;
+	fd = raw_session(cs, &ch);
+	seal_frame(ch, &wreq, buf, &len);
+	assert_true(len > (256u << 10));
+	seal_frame(ch, &sreq, buf, &len);
+	while (sent < len) {
+		size_t n = len - sent < piece ? len - sent : piece;
+
+		assert_int_equal(wire_write_all(fd, buf + sent, n), LWC_OK);
+		sent += n;
+		piece = piece * 3 + 1;          /* 1, 4, 13, ... bytes, then most of it */
+		usleep(2000);
+	}
+	r = recv_resp(ch, fd);
+	assert_int_equal(r->result_case, LWC__CS_RESPONSE__RESULT_WRITE);
+	assert_int_equal(r->seq, 1);
+	cs_client_free_resp(r);
+	r = recv_resp(ch, fd);
+	assert_int_equal(r->result_case, LWC__CS_RESPONSE__RESULT_STAT);
+	assert_int_equal(r->seq, 2);
+	cs_client_free_resp(r);
+	close(fd);
+	chan_free(ch);
+	{
+		struct cs_client *cl = connect_cs(cs);
+
+		check_read_range(cl, 200, NB, 1);
+		cs_client_close(cl);
+	}
+
+	/* a 1 MB frame of which 300 KB come, then the client closes */
+	fd = raw_session(cs, &ch);
+	wire_put_u32(hdr, 1u << 20);
+	assert_int_equal(wire_write_all(fd, hdr, 4), LWC_OK);
+	assert_int_equal(wire_write_all(fd, buf, 300u << 10), LWC_OK);
+	usleep(100000);
+	close(fd);
+	chan_free(ch);
+	usleep(100000);
+	assert_int_equal(kill(cs->pid, 0), 0);
+	{
+		struct cs_client *cl = connect_cs(cs);
+
+		check_read_range(cl, 200, NB, 1);
+		cs_client_close(cl);
+	}
+	free(data);
+	free(buf);
+}
+
 static void test_sigterm(void **state)
 {
 	struct h_cs *cs = *state;
@@ -943,6 +1044,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_preauth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_postauth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keyfiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
