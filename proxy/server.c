@@ -808,6 +808,12 @@ static void conn_process(struct conn *c)
 		uint32_t len, max;
 		int rc;
 
+		max = c->is_admin ? ADMIN_FRAME_MAX
+		      : c->state == CONN_READY ? c->srv->cfg->max_frame : WIRE_PREAUTH_MAX;
+		/* the worker writes the socket itself: set-up bytes go first */
+		if (c->state == CONN_READY && !c->is_admin &&
+		    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+			return;
 		if (c->big.body != NULL) {
 			body = c->big.body;
 			len = (uint32_t)c->big.len;
@@ -815,13 +821,6 @@ static void conn_process(struct conn *c)
 				return;
 			goto frame;
 		}
-
-		max = c->is_admin ? ADMIN_FRAME_MAX
-		      : c->state == CONN_READY ? c->srv->cfg->max_frame : WIRE_PREAUTH_MAX;
-		/* the worker writes the socket itself: set-up bytes go first */
-		if (c->state == CONN_READY && !c->is_admin &&
-		    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
-			return;
 		if (evbuffer_copyout(in, hdr, sizeof(hdr)) < (ssize_t)sizeof(hdr))
 			return;
 		rc = wire_frame_len(hdr, max, &len);
