@@ -15,9 +15,12 @@
  * by column in token order (a whole duplicate list at once where every row
  * of a value goes).
  *
- * The proxy's commit is one LMDB transaction: blocks, nblocks, rows, the
- * index entries (each column's sorted, appended when its index is empty),
- * positions and next_rowid.  Until it commits, the new blocks are beyond
+ * The new blocks are sealed and written on a thread of their own (with the
+ * block pool) while the statement's worker gathers and sorts the index
+ * entries, column by column; then the proxy's commit, under the state lock
+ * but with no cloud I/O under it, is one LMDB transaction: blocks,
+ * nblocks, rows, the index entries (appended when a column's index is
+ * empty), positions and next_rowid.  Until it commits, the new blocks are beyond
  * nblocks: no statement reads them, and a failed load leaves them to the
  * next growth, which writes version 1 over them.
  */
@@ -82,36 +85,71 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 	return rc;
 }
 
-/* The index entries of token c, sorted; appended when the column's tree is
- * empty (so LMDB fills pages in order instead of splitting them at random),
- * else put into the tree or the table's run as idx_open decides.  The puts
- * go through one cursor: LMDB looks for a key on the cursor's page before
- * it descends from the root, and sorted entries are mostly there.  The new
- * rows' ids are above every id in the indexes (ids only grow), so each
- * entry is the last of its key's duplicates: MDB_APPENDDUP puts it there
- * without searching the key's duplicate list (a million long for a range
- * token's top levels); should LMDB refuse that, a plain put.  The rows of
- * one token go in one put (idx_add_rows, LMDB's MDB_MULTIPLE): the key is
- * looked for once, not once a row (a range token's top levels are one
- * token for every row of the statement: 11 of the 22 tokens a row of the
- * benchmark's table). */
-static int bulk_index(MDB_txn *txn, struct px_table *t, const Lwc__Insert *ins, uint32_t c,
-		      uint64_t row0, struct tokrow *tr, uint64_t *rows, uint8_t *scratch)
+/* A bulk INSERT's index entries, column by column in index order: token c
+ * of row i as (token, i), the row ids added by the commit (next_rowid is
+ * read under the state lock).  Gathered and sorted while the statement's
+ * new blocks are sealed and written (bulk_insert), not in the commit. */
+struct bulk_toks {
+	struct tokrow *tr;             /* every column's, one after another  */
+	size_t *off;                   /* column c: tr[off[c] .. off[c + 1]) */
+};
+
+static int bulk_sort(struct bulk_toks *bt, const Lwc__Insert *ins, uint32_t ncols,
+		     uint32_t ntok)
+{
+	size_t m = 0;
+
+	bt->tr = malloc(ins->n_rows * ntok * sizeof(*bt->tr) + 1);
+	bt->off = malloc((ntok + 1) * sizeof(*bt->off));
+	if (bt->tr == NULL || bt->off == NULL)
+		return LWC_ERR_NOMEM;
+	for (uint32_t c = 0; c < ntok; c++) {
+		size_t m0 = m;
+
+		bt->off[c] = m;
+		/* token c of each row (c >= ncols: a range token; absent ones
+		 * skipped, as px_tok_none) */
+		for (size_t i = 0; i < ins->n_rows; i++) {
+			const uint8_t *tok = ins->rows[i]->tokens[c].data;
+
+			if (c >= ncols && px_tok_absent(tok))
+				continue;
+			bt->tr[m].tok = tok;
+			bt->tr[m].row = i;
+			m++;
+		}
+		tokrow_sort(bt->tr + m0, m - m0);
+	}
+	bt->off[ntok] = m;
+	return LWC_OK;
+}
+
+static void bulk_toks_free(struct bulk_toks *bt)
+{
+	free(bt->tr);
+	free(bt->off);
+}
+
+/* The index entries of token c (bulk_sort's, rows from row0); appended when
+ * the column's tree is empty (so LMDB fills pages in order instead of
+ * splitting them at random), else put into the tree or the table's run as
+ * idx_open decides.  The puts go through one cursor: LMDB looks for a key
+ * on the cursor's page before it descends from the root, and sorted
+ * entries are mostly there.  The new rows' ids are above every id in the
+ * indexes (ids only grow), so each entry is the last of its key's
+ * duplicates: MDB_APPENDDUP puts it there without searching the key's
+ * duplicate list (a million long for a range token's top levels); should
+ * LMDB refuse that, a plain put.  The rows of one token go in one put
+ * (idx_add_rows, LMDB's MDB_MULTIPLE): the key is looked for once, not once
+ * a row (a range token's top levels are one token for every row of the
+ * statement: 11 of the 22 tokens a row of the benchmark's table). */
+static int bulk_index(MDB_txn *txn, struct px_table *t, uint32_t c, uint64_t row0,
+		      const struct tokrow *tr, size_t m, uint64_t *rows, uint8_t *scratch)
 {
 	struct idx_cur ic;
 	MDB_stat ms;
 	int append, rc = 0;
-	size_t m = 0;
 
-	/* token c of each row (c >= ncols: a range token; absent ones skipped) */
-	for (size_t i = 0; i < ins->n_rows; i++) {
-		if (px_tok_none(t, c, ins->rows[i]->tokens[c].data))
-			continue;
-		tr[m].tok = ins->rows[i]->tokens[c].data;
-		tr[m].row = row0 + i;
-		m++;
-	}
-	tokrow_sort(tr, m);
 	if ((rc = mdb_stat(txn, t->cols[t->tcol[c]], &ms)) != 0 ||
 	    (rc = idx_open(&ic, txn, t, t->tcol[c], m)) != 0)
 		return rc;
@@ -122,10 +160,11 @@ static int bulk_index(MDB_txn *txn, struct px_table *t, const Lwc__Insert *ins, 
 		while (j < m && tokrow_same(&tr[j], &tr[i]))
 			j++;
 		if (j - i == 1) {
-			rc = idx_add(&ic, tr[i].tok, tr[i].row, append ? MDB_APPEND : MDB_APPENDDUP);
+			rc = idx_add(&ic, tr[i].tok, row0 + tr[i].row,
+				     append ? MDB_APPEND : MDB_APPENDDUP);
 		} else {
 			for (size_t x = i; x < j; x++)
-				rows[x - i] = tr[x].row;
+				rows[x - i] = row0 + tr[x].row;
 			rc = idx_add_rows(&ic, tr[i].tok, rows, j - i,
 					  append ? MDB_APPEND | MDB_APPENDDUP : MDB_APPENDDUP,
 					  scratch);
@@ -138,20 +177,18 @@ static int bulk_index(MDB_txn *txn, struct px_table *t, const Lwc__Insert *ins, 
 
 /* The proxy's commit of a bulk INSERT (st->mu held). */
 static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_arg *a,
-		       uint64_t nb)
+		       uint64_t nb, const struct bulk_toks *bt)
 {
 	struct px_state *st = w->st;
 	struct px_table *t = s->t;
 	const Lwc__Insert *ins = a->ins;
 	uint64_t row0 = st->next_rowid;
-	struct tokrow *tr = malloc(ins->n_rows * sizeof(*tr));
-	uint64_t *rows = malloc(ins->n_rows * sizeof(*rows));
-	uint8_t *scratch = malloc(ins->n_rows * 8);
+	uint64_t *rows = malloc(ins->n_rows * sizeof(*rows) + 1);
+	uint8_t *scratch = malloc(ins->n_rows * 8 + 1);
 	MDB_txn *txn = NULL;
 	int rc;
 
-	if (tr == NULL || rows == NULL || scratch == NULL) {
-		free(tr);
+	if (rows == NULL || scratch == NULL) {
 		free(rows);
 		free(scratch);
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
@@ -182,7 +219,8 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 	/* a range token after the column's equality token: the index is not
 	 * empty then, and the entries go in by plain puts */
 	for (uint32_t c = 0; c < t->ntok && rc == 0; c++)
-		rc = bulk_index(txn, t, ins, c, row0, tr, rows, scratch);
+		rc = bulk_index(txn, t, c, row0, bt->tr + bt->off[c], bt->off[c + 1] - bt->off[c],
+				rows, scratch);
 	if (rc == 0)
 		rc = idx_settle(txn, t);
 	if (rc == 0)
@@ -193,7 +231,6 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 	}
 	if (rc != 0)
 		goto fail;
-	free(tr);
 	free(rows);
 	free(scratch);
 	/* durable: mirror it in memory */
@@ -222,7 +259,6 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 fail:
 	if (txn)
 		mdb_txn_abort(txn);
-	free(tr);
 	free(rows);
 	free(scratch);
 	{
@@ -232,6 +268,35 @@ fail:
 	}
 }
 
+/* The sealing and WRITEs of a bulk INSERT's new blocks, on a thread of
+ * their own while the statement's worker sorts its index entries. */
+struct bulk_writer {
+	struct px_worker *w;
+	struct bulk_arg *a;
+	uint64_t nb;
+	size_t batch;
+	int rc;
+	int sealing;                   /* the failure was sealing, not the WRITE */
+	char err[512];
+};
+
+static void *bulk_write(void *p)
+{
+	struct bulk_writer *bw = p;
+
+	for (uint64_t done = 0; done < bw->nb && bw->rc == LWC_OK; done += bw->batch) {
+		size_t cnt = bw->nb - done < bw->batch ? (size_t)(bw->nb - done) : bw->batch;
+
+		bw->a->b0 = (size_t)done;
+		if ((bw->rc = par_for(cnt, bulk_block, bw->a, bw->w->scratch, NULL)) != LWC_OK) {
+			bw->sealing = 1;
+			break;
+		}
+		bw->rc = cloud_write(bw->w, bw->a->wb, cnt, bw->err, sizeof(bw->err));
+	}
+	return NULL;
+}
+
 int bulk_insert(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -239,10 +304,14 @@ int bulk_insert(struct px_worker *w, struct stmt *s)
 	struct bulk_arg a;
 	uint64_t nb;
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
-	char err[512] = "";
-	int rc = LWC_OK;
+	struct bulk_writer bw;
+	struct bulk_toks bt = { NULL, NULL };
+	uint32_t ncols, ntok;
+	pthread_t th;
+	int rc = LWC_OK, sorted, threaded;
 
 	memset(&a, 0, sizeof(a));
+	memset(&bw, 0, sizeof(bw));
 	a.st = st;
 	a.ins = s->req->insert;
 	a.per = px_fill_limit(st);
@@ -271,31 +340,44 @@ int bulk_insert(struct px_worker *w, struct stmt *s)
 		goto out;
 	}
 	st->growing = 1;
+	ncols = s->t->ncols;
+	ntok = s->t->ntok;
 	pthread_mutex_unlock(&st->mu);
 
-	for (uint64_t done = 0; done < nb && rc == LWC_OK; done += batch) {
-		size_t cnt = nb - done < batch ? (size_t)(nb - done) : batch;
-
-		a.b0 = (size_t)done;
-		if ((rc = par_for(cnt, bulk_block, &a, w->scratch, NULL)) != LWC_OK) {
+	/* the blocks sealed and written on a thread (and the block pool) while
+	 * this one sorts the index entries: both before the state lock, which
+	 * the commit then holds for the puts only (no cloud I/O under it) */
+	bw.w = w;
+	bw.a = &a;
+	bw.nb = nb;
+	bw.batch = batch;
+	threaded = pthread_create(&th, NULL, bulk_write, &bw) == 0;
+	if (!threaded)
+		bulk_write(&bw);
+	sorted = bulk_sort(&bt, a.ins, ncols, ntok);
+	if (threaded)
+		pthread_join(th, NULL);
+	if ((rc = bw.rc) != LWC_OK) {
+		if (bw.sealing)
 			stmt_fail(s, rc, "sealing a new block failed");
-			break;
-		}
-		if ((rc = cloud_write(w, a.wb, cnt, err, sizeof(err))) != LWC_OK)
+		else
 			stmt_fail(s, rc, "cloud store WRITE failed: %s",
-				  err[0] ? err : lwc_strerror(rc));
+				  bw.err[0] ? bw.err : lwc_strerror(rc));
+	} else if (sorted != LWC_OK) {
+		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	}
 
 	pthread_mutex_lock(&st->mu);
 	st->growing = 0;
 	if (rc == LWC_OK)
-		rc = bulk_commit(w, s, &a, nb);
+		rc = bulk_commit(w, s, &a, nb, &bt);
 	pthread_cond_broadcast(&st->cv);
 	pthread_mutex_unlock(&st->mu);
 	if (rc == LWC_OK)
 		log_debug("bulk INSERT of %zu rows into %llu new blocks from %llu", a.ins->n_rows,
 			  (unsigned long long)nb, (unsigned long long)a.first);
 out:
+	bulk_toks_free(&bt);
 	if (a.plain)
 		sodium_memzero(a.plain, batch * g->block_bytes);
 	free(a.plain);

@@ -82,12 +82,23 @@ static int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *
 	return LWC_OK;
 }
 
-/* INSERT: uniqueness and free slots. */
+/* An LMDB error of the unique check, as the statement's. */
+static int probe_fail(struct px_state *st, struct stmt *s, int rc)
+{
+	const char *why;
+	int code = px_mdb_err(st, rc, &why);
+
+	return stmt_fail(s, code, "index lookup failed: %s", why);
+}
+
+/* INSERT: uniqueness and free slots.  The rows' tokens of a unique column
+ * in token order, probed through one pair of cursors (idx_probe). */
 static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 {
 	struct px_state *st = w->st;
 	struct px_table *t = s->t;
 	size_t nrows = s->req->insert->n_rows;
+	struct idx_probe probe;
 	struct tokrow *refs = NULL;
 	uint64_t need, room = 0;
 	uint32_t limit, min_room;
@@ -105,8 +116,12 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 			refs[i].row = i;
 		}
 		tokrow_sort(refs, nrows);
+		if ((rc = idx_probe_open(&probe, txn, t, c)) != 0) {
+			free(refs);
+			return probe_fail(st, s, rc);
+		}
 		for (size_t i = 0; i < nrows; i++) {
-			struct locset l = { 0 };
+			int found;
 
 			if (is_null_tok(t, c, refs[i].tok))
 				continue;
@@ -117,24 +132,26 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 						 "duplicate key value in rows %zu and %zu (column %u)",
 						 (r1 < r2 ? r1 : r2) + 1, (r1 < r2 ? r2 : r1) + 1, c + 1);
 			}
-			if ((rc = idx_lookup(txn, t, c, refs[i].tok, &l)) != LWC_OK) {
+			if ((rc = idx_probe_has(&probe, refs[i].tok, &found)) != 0) {
+				idx_probe_close(&probe);
 				free(refs);
-				return stmt_fail(s, rc, "index lookup failed");
+				return probe_fail(st, s, rc);
 			}
-			rc = l.n > 0;
-			locset_free(&l);
-			if (rc) {
+			if (found) {
 				size_t idx = refs[i].row;
+				idx_probe_close(&probe);
 				free(refs);
 				return stmt_fail(s, LWC_ERR_UNIQUE,
 						 "duplicate key value (row %zu, column %u) already exists",
 						 idx + 1, c + 1);
 			}
 			if (pending_find(st, t->id, c, refs[i].tok, 0)) {
+				idx_probe_close(&probe);
 				free(refs);
 				return PLAN_WAIT;
 			}
 		}
+		idx_probe_close(&probe);
 	}
 	limit = px_fill_limit(st);
 	if (st->relocate && nrows <= st->relocate_max &&

@@ -324,6 +324,52 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+int idx_probe_open(struct idx_probe *p, MDB_txn *txn, const struct px_table *t, uint32_t col)
+{
+	int rc;
+
+	p->tree = p->run = NULL;
+	p->col = col;
+	if ((rc = mdb_cursor_open(txn, t->cols[col], &p->tree)) != 0 ||
+	    (rc = mdb_cursor_open(txn, t->run, &p->run)) != 0) {
+		idx_probe_close(p);
+		return rc;
+	}
+	return 0;
+}
+
+int idx_probe_has(struct idx_probe *p, const uint8_t tok[CRY_TOKEN_BYTES], int *found)
+{
+	uint8_t key[IDX_RUN_KEY];
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d;
+	int rc;
+
+	*found = 0;
+	if ((rc = mdb_cursor_get(p->tree, &k, &d, MDB_SET)) == 0) {
+		*found = 1;
+		return 0;
+	}
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	idx_run_key(key, p->col, tok);
+	k.mv_size = IDX_RUN_KEY;
+	k.mv_data = key;
+	if ((rc = mdb_cursor_get(p->run, &k, &d, MDB_SET)) == 0) {
+		*found = 1;
+		return 0;
+	}
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+void idx_probe_close(struct idx_probe *p)
+{
+	if (p->tree)
+		mdb_cursor_close(p->tree);
+	if (p->run)
+		mdb_cursor_close(p->run);
+	p->tree = p->run = NULL;
+}
+
 int idx_lookup(MDB_txn *txn, const struct px_table *t, uint32_t col,
 	       const uint8_t token[CRY_TOKEN_BYTES], struct locset *out)
 {

@@ -75,6 +75,20 @@ int idx_flush(MDB_txn *txn, struct px_table *t);
 int idx_lookup(MDB_txn *txn, const struct px_table *t, uint32_t col,
 	       const uint8_t token[CRY_TOKEN_BYTES], struct locset *out) LWC_WUR;
 
+/* Whether tokens of column col have entries, many tokens in token order:
+ * one cursor on the tree and one on the run for all of them, so LMDB looks
+ * for the next token on the page of the last before it descends from the
+ * root (an INSERT's check of its unique column). */
+struct idx_probe {
+	MDB_cursor *tree, *run;
+	uint32_t col;
+};
+int idx_probe_open(struct idx_probe *p, MDB_txn *txn, const struct px_table *t, uint32_t col);
+/* *found = 1 when tok has an entry in the tree or the run, else 0; an
+ * LMDB code. */
+int idx_probe_has(struct idx_probe *p, const uint8_t tok[CRY_TOKEN_BYTES], int *found);
+void idx_probe_close(struct idx_probe *p);
+
 /* *dup = 1 when a token of column col occurs twice (across tree and run;
  * the token null apart, NULL: none), else 0.  Returns an LMDB code. */
 int idx_has_duplicates(MDB_txn *txn, const struct px_table *t, uint32_t col,

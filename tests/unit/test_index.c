@@ -4,7 +4,7 @@
  * deletes, updates of a column, of every size from one row to most of the
  * table) run against a model; after every commit each token's rows
  * (idx_lookup) equal the model's, every entry is in exactly one of tree and
- * run, and idx_has_duplicates agrees with the model.  The thresholds are
+ * run, and idx_has_duplicates and idx_probe agree with the model.  The thresholds are
  * small, so entries go to the run, the run moves into the trees, and large
  * statements write the trees directly, many times over.
  */
@@ -272,6 +272,35 @@ static void verify(struct fx *f)
 				}
 			assert_int_equal(idx_has_duplicates(txn, &f->t, c, NULL, &dup), 0);
 			assert_int_equal(dup, want);
+		}
+		{
+			/* idx_probe over the same sample in token order: found
+			 * exactly when some live row holds the value (tree or run) */
+			enum { NP = 64 };
+			static uint8_t ptok[NP][CRY_TOKEN_BYTES];
+			struct tokrow pr[NP];
+			struct idx_probe probe;
+			uint32_t pv[NP];
+
+			for (uint32_t p = 0; p < NP; p++) {
+				pv[p] = c == 0 ? (p % 2 && nextrow ? val[rng() % nextrow][0] : draw_val(0))
+					       : p % 50;
+				tok_of(ptok[p], c, pv[p]);
+				pr[p].tok = ptok[p];
+				pr[p].row = p;
+			}
+			tokrow_sort(pr, NP);
+			assert_int_equal(idx_probe_open(&probe, txn, &f->t, c), 0);
+			for (uint32_t p = 0; p < NP; p++) {
+				uint32_t v = pv[pr[p].row];
+				int found, want = 0;
+
+				for (uint64_t r = 0; r < nextrow && !want; r++)
+					want = live[r] && val[r][c] == v;
+				assert_int_equal(idx_probe_has(&probe, pr[p].tok, &found), 0);
+				assert_int_equal(found, want);
+			}
+			idx_probe_close(&probe);
 		}
 	}
 	mdb_txn_abort(txn);
