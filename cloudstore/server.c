@@ -539,6 +539,9 @@ static void accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 		srvkit_conn_closed(srv->kit);
 		return;
 	}
+	/* a READ's answer (11 MB for 1,024 blocks) a megabyte a write, not
+	 * libevent's 16 KB a trip through the event loop */
+	bufferevent_set_max_single_write(c->bev, SRVKIT_WRITE_MAX);
 	c->next = srv->conns;
 	if (srv->conns)
 		srv->conns->prev = c;

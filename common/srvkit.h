@@ -68,6 +68,9 @@ void srvkit_free(struct srvkit *k);
  * a megabyte a call, as much as is there, never past the frame's end. */
 #define SRVKIT_FRAME_DIRECT (256u << 10)
 
+/* Bytes a server's bufferevent writes a call (libevent's default: 16 KB). */
+#define SRVKIT_WRITE_MAX (1u << 20)
+
 struct srvkit_frame {
 	uint8_t *body;                 /* NULL: no frame being read */
 	size_t len, got;
