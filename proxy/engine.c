@@ -120,38 +120,35 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 			free(refs);
 			return probe_fail(st, s, rc);
 		}
-		for (size_t i = 0; i < nrows; i++) {
-			int found;
+		rc = LWC_OK;
+		for (size_t i = 0; i < nrows && rc == LWC_OK; i++) {
+			int found, mrc;
 
 			if (is_null_tok(t, c, refs[i].tok))
 				continue;
 			if (i > 0 && memcmp(refs[i].tok, refs[i - 1].tok, CRY_TOKEN_BYTES) == 0) {
 				size_t r1 = refs[i - 1].row, r2 = refs[i].row;
-				free(refs);
-				return stmt_fail(s, LWC_ERR_UNIQUE,
-						 "duplicate key value in rows %zu and %zu (column %u)",
-						 (r1 < r2 ? r1 : r2) + 1, (r1 < r2 ? r2 : r1) + 1, c + 1);
-			}
-			if ((rc = idx_probe_has(&probe, refs[i].tok, &found)) != 0) {
-				idx_probe_close(&probe);
-				free(refs);
-				return probe_fail(st, s, rc);
-			}
-			if (found) {
-				size_t idx = refs[i].row;
-				idx_probe_close(&probe);
-				free(refs);
-				return stmt_fail(s, LWC_ERR_UNIQUE,
-						 "duplicate key value (row %zu, column %u) already exists",
-						 idx + 1, c + 1);
-			}
-			if (pending_find(st, t->id, c, refs[i].tok, 0)) {
-				idx_probe_close(&probe);
-				free(refs);
-				return PLAN_WAIT;
+
+				rc = stmt_fail(s, LWC_ERR_UNIQUE,
+					       "duplicate key value in rows %zu and %zu (column %u)",
+					       (r1 < r2 ? r1 : r2) + 1, (r1 < r2 ? r2 : r1) + 1, c + 1);
+			} else if ((mrc = idx_probe_has(&probe, refs[i].tok, &found)) != 0) {
+				rc = probe_fail(st, s, mrc);
+			} else if (found) {
+				rc = stmt_fail(s, LWC_ERR_UNIQUE,
+					       "duplicate key value (row %zu, column %u) already exists",
+					       (size_t)refs[i].row + 1, c + 1);
+			} else if (pending_find(st, t->id, c, refs[i].tok, 0)) {
+				rc = PLAN_WAIT;
 			}
 		}
+		/* one way out of the probe: its cursors are the read
+		 * transaction's, which does not free them */
 		idx_probe_close(&probe);
+		if (rc != LWC_OK) {
+			free(refs);
+			return rc;
+		}
 	}
 	limit = px_fill_limit(st);
 	if (st->relocate && nrows <= st->relocate_max &&
