@@ -116,13 +116,19 @@ int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col,
 	return 0;
 }
 
+/* A column's tree cursor and the run's, closed (either may be NULL). */
+static void cursors_close(MDB_cursor **tree, MDB_cursor **run)
+{
+	if (*tree)
+		mdb_cursor_close(*tree);
+	if (*run)
+		mdb_cursor_close(*run);
+	*tree = *run = NULL;
+}
+
 void idx_close(struct idx_cur *ic)
 {
-	if (ic->tree)
-		mdb_cursor_close(ic->tree);
-	if (ic->rcur)
-		mdb_cursor_close(ic->rcur);
-	ic->tree = ic->rcur = NULL;
+	cursors_close(&ic->tree, &ic->rcur);
 }
 
 int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags)
@@ -363,11 +369,7 @@ int idx_probe_has(struct idx_probe *p, const uint8_t tok[CRY_TOKEN_BYTES], int *
 
 void idx_probe_close(struct idx_probe *p)
 {
-	if (p->tree)
-		mdb_cursor_close(p->tree);
-	if (p->run)
-		mdb_cursor_close(p->run);
-	p->tree = p->run = NULL;
+	cursors_close(&p->tree, &p->run);
 }
 
 int idx_lookup(MDB_txn *txn, const struct px_table *t, uint32_t col,

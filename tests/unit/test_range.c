@@ -359,12 +359,27 @@ static void test_tokens(void **state)
 	assert_memory_not_equal(t1, t2, sizeof(t1));
 }
 
+/* The nodes x[0..n) through the memos memo[0..n): each token the one
+ * range_token makes of its node. */
+static void check_memo(const cry_tokstate *st, const uint8_t key[CRY_KEY_BYTES],
+		       enum range_kind k, const struct range_node *x, unsigned n,
+		       struct range_memo *memo)
+{
+	uint8_t got[CRY_TOKEN_BYTES], want[CRY_TOKEN_BYTES];
+
+	for (unsigned l = 0; l < n; l++) {
+		assert_int_equal(range_token_memo(got, st, k, &x[l], &memo[l]), LWC_OK);
+		assert_int_equal(range_token(want, key, "t", "c", k, &x[l]), LWC_OK);
+		assert_memory_equal(got, want, CRY_TOKEN_BYTES);
+	}
+}
+
 /* range_token_memo: the token range_token makes, whether the memo's node
  * is the same (reused), another of the same level (made anew), or a text
  * node that is a prefix of the memo's (other length: made anew). */
 static void test_token_memo(void **state)
 {
-	uint8_t key[CRY_KEY_BYTES] = { 9 }, got[CRY_TOKEN_BYTES], want[CRY_TOKEN_BYTES];
+	uint8_t key[CRY_KEY_BYTES] = { 9 };
 	static const int32_t vals[] = { 0x12345, 0x12346, 0x12399, 0x12345, -7, -7, 0x7fffffff };
 	static const char *texts[] = { "apple", "apple", "apricot", "ap", "a", "apple" };
 	struct range_memo memo[RANGE_MAX_LEVELS];
@@ -379,24 +394,12 @@ static void test_token_memo(void **state)
 	memset(memo, 0, sizeof(memo));
 	for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
 		range_value_nodes_num(RANGE_INT32, 4, range_key_int(RANGE_INT32, vals[v]), x);
-		for (unsigned l = 0; l < levels; l++) {
-			assert_int_equal(range_token_memo(got, st, RANGE_INT32, &x[l], &memo[l]),
-					 LWC_OK);
-			assert_int_equal(range_token(want, key, "t", "c", RANGE_INT32, &x[l]),
-					 LWC_OK);
-			assert_memory_equal(got, want, CRY_TOKEN_BYTES);
-		}
+		check_memo(st, key, RANGE_INT32, x, levels, memo);
 	}
 	memset(memo, 0, sizeof(memo));
 	for (size_t v = 0; v < sizeof(texts) / sizeof(texts[0]); v++) {
 		range_value_nodes_text((const uint8_t *)texts[v], strlen(texts[v]), x);
-		for (unsigned l = 0; l < RANGE_TEXT_DEPTH; l++) {
-			assert_int_equal(range_token_memo(got, st, RANGE_TEXT, &x[l], &memo[l]),
-					 LWC_OK);
-			assert_int_equal(range_token(want, key, "t", "c", RANGE_TEXT, &x[l]),
-					 LWC_OK);
-			assert_memory_equal(got, want, CRY_TOKEN_BYTES);
-		}
+		check_memo(st, key, RANGE_TEXT, x, RANGE_TEXT_DEPTH, memo);
 	}
 	free(st);
 }
