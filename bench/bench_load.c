@@ -160,9 +160,10 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 	t0 = now_s();
 	lr->stmts = 0;
 	/* as \copy loads: each statement made while the one before it is at
-	 * the proxy, sent once that one has committed (lwc_insert_prepare) */
-	for (uint64_t off = 0, sent = 0; off < O.records || sent > 0; off += batch) {
-		uint64_t n = off < O.records ? (O.records - off < batch ? O.records - off : batch) : 0;
+	 * the proxy, and sent before that one's answer (lwc_insert_send: the
+	 * proxy reads and opens it while the one before it commits) */
+	for (uint64_t off = 0, done = 0, q[2] = { 0, 0 }; off < O.records || done < O.records;) {
+		uint64_t n = O.records - off < batch ? O.records - off : batch;
 		lwc_insert *next = NULL;
 		lwc_result *r = NULL;
 		double el;
@@ -171,24 +172,28 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 			insert_sql(&b, t, order, 0, off, n);
 			if ((next = lwc_insert_prepare(c, b.s, &r)) == NULL)
 				die("LWC: %s\n  statement: %.200s", lwc_result_error(r), b.s);
+			if (lwc_insert_send(c, next) != LWC_OK)
+				die("LWC INSERT into %s: the connection to the proxy was lost", t);
+			q[lwc_insert_pending(c) - 1] = n;
+			off += n;
 		}
-		if ((r = lwc_insert_wait(c)) != NULL) {
-			if (lwc_result_status(r) == LWC_RESULT_ERROR)
-				die("LWC INSERT into %s: %s", t, lwc_result_error(r));
-			if (lwc_result_count(r) != sent)
-				die("LWC INSERT into %s: %llu rows inserted, expected %llu", t,
-				    (unsigned long long)lwc_result_count(r),
-				    (unsigned long long)sent);
-			lwc_result_free(r);
-			lr->stmts++;
-			el = now_s() - t0;
-			progress("LWC load %s: %llu / %llu rows, %.0f rows/s, %.0f s left", t,
-				 (unsigned long long)off, (unsigned long long)O.records,
-				 off / el, (O.records - off) / (off / el));
-		}
-		sent = n;
-		if (next != NULL && lwc_insert_send(c, next) != LWC_OK)
-			die("LWC INSERT into %s: the connection to the proxy was lost", t);
+		if (lwc_insert_pending(c) < 2 && n > 0)
+			continue;
+		if ((r = lwc_insert_wait(c)) == NULL)
+			die("LWC INSERT into %s: no statement in flight", t);
+		if (lwc_result_status(r) == LWC_RESULT_ERROR)
+			die("LWC INSERT into %s: %s", t, lwc_result_error(r));
+		if (lwc_result_count(r) != q[0])
+			die("LWC INSERT into %s: %llu rows inserted, expected %llu", t,
+			    (unsigned long long)lwc_result_count(r), (unsigned long long)q[0]);
+		lwc_result_free(r);
+		done += q[0];
+		q[0] = q[1];
+		lr->stmts++;
+		el = now_s() - t0;
+		progress("LWC load %s: %llu / %llu rows, %.0f rows/s, %.0f s left", t,
+			 (unsigned long long)done, (unsigned long long)O.records,
+			 done / el, (O.records - done) / (done / el));
 	}
 	lr->lwc_s = now_s() - t0;
 	lr->lwc_written = storage_written(work_dir) - w0;

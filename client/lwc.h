@@ -141,33 +141,42 @@ int lwc_insert_max_rows(lwc_conn *c, const char *table, uint64_t *rows) LWC_WUR;
  * Bulk loading (\copy, lwc-bench): an INSERT's work on the client apart from
  * its round trip, so that a loader makes statement i + 1 (converts its
  * values, seals its records, derives its tokens, packs it) while statement
- * i is at the proxy, and sends it only once statement i has finished:
+ * i is at the proxy, and sends it before statement i is answered:
  *
  *   lwc_insert *next = lwc_insert_prepare(c, sql, &r);  // no I/O
- *   r = lwc_insert_wait(c);                  // the one in flight, if any
- *   if (ok) lwc_insert_send(c, next);        // next is in flight
+ *   lwc_insert_send(c, next);                // i and i + 1 in flight
+ *   r = lwc_insert_wait(c);                  // the answer to i
  *
- * Each statement is all or nothing as with lwc_exec, and none is sent
- * before the one before it is answered, so a failure stops a load exactly
- * where lwc_exec would.  lwc_insert_prepare takes INSERT ... VALUES only;
- * while an INSERT is in flight it reads nothing from the proxy, so the
- * table must be in the catalog already read (any earlier statement on it
- * reads it), else LWC_ERR_BUSY: wait, then prepare again.  NULL and an
- * error result in *err when the statement fails before it is sent (bad
- * SQL or values, unknown table, too many rows).  Until lwc_insert_wait,
- * lwc_exec and the catalog calls refuse with LWC_ERR_BUSY.
+ * A statement prepared while another is in flight follows it: the proxy
+ * runs it only if the one before it succeeded, and otherwise answers it
+ * LWC_ERR_ABORTED, not run, so a failure stops a load exactly where lwc_exec
+ * would (the loader still waits for the answers in flight).  The proxy
+ * reads and opens statement i + 1 while statement i commits.  Each
+ * statement is all or nothing as with lwc_exec.  lwc_insert_prepare takes
+ * INSERT ... VALUES only; while an INSERT is in flight it reads nothing
+ * from the proxy, so the table must be in the catalog already read (any
+ * earlier statement on it reads it), else LWC_ERR_BUSY: wait, then prepare
+ * again.  NULL and an error result in *err when the statement fails before
+ * it is sent (bad SQL or values, unknown table, too many rows).  Until the
+ * last lwc_insert_wait, lwc_exec and the catalog calls refuse with
+ * LWC_ERR_BUSY.
  */
 typedef struct lwc_insert lwc_insert;
 lwc_insert *lwc_insert_prepare(lwc_conn *c, const char *sql, lwc_result **err);
 /* Rows of a prepared INSERT. */
 uint64_t lwc_insert_rows(const lwc_insert *ins);
 /* Send a prepared INSERT, which the connection then owns (freed whatever
- * the outcome).  LWC_ERR_BUSY while another is in flight or a result is
- * open; LWC_ERR_CLOSED when the connection is lost. */
+ * the outcome).  LWC_ERR_BUSY while a result is open, while two are in
+ * flight, or while one is in flight that ins was not prepared to follow
+ * (prepared before it was sent); LWC_ERR_CLOSED when the connection is
+ * lost. */
 int lwc_insert_send(lwc_conn *c, lwc_insert *ins) LWC_WUR;
-/* The result of the INSERT in flight (NULL when there is none), as lwc_exec
- * would give it (including its one retry when another user changed the
- * table's indexes meanwhile). */
+/* How many INSERTs are in flight (sent, not yet waited for): 0, 1 or 2. */
+int lwc_insert_pending(const lwc_conn *c);
+/* The result of the oldest INSERT in flight (NULL when there is none), as
+ * lwc_exec would give it (including its one retry when another user changed
+ * the table's indexes meanwhile; the one in flight after it then runs again
+ * in its turn). */
 lwc_result *lwc_insert_wait(lwc_conn *c);
 /* A prepared INSERT not sent. */
 void lwc_insert_free(lwc_insert *ins);

@@ -49,7 +49,8 @@ struct lwc_conn {
 	struct ltable *tables;
 	int catalog_loaded;
 	lwc_result *open;                /* a streaming result in progress   */
-	struct lwc_insert *inflight;     /* lwc_insert_send: sent, unanswered */
+	struct lwc_insert *inflight;     /* lwc_insert_send: sent, unanswered,
+					  * oldest first (at most two) */
 	volatile sig_atomic_t *cancel;   /* lwc_set_cancel_flag              */
 	uint32_t features;               /* the proxy's Catalog.features     */
 };
@@ -199,9 +200,10 @@ lwc_result *exec_reindex(lwc_conn *c, struct sql_stmt *st);
 lwc_result *unique_error(lwc_result *r, const struct sql_schema *sc, size_t off);
 lwc_result *exec_insert(lwc_conn *c, struct sql_stmt *st);
 /* INSERT ... VALUES st into t, sealed and packed as statement seq for
- * conn_send_frame, with no I/O: NULL (*rows: how many), or an error. */
+ * conn_send_frame (to run only if statement after_seq succeeded, when not
+ * 0), with no I/O: NULL (*rows: how many), or an error. */
 lwc_result *insert_prepare(lwc_conn *c, struct sql_stmt *st, struct ltable *t, uint64_t seq,
-			   uint8_t **frame, size_t *frame_len, uint64_t *rows);
+			   uint64_t after_seq, uint8_t **frame, size_t *frame_len, uint64_t *rows);
 /* The proxy's answer to the INSERT sent as statement seq. */
 lwc_result *insert_result(lwc_conn *c, uint64_t seq, const struct sql_schema *sc);
 /* lwc_exec's one retry: the proxy refused a statement (nothing changed)

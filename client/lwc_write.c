@@ -413,11 +413,12 @@ static int seal_all(struct seal_part *a, size_t n, char *err, size_t errlen)
 }
 
 /* One Insert of rows[0..n) (values per row, in column order), sealed and
- * packed into a frame for conn_send_frame as statement seq; no I/O.  NULL
+ * packed into a frame for conn_send_frame as statement seq, to run only if
+ * statement after_seq succeeded (0: whatever came before); no I/O.  NULL
  * or an error result. */
 static lwc_result *insert_frame(lwc_conn *c, const struct ltable *t,
 				struct sql_value *const *rows, size_t n, uint64_t seq,
-				uint8_t **frame, size_t *frame_len)
+				uint64_t after_seq, uint8_t **frame, size_t *frame_len)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
 	Lwc__Insert ins = LWC__INSERT__INIT;
@@ -461,6 +462,7 @@ static lwc_result *insert_frame(lwc_conn *c, const struct ltable *t,
 	req.op_case = LWC__PROXY_REQUEST__OP_INSERT;
 	req.insert = &ins;
 	req.seq = seq;
+	req.after_seq = after_seq;
 	if ((rc = chan_frame_new(&req.base, frame, frame_len)) != LWC_OK)
 		r = result_error(NULL, rc, -1, "%s", rc == LWC_ERR_TOO_BIG ?
 				 "the INSERT is larger than one request to the proxy may be" :
@@ -610,7 +612,8 @@ size_t insert_max_rows(const lwc_conn *c, const struct ltable *t)
  * would leave its first requests committed when a later one fails).  The
  * rows sealed and packed as statement seq: NULL or an error result. */
 static lwc_result *insert_pack(lwc_conn *c, const struct ltable *t, const struct rowbuf *b,
-			       uint64_t seq, uint8_t **frame, size_t *frame_len)
+			       uint64_t seq, uint64_t after_seq, uint8_t **frame,
+			       size_t *frame_len)
 {
 	size_t per = insert_max_rows(c, t);
 
@@ -619,8 +622,8 @@ static lwc_result *insert_pack(lwc_conn *c, const struct ltable *t, const struct
 				    "an INSERT of %zu rows is more than one statement can carry to "
 				    "the proxy (%zu rows of table \"%s\"); split it into smaller "
 				    "statements", b->n, per, t->sc.name);
-	return insert_frame(c, t, (struct sql_value *const *)b->rows, b->n, seq, frame,
-			    frame_len);
+	return insert_frame(c, t, (struct sql_value *const *)b->rows, b->n, seq, after_seq,
+			    frame, frame_len);
 }
 
 /* The proxy's answer to the INSERT sent as statement seq. */
@@ -641,7 +644,7 @@ static lwc_result *insert_rows(lwc_conn *c, struct ltable *t, struct rowbuf *b)
 	uint64_t seq = ++c->seq;
 	uint8_t *frame = NULL;
 	size_t len = 0;
-	lwc_result *r = insert_pack(c, t, b, seq, &frame, &len);
+	lwc_result *r = insert_pack(c, t, b, seq, 0, &frame, &len);
 	int rc;
 
 	if (r != NULL)
@@ -755,13 +758,13 @@ static lwc_result *insert_collect(lwc_conn *c, struct sql_stmt *st, struct ltabl
 }
 
 lwc_result *insert_prepare(lwc_conn *c, struct sql_stmt *st, struct ltable *t, uint64_t seq,
-			   uint8_t **frame, size_t *frame_len, uint64_t *rows)
+			   uint64_t after_seq, uint8_t **frame, size_t *frame_len, uint64_t *rows)
 {
 	struct rowbuf b = { 0 };
 	lwc_result *r;
 
 	if ((r = insert_collect(c, st, t, &b)) == NULL)
-		r = insert_pack(c, t, &b, seq, frame, frame_len);
+		r = insert_pack(c, t, &b, seq, after_seq, frame, frame_len);
 	*rows = b.n;
 	rowbuf_free(&b);
 	return r;

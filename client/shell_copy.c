@@ -20,8 +20,8 @@
  * is one statement, so a failure leaves the batches before it loaded: the
  * error says which lines failed and how many rows were loaded.  Each batch
  * is read, converted and sealed while the one before it is at the proxy,
- * and sent once that one has committed (lwc_insert_prepare), so the stop
- * is where it would be without the overlap.  A progress bar goes to stderr
+ * and sent before that one's answer, to run only if that one succeeds
+ * (lwc_insert_send), so the stop is where it would be without the overlap.  A progress bar goes to stderr
  * when stderr is a terminal.
  */
 #include <ctype.h>
@@ -736,18 +736,36 @@ static void batch_context(const struct batch *bt, const char *table, lwc_result 
 		(unsigned long long)loaded, loaded == 1 ? "" : "s", bt->first_line, bt->last_line);
 }
 
-/* The batch in flight (*inflight, if any) answered: its rows counted, or
- * its error reported with its lines; the batch is empty again. */
-static enum sh_status settle(struct sh *s, const struct copy_opts *o, struct batch **inflight,
+/* The batches in flight, oldest first: at most two, the one the proxy runs
+ * and the one sent after it (lwc_insert_send), which it runs only if the
+ * first succeeds. */
+struct flight {
+	struct batch *b[2];
+	int n;
+};
+
+static void batch_reset(struct batch *bt)
+{
+	sh_buf_reset(&bt->sql);
+	bt->rows = 0;
+}
+
+/* The oldest batch in flight answered: its rows counted, or its error
+ * reported with its lines; the batch is empty again.  After an error the
+ * batch sent after it is answered too (not run: it follows the failed
+ * one). */
+static enum sh_status settle(struct sh *s, const struct copy_opts *o, struct flight *f,
 			     uint64_t *loaded, struct progress *pg)
 {
-	struct batch *bt = *inflight;
+	struct batch *bt;
 	enum sh_status st = SH_OK;
 	lwc_result *r;
 
-	if (bt == NULL)
+	if (f->n == 0)
 		return SH_OK;
-	*inflight = NULL;
+	bt = f->b[0];
+	f->b[0] = f->b[1];
+	f->n--;
 	r = lwc_insert_wait(s->conn);
 	if (r == NULL || lwc_result_status(r) == LWC_RESULT_ERROR) {
 		progress_clear(pg);
@@ -755,22 +773,43 @@ static enum sh_status settle(struct sh *s, const struct copy_opts *o, struct bat
 		if (r)
 			batch_context(bt, o->table, r, *loaded);
 		st = sh_fail_status(s);
+		for (; f->n > 0; f->n--) {
+			lwc_result *next = lwc_insert_wait(s->conn);
+
+			/* not run, unless the proxy ran it after all: then counted */
+			if (next && lwc_result_status(next) != LWC_RESULT_ERROR)
+				*loaded += lwc_result_count(next);
+			lwc_result_free(next);
+			batch_reset(f->b[0]);
+			f->b[0] = f->b[1];
+		}
 	} else {
 		*loaded += lwc_result_count(r) ? lwc_result_count(r) : bt->rows;
 	}
 	lwc_result_free(r);
-	sh_buf_reset(&bt->sql);
-	bt->rows = 0;
+	batch_reset(bt);
 	return st;
 }
 
-/* Send the batch once the one in flight has committed: each batch is made
- * (values converted, records sealed, tokens derived) while the one before
- * it is at the proxy, and sent only after that one's answer, so a failure
- * stops the load where it would without the overlap (lwc_insert_prepare).
- * bt is then in flight (*inflight) and the caller fills the other batch. */
+/* Every batch in flight answered (settle). */
+static enum sh_status settle_all(struct sh *s, const struct copy_opts *o, struct flight *f,
+				 uint64_t *loaded, struct progress *pg)
+{
+	enum sh_status st = SH_OK;
+
+	while (f->n > 0 && st == SH_OK)
+		st = settle(s, o, f, loaded, pg);
+	return st;
+}
+
+/* Send the batch: each batch is made (values converted, records sealed,
+ * tokens derived) while the one before it is at the proxy, and sent before
+ * that one's answer; the proxy runs it only if that one succeeded, so a
+ * failure stops the load where it would without the overlap
+ * (lwc_insert_prepare).  Then the one before it is settled: bt is in
+ * flight, alone, and the caller fills the other batch. */
 static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struct batch *bt,
-				  struct batch **inflight, uint64_t *loaded, struct progress *pg)
+				  struct flight *f, uint64_t *loaded, struct progress *pg)
 {
 	lwc_result *err = NULL;
 	lwc_insert *ins;
@@ -778,22 +817,22 @@ static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struc
 	int rc;
 
 	if (bt->rows == 0)
-		return settle(s, o, inflight, loaded, pg);
+		return settle_all(s, o, f, loaded, pg);
 	sh_buf_addc(&bt->sql, ';');
 	ins = lwc_insert_prepare(s->conn, bt->sql.p, &err);
 	if (ins == NULL && lwc_result_error_code(err) == LWC_ERR_BUSY) {
-		/* the table's schema needs the catalog: after the answer */
+		/* the table's schema needs the catalog: after the answers */
 		lwc_result_free(err);
-		if ((st = settle(s, o, inflight, loaded, pg)) != SH_OK)
+		if ((st = settle_all(s, o, f, loaded, pg)) != SH_OK)
 			return st;
 		ins = lwc_insert_prepare(s->conn, bt->sql.p, &err);
 	}
-	if ((st = settle(s, o, inflight, loaded, pg)) != SH_OK) {
-		lwc_insert_free(ins);
-		lwc_result_free(err);
-		return st;
-	}
 	if (ins == NULL) {
+		/* the batches before it first: one may have failed before */
+		if ((st = settle_all(s, o, f, loaded, pg)) != SH_OK) {
+			lwc_result_free(err);
+			return st;
+		}
 		progress_clear(pg);
 		sh_error(s, NULL, -1, "%s", lwc_result_error(err));
 		batch_context(bt, o->table, err, *loaded);
@@ -801,14 +840,19 @@ static enum sh_status flush_batch(struct sh *s, const struct copy_opts *o, struc
 		return sh_fail_status(s);
 	}
 	if ((rc = lwc_insert_send(s->conn, ins)) != LWC_OK) {
+		/* the connection is lost: no answer in flight will come */
+		for (; f->n > 0; f->n--) {
+			lwc_result_free(lwc_insert_wait(s->conn));
+			batch_reset(f->b[f->n - 1]);
+		}
 		progress_clear(pg);
 		sh_error(s, NULL, -1, "connection to the proxy lost: %s", lwc_strerror(rc));
 		fprintf(stderr, "CONTEXT:  COPY %s, lines %lu-%lu (%llu rows loaded before them)\n",
 			o->table, bt->first_line, bt->last_line, (unsigned long long)*loaded);
 		return sh_fail_status(s);
 	}
-	*inflight = bt;
-	return SH_OK;
+	f->b[f->n++] = bt;
+	return f->n > 1 ? settle(s, o, f, loaded, pg) : SH_OK;
 }
 
 static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
@@ -821,7 +865,8 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	size_t nwant;
 	struct reader rd;
 	struct progress pg;
-	struct batch bts[2], *cur = &bts[0], *inflight = NULL;
+	struct batch bts[2], *cur = &bts[0];
+	struct flight inflight = { { NULL, NULL }, 0 };
 	enum sh_status st = SH_OK;
 	uint64_t loaded = 0;
 	char err[256];
@@ -917,7 +962,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	while ((rc = read_record(&rd, o->null_str, err, sizeof(err))) == 1) {
 		if (rd.nf != nwant) {
 			/* the batch in flight first: it may have failed before */
-			if ((st = settle(s, o, &inflight, &loaded, &pg)) != SH_OK)
+			if ((st = settle_all(s, o, &inflight, &loaded, &pg)) != SH_OK)
 				goto out;
 			progress_clear(&pg);
 			if (rd.nf > nwant)
@@ -961,7 +1006,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		}
 		if (sh_sigint) {
 			/* what is in flight completes at the proxy: count it */
-			if ((st = settle(s, o, &inflight, &loaded, &pg)) != SH_OK)
+			if ((st = settle_all(s, o, &inflight, &loaded, &pg)) != SH_OK)
 				goto out;
 			progress_clear(&pg);
 			sh_error(s, NULL, -1, "canceling COPY due to user request (%llu rows loaded)",
@@ -971,7 +1016,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 		}
 	}
 	if (rc < 0) {
-		if ((st = settle(s, o, &inflight, &loaded, &pg)) != SH_OK)
+		if ((st = settle_all(s, o, &inflight, &loaded, &pg)) != SH_OK)
 			goto out;
 		progress_clear(&pg);
 		sh_error(s, NULL, -1, "%s", err);
@@ -982,7 +1027,7 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	}
 	st = flush_batch(s, o, cur, &inflight, &loaded, &pg);
 	if (st == SH_OK)
-		st = settle(s, o, &inflight, &loaded, &pg);
+		st = settle_all(s, o, &inflight, &loaded, &pg);
 	if (st == SH_OK) {
 		progress_draw(&pg, rd.bytes, loaded, 1);
 		progress_clear(&pg);
@@ -991,8 +1036,8 @@ static enum sh_status copy_from(struct sh *s, struct copy_opts *o)
 	}
 out:
 	/* every failure above settles first; none leaves an answer unread */
-	if (inflight)
-		(void)settle(s, o, &inflight, &loaded, &pg);
+	if (inflight.n > 0)
+		(void)settle_all(s, o, &inflight, &loaded, &pg);
 	if (rd.fp && o->file)
 		fclose(rd.fp);
 	else if (rd.fp)

@@ -18,7 +18,7 @@ static const uint8_t proof_server[] = "LWC-AUTH-SERVER-1";
 /* Allocated with sodium_malloc: it holds the PSK and both stream states. */
 struct chan {
 	int is_server;
-	enum chan_state state;
+	_Atomic enum chan_state state;   /* read by a worker while another thread opens */
 	char key_id[CHAN_KEY_ID_MAX + 1];
 	uint8_t nonce_c[CHAN_NONCE_BYTES];
 	uint8_t nonce_s[CHAN_NONCE_BYTES];

@@ -73,6 +73,8 @@ struct conn {
 	uint8_t *req;                  /* the request (encrypted)           */
 	size_t req_len;
 	struct srvkit_frame big;       /* a large request being read        */
+	uint64_t last_seq;             /* the last request answered ...      */
+	int last_failed;               /* ... and whether its answer was an error */
 	struct conn *prev, *next;
 	struct conn *qnext;            /* job queue / done list             */
 };
@@ -94,7 +96,7 @@ struct px_server {
 	struct conn *conns;
 	uint64_t next_conn_id;
 	int busy;
-	int shutting_down;
+	atomic_int shutting_down;        /* read by the workers too         */
 	time_t started;
 };
 
@@ -166,6 +168,8 @@ struct wio {
 	struct conn *c;
 	struct px_server *srv;
 	int fd;
+	int prefetching;               /* a prefetch thread reads the socket */
+	int sent_error;                /* the last answer sent was an error  */
 };
 
 /* What the client may send ahead while a write of the worker waits: an
@@ -194,7 +198,8 @@ static int wio_write_all(struct wio *io, const uint8_t *p, size_t len, int timeo
 			continue;
 		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
 			return LWC_ERR_CLOSED;
-		if (io->c->stash && evbuffer_get_length(io->c->stash) < WIO_READ_AHEAD_MAX)
+		if (!io->prefetching && io->c->stash &&
+		    evbuffer_get_length(io->c->stash) < WIO_READ_AHEAD_MAX)
 			pfd.events |= POLLIN;
 		r = poll(&pfd, 1, timeout_ms);
 		if (r == 0)
@@ -270,6 +275,7 @@ static int wio_send(void *ctx, const Lwc__ProxyResponse *resp)
 	uint8_t *frame;
 	int rc;
 
+	io->sent_error = resp->result_case == LWC__PROXY_RESPONSE__RESULT_ERROR;
 	if (resp->result_case == LWC__PROXY_RESPONSE__RESULT_ERROR && resp->error &&
 	    server_side_error(resp->error->code)) {
 		static struct log_limit lim = LOG_LIMIT_INIT;
@@ -311,14 +317,16 @@ static int decode_request(struct conn *c, uint8_t *body, size_t len, Lwc__ProxyR
 	return *out ? LWC_OK : LWC_ERR_PROTO;
 }
 
-static int wio_recv(void *ctx, Lwc__ProxyRequest **req)
+/* One whole request frame from the stash and the socket, opened and
+ * decoded (LWC_ERR_INTEGRITY: the stream is lost). */
+static int read_request(struct wio *io, Lwc__ProxyRequest **req, int *framed)
 {
-	struct wio *io = ctx;
 	uint8_t hdr[WIRE_HDR_BYTES], *body;
 	uint32_t len;
 	int rc;
 
 	*req = NULL;
+	*framed = 0;
 	if ((rc = conn_read_exact(io, hdr, sizeof(hdr), io->srv->cfg->io_timeout_ms)) != LWC_OK)
 		return rc;
 	if ((rc = wire_frame_len(hdr, io->srv->cfg->max_frame, &len)) != LWC_OK)
@@ -326,68 +334,228 @@ static int wio_recv(void *ctx, Lwc__ProxyRequest **req)
 	if ((body = malloc(len)) == NULL)
 		return LWC_ERR_NOMEM;
 	rc = conn_read_exact(io, body, len, io->srv->cfg->io_timeout_ms);
-	if (rc == LWC_OK)
+	if (rc == LWC_OK) {
+		*framed = 1;                   /* the stream is in step again */
 		rc = decode_request(io->c, body, len, req);
+	}
 	free(body);
-	if (rc == LWC_ERR_INTEGRITY)
+	return rc;
+}
+
+static int wio_recv(void *ctx, Lwc__ProxyRequest **req)
+{
+	struct wio *io = ctx;
+	int rc, framed;
+
+	*req = NULL;
+	if (io->prefetching)               /* the next request is the prefetch's */
+		return LWC_ERR_PROTO;
+	if ((rc = read_request(io, req, &framed)) == LWC_ERR_INTEGRITY)
 		io->c->close_after = 1;
 	return rc;
 }
 
+/* ---- pipelined requests --------------------------------------------------
+ *
+ * A loader sends its next INSERT before the answer to the one at the proxy
+ * (lwc_insert_send; after_seq names the one it follows).  While a large
+ * INSERT runs, a thread of its own reads and opens the next request, if
+ * one comes before the statement ends, so the next statement starts as
+ * soon as this one has answered: its transfer and its decoding (a
+ * 50,000-row INSERT is 40 MB) overlap the commit before it.  An INSERT
+ * reads nothing from its user while it runs (only UPDATE and DELETE do:
+ * their decisions), so the socket is the prefetch's alone meanwhile; the
+ * worker still writes its answer (without reading ahead, wio_write_all). */
+
+/* INSERTs of at least this many rows prefetch the next request. */
+#define PREFETCH_MIN_ROWS  256u
+
+struct prefetch {
+	struct wio *io;
+	pthread_t th;
+	int wake[2];                   /* written when the statement has ended */
+	Lwc__ProxyRequest *req;        /* the next request, when rc is LWC_OK  */
+	int rc;                        /* LWC_ERR_NOT_FOUND: none came         */
+	int framed;                    /* a whole frame was read (read_request) */
+};
+
+static void *prefetch_run(void *arg)
+{
+	struct prefetch *pf = arg;
+	struct wio *io = pf->io;
+
+	pf->rc = LWC_ERR_NOT_FOUND;
+	while (evbuffer_get_length(io->c->stash) == 0) {
+		struct pollfd pfd[2] = { { .fd = io->fd, .events = POLLIN },
+					 { .fd = pf->wake[0], .events = POLLIN } };
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			pf->rc = LWC_ERR_IO;
+			return NULL;
+		}
+		if (pfd[0].revents)
+			break;                 /* a request (or the end) is coming */
+		if (pfd[1].revents)
+			return NULL;           /* the statement ended first         */
+	}
+	/* once its first byte is here, the whole request (the usual timeout) */
+	pf->rc = read_request(io, &pf->req, &pf->framed);
+	return NULL;
+}
+
+static int prefetch_start(struct prefetch *pf, struct wio *io)
+{
+	memset(pf, 0, sizeof(*pf));
+	pf->io = io;
+	if (pipe(pf->wake) != 0)
+		return -1;
+	(void)fcntl(pf->wake[0], F_SETFD, FD_CLOEXEC);
+	(void)fcntl(pf->wake[1], F_SETFD, FD_CLOEXEC);
+	io->prefetching = 1;
+	if (pthread_create(&pf->th, NULL, prefetch_run, pf) != 0) {
+		io->prefetching = 0;
+		close(pf->wake[0]);
+		close(pf->wake[1]);
+		return -1;
+	}
+	return 0;
+}
+
+/* The statement has ended: stop waiting for a request that has not begun
+ * to come; one being read is read to its end. */
+static void prefetch_finish(struct prefetch *pf)
+{
+	ssize_t n;
+
+	do
+		n = write(pf->wake[1], "", 1);
+	while (n < 0 && errno == EINTR);
+	pthread_join(pf->th, NULL);
+	close(pf->wake[0]);
+	close(pf->wake[1]);
+	pf->io->prefetching = 0;
+}
+
+/* A frame that failed authentication: tell the user, close. */
+static void lost_stream(struct wio *io)
+{
+	static const char msg[] = "frame failed authentication (tampered with, replayed "
+				  "or reordered); closing the connection";
+	uint8_t *body;
+	size_t len;
+
+	plog_info(io->c->name, "frame failed authentication; closing");
+	if (chan_error_body(LWC_ERR_INTEGRITY, msg, &body, &len) == LWC_OK) {
+		uint8_t hdr[WIRE_HDR_BYTES];
+		wire_put_u32(hdr, (uint32_t)len);
+		if (wio_write_all(io, hdr, sizeof(hdr), 1000) == LWC_OK &&
+		    wio_write_all(io, body, len, 1000) != LWC_OK)
+			plog_debug(io->c->name, "cannot send the error");
+		free(body);
+	}
+	io->c->close_after = 1;
+}
+
+/* Whether req may prefetch the request after it (pipelining, above). */
+static int prefetches(const struct px_server *srv, const Lwc__ProxyRequest *req)
+{
+	return req->op_case == LWC__PROXY_REQUEST__OP_INSERT && req->insert != NULL &&
+	       req->insert->n_rows >= PREFETCH_MIN_ROWS && !atomic_load(&srv->shutting_down);
+}
+
+/* The connection's request c->req, then each request prefetched while the
+ * one before it ran.  Returns with the connection to go on in the event
+ * loop, or c->close_after set. */
 static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 {
-	struct wio io = { c, srv, bufferevent_getfd(c->bev) };
+	struct wio io = { c, srv, bufferevent_getfd(c->bev), 0, 0 };
 	struct px_io pio = { &io, wio_send, wio_recv };
 	Lwc__ProxyRequest *req = NULL;
-	int rc, replaced = 0;
+	int rc, framed = 1;
 
 	rc = decode_request(c, c->req, c->req_len, &req);
 	free(c->req);
 	c->req = NULL;
-	if (rc == LWC_ERR_INTEGRITY) {
-		/* forged, replayed, reordered or truncated: the stream is lost */
-		static const char msg[] = "frame failed authentication (tampered with, replayed "
-					  "or reordered); closing the connection";
-		uint8_t *body;
-		size_t len;
+	for (;;) {
+		struct prefetch pf;
+		int replaced = 0, prefetched = 0;
 
-		plog_info(c->name, "frame failed authentication; closing");
-		if (chan_error_body(LWC_ERR_INTEGRITY, msg, &body, &len) == LWC_OK) {
-			uint8_t hdr[WIRE_HDR_BYTES];
-			wire_put_u32(hdr, (uint32_t)len);
-			if (wio_write_all(&io, hdr, sizeof(hdr), 1000) == LWC_OK &&
-			    wio_write_all(&io, body, len, 1000) != LWC_OK)
-				plog_debug(c->name, "cannot send the error");
-			free(body);
+		if (rc == LWC_ERR_INTEGRITY) {
+			/* forged, replayed, reordered or truncated: the stream is lost */
+			lost_stream(&io);
+			break;
 		}
-		c->close_after = 1;
-		return;
-	}
-	if (px_user_check(srv->st, c->user, c->gen, &replaced) != LWC_OK) {
-		char msg[200];
-		if (replaced)
-			snprintf(msg, sizeof(msg), "the key of user %s was replaced (revoked); "
-				 "reconnect with the new key file", c->user);
-		else
-			snprintf(msg, sizeof(msg), "user %s has been revoked; closing the connection",
-				 c->user);
-		plog_info(c->name, "%s", msg);
-		if (px_send_error(&pio, req ? req->seq : 0, LWC_ERR_REVOKED, msg) != LWC_OK)
-			plog_debug(c->name, "cannot send the revocation notice");
-		c->close_after = 1;
-		goto out;
-	}
-	if (rc != LWC_OK) {
-		if (px_send_error(&pio, 0, LWC_ERR_PROTO, "malformed request") != LWC_OK)
+		if (rc != LWC_OK && !framed) {
+			plog_info(c->name, "closing: %s", lwc_strerror(rc));
 			c->close_after = 1;
-		goto out;
+			break;
+		}
+		if (px_user_check(srv->st, c->user, c->gen, &replaced) != LWC_OK) {
+			char msg[200];
+			if (replaced)
+				snprintf(msg, sizeof(msg), "the key of user %s was replaced (revoked); "
+					 "reconnect with the new key file", c->user);
+			else
+				snprintf(msg, sizeof(msg), "user %s has been revoked; closing the "
+					 "connection", c->user);
+			plog_info(c->name, "%s", msg);
+			if (px_send_error(&pio, req ? req->seq : 0, LWC_ERR_REVOKED, msg) != LWC_OK)
+				plog_debug(c->name, "cannot send the revocation notice");
+			c->close_after = 1;
+			break;
+		}
+		if (rc != LWC_OK) {
+			c->last_seq = 0;
+			c->last_failed = 1;
+			if (px_send_error(&pio, 0, LWC_ERR_PROTO, "malformed request") != LWC_OK)
+				c->close_after = 1;
+			break;
+		}
+		if (req->after_seq != 0 && (req->after_seq != c->last_seq || c->last_failed)) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "not run: it was sent to follow statement %llu, "
+				 "which did not succeed", (unsigned long long)req->after_seq);
+			c->last_seq = req->seq;
+			c->last_failed = 1;
+			atomic_fetch_add(&srv->st->not_run, 1);
+			if (px_send_error(&pio, req->seq, LWC_ERR_ABORTED, msg) != LWC_OK)
+				c->close_after = 1;
+			break;
+		}
+		prefetched = prefetches(srv, req) && prefetch_start(&pf, &io) == 0;
+		io.sent_error = 0;
+		rc = px_execute(w, req, &pio);
+		if (prefetched)
+			prefetch_finish(&pf);
+		c->last_seq = req->seq;
+		c->last_failed = rc != LWC_OK || io.sent_error;
+		pb_arena_free(&req->base);
+		req = NULL;
+		if (rc != LWC_OK) {
+			plog_info(c->name, "closing: %s", lwc_strerror(rc));
+			c->close_after = 1;
+			if (prefetched)
+				pb_arena_free(pf.req ? &pf.req->base : NULL);
+			break;
+		}
+		if (!prefetched || pf.rc == LWC_ERR_NOT_FOUND)
+			break;
+		if (pf.rc == LWC_OK)
+			atomic_fetch_add(&srv->st->read_ahead, 1);
+		req = pf.req;
+		rc = pf.rc;
+		framed = pf.framed;
+		if (atomic_load(&srv->shutting_down) && rc == LWC_OK) {
+			if (px_send_error(&pio, req->seq, LWC_ERR_SHUTDOWN, "not run: the proxy "
+					  "is shutting down") != LWC_OK)
+				plog_debug(c->name, "cannot send the shutdown notice");
+			c->close_after = 1;
+			break;
+		}
 	}
-	rc = px_execute(w, req, &pio);
-	if (rc != LWC_OK) {
-		plog_info(c->name, "closing: %s", lwc_strerror(rc));
-		c->close_after = 1;
-	}
-out:
 	if (req)
 		pb_arena_free(&req->base);
 }
@@ -670,6 +838,8 @@ static void admin_status(struct conn *c)
 	ST_ADD("inserts_via_stash", "%llu", (unsigned long long)atomic_load(&st->inserts_stashed));
 	ST_ADD("inserts_placed", "%llu", (unsigned long long)atomic_load(&st->inserts_placed));
 	ST_ADD("inserts_bulk", "%llu", (unsigned long long)atomic_load(&st->inserts_bulk));
+	ST_ADD("requests_read_ahead", "%llu", (unsigned long long)atomic_load(&st->read_ahead));
+	ST_ADD("requests_not_run", "%llu", (unsigned long long)atomic_load(&st->not_run));
 	ST_ADD("stmts_over_relocate_max", "%llu",
 	       (unsigned long long)atomic_load(&st->over_relocate_max));
 	ST_ADD("stmts_stash_full", "%llu", (unsigned long long)atomic_load(&st->stash_full));

@@ -210,6 +210,8 @@ struct px_state {
 	_Atomic uint64_t stmts, stmt_errors, reads, writes, blocks_moved;
 	_Atomic uint64_t rows_relocated, rows_evicted, inserts_stashed, inserts_placed;
 	_Atomic uint64_t inserts_bulk;        /* of inserts_placed: into fresh blocks */
+	_Atomic uint64_t read_ahead;          /* requests read while the one before ran */
+	_Atomic uint64_t not_run;             /* requests following a failed one */
 	_Atomic uint64_t over_relocate_max, stash_full;
 	_Atomic uint64_t plan_waits;             /* plans retried after a wait */
 	_Atomic uint64_t commits, commit_us;     /* statement commits, time in them

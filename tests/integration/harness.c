@@ -585,6 +585,24 @@ int h_px_cli(struct h_px *px, const char *out_file, ...)
 	return h_run(argv, out_file);
 }
 
+uint64_t h_px_status_u64(struct h_px *px, const char *key)
+{
+	char out[400], line[512];
+	size_t kl = strlen(key);
+	uint64_t v = UINT64_MAX;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/status.out", px->dir);
+	if (h_px_cli(px, out, "status", "--state", px->state, (const char *)NULL) != 0 ||
+	    (f = fopen(out, "r")) == NULL)
+		return UINT64_MAX;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0 && (line[kl] == ' ' || line[kl] == '\t'))
+			v = strtoull(line + kl, NULL, 10);
+	fclose(f);
+	return v;
+}
+
 int h_px_user_add(struct h_px *px, const char *name, uint8_t kdbu[32])
 {
 	struct userkey *uk = NULL;

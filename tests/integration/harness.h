@@ -72,6 +72,9 @@ void h_px_teardown(struct h_px *px);
 /* Run `lwc-proxy ARGS...` (NULL-terminated), output to out_file (may be
  * NULL: the proxy log); returns the exit status. */
 int h_px_cli(struct h_px *px, const char *out_file, ...) __attribute__((sentinel));
+/* A counter of `lwc-proxy status` (lines of "key<spaces>value"); UINT64_MAX
+ * when the status cannot be read or has no such key. */
+uint64_t h_px_status_u64(struct h_px *px, const char *key);
 /* A user: a random K_DBU (into kdbu), a user key file with this
  * deployment's K_U, `lwc-proxy user add --state DIR --name NAME --key-file F`.
  * Returns the exit status of user add. */

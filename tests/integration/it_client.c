@@ -210,9 +210,17 @@ static void wait_rows(struct env *e, uint64_t rows)
 	lwc_result_free(r);
 }
 
+/* The answer to the oldest INSERT in flight: not run, because the one it
+ * follows failed. */
+static void wait_not_run(struct env *e)
+{
+	expect_error(lwc_insert_wait(e->c), LWC_ERR_ABORTED, "not run");
+}
+
 /* lwc_insert_prepare/send/wait: the next statement made while one is in
- * flight, sent only after its answer; the connection refuses anything
- * else meanwhile; a failure in flight leaves the prepared one unsent. */
+ * flight and sent before its answer (pipelined: the proxy reads it while
+ * the one before it runs, and runs it only if that one succeeded); the
+ * connection refuses anything else meanwhile. */
 static void test_insert_pipeline(void **state)
 {
 	struct env *e = *state;
@@ -221,16 +229,21 @@ static void test_insert_pipeline(void **state)
 	char **names = NULL;
 	char *sql;
 	int ncols = 0;
+	uint64_t ra;
 
 	exec_ok(e, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
 	assert_null(lwc_insert_wait(e->c));               /* nothing in flight */
+	assert_int_equal(lwc_insert_pending(e->c), 0);
 
-	/* prepared before anything is in flight: reads the catalog */
+	/* prepared before anything is in flight: reads the catalog; x follows
+	 * nothing, so it may not be sent behind a */
+	x = prepare_ok(e, "INSERT INTO t VALUES (99998, 1)");
 	sql = insert_sql("t", 0, 1000);
 	a = prepare_ok(e, sql);
 	free(sql);
 	assert_int_equal(lwc_insert_rows(a), 1000);
 	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+	assert_int_equal(lwc_insert_send(e->c, x), LWC_ERR_BUSY);    /* x freed */
 
 	/* in flight: the next one is made from the catalog already read */
 	sql = insert_sql("t", 1000, 1000);
@@ -244,17 +257,21 @@ static void test_insert_pipeline(void **state)
 	assert_int_equal(ncols, 2);
 	free(cols);
 	x = prepare_ok(e, "INSERT INTO t VALUES (99999, 1)");
-	assert_int_equal(lwc_insert_send(e->c, x), LWC_ERR_BUSY);    /* x freed */
 	/* a table the catalog read so far does not have: busy, not unknown */
 	expect_prepare_fails(e, "INSERT INTO nosuch VALUES (1)", LWC_ERR_BUSY);
-	wait_rows(e, 1000);
+	/* b follows a, sent before a's answer; two in flight, no third */
 	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
+	assert_int_equal(lwc_insert_pending(e->c), 2);
+	assert_int_equal(lwc_insert_send(e->c, x), LWC_ERR_BUSY);    /* x freed */
+	wait_rows(e, 1000);
+	assert_int_equal(lwc_insert_pending(e->c), 1);
 	wait_rows(e, 1000);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 2000);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id = 1999"), 1);
 
-	/* the one in flight fails (a duplicate key): the error names the
-	 * column; the next one, prepared meanwhile, is never sent */
+	/* the first of two in flight fails (a duplicate key): the error names
+	 * the column; the second, sent behind it, is not run; nor is a third
+	 * that follows the second */
 	sql = insert_sql("t", 5000, 1000);
 	snprintf(strrchr(sql, '('), 32, "(17, 0)");
 	a = prepare_ok(e, sql);
@@ -263,10 +280,44 @@ static void test_insert_pipeline(void **state)
 	sql = insert_sql("t", 7000, 1000);
 	b = prepare_ok(e, sql);
 	free(sql);
+	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
 	expect_error(lwc_insert_wait(e->c), LWC_ERR_UNIQUE, "column \"id\" of table \"t\"");
-	lwc_insert_free(b);
+	sql = insert_sql("t", 8000, 1000);
+	x = prepare_ok(e, sql);                            /* follows b */
+	free(sql);
+	wait_not_run(e);
+	assert_int_equal(lwc_insert_send(e->c, x), LWC_OK);
+	wait_not_run(e);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 2000);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id >= 5000"), 0);
+
+	/* sent after the answer to the one it follows: run if that one
+	 * succeeded, not run if it failed */
+	sql = insert_sql("t", 3000, 1000);
+	a = prepare_ok(e, sql);
+	free(sql);
+	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+	b = prepare_ok(e, "INSERT INTO t VALUES (4000, 1)");
+	wait_rows(e, 1000);
+	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
+	{
+		lwc_result *r = lwc_insert_wait(e->c);
+
+		assert_non_null(r);
+		assert_int_equal(lwc_result_status(r), LWC_RESULT_COMMAND);
+		assert_int_equal(lwc_result_count(r), 1);
+		lwc_result_free(r);
+	}
+	a = prepare_ok(e, "INSERT INTO t VALUES (3000, 1)");       /* a duplicate */
+	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+	b = prepare_ok(e, "INSERT INTO t VALUES (4001, 1)");
+	expect_error(lwc_insert_wait(e->c), LWC_ERR_UNIQUE, NULL);
+	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
+	wait_not_run(e);
+	/* ... and a statement of its own after a failure runs */
+	exec_ok(e, "INSERT INTO t VALUES (4002, 1)");
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 3002);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id = 4001"), 0);
 
 	/* refused before anything is sent */
 	expect_prepare_fails(e, "SELECT * FROM t", LWC_ERR_ARG);
@@ -277,14 +328,41 @@ static void test_insert_pipeline(void **state)
 	prepare_fails_as_exec(e, "INSERT INTO t VALUES (NULL, 1)");
 	prepare_fails_as_exec(e, "INSERT INTO t (v) VALUES (1)");
 	prepare_fails_as_exec(e, "INSERT INTO t VALUES (1, 2, 3)");
-	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 2000);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 3002);
+	/* three were not run: b and x behind the duplicate, b after it */
+	assert_int_equal(h_px_status_u64(&e->px, "requests_not_run"), 3);
 
-	/* closing with one in flight: its answer is not waited for (the proxy
-	 * still commits it); nothing leaks (make asan) */
+	/* one sent right behind a large one is read while that one runs (its
+	 * first byte comes long before a 5,000-row statement ends) */
+	ra = h_px_status_u64(&e->px, "requests_read_ahead");
+	sql = insert_sql("t", 20000, 5000);
+	a = prepare_ok(e, sql);
+	free(sql);
+	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+	b = prepare_ok(e, "INSERT INTO t VALUES (25000, 1)");
+	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
+	{
+		lwc_result *r = lwc_insert_wait(e->c);
+
+		assert_int_equal(lwc_result_count(r), 5000);
+		lwc_result_free(r);
+		r = lwc_insert_wait(e->c);
+		assert_int_equal(lwc_result_count(r), 1);
+		lwc_result_free(r);
+	}
+	assert_int_equal(h_px_status_u64(&e->px, "requests_read_ahead"), ra + 1);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id >= 20000"), 5001);
+
+	/* closing with two in flight: their answers are not waited for (the
+	 * proxy still commits them); nothing leaks (make asan) */
 	sql = insert_sql("t", 9000, 1000);
 	a = prepare_ok(e, sql);
 	free(sql);
 	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+	sql = insert_sql("t", 10000, 1000);
+	b = prepare_ok(e, sql);
+	free(sql);
+	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
 	lwc_close(e->c);
 	e->c = NULL;
 }

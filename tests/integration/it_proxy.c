@@ -3765,22 +3765,11 @@ static void test_batches(void **state)
 
 /* ---- bulk INSERT: fresh blocks, no READ ---------------------------------------- */
 
-/* A counter of `lwc-proxy status` (lines of "key<spaces>value"). */
+/* A counter of `lwc-proxy status`. */
 static uint64_t px_status_u64(struct env *e, const char *key)
 {
-	char out[400], line[512];
-	size_t kl = strlen(key);
-	uint64_t v = UINT64_MAX;
-	FILE *f;
+	uint64_t v = h_px_status_u64(&e->px, key);
 
-	snprintf(out, sizeof(out), "%s/status.out", e->px.dir);
-	assert_int_equal(h_px_cli(&e->px, out, "status", "--state", e->px.state,
-				  (const char *)NULL), 0);
-	assert_non_null(f = fopen(out, "r"));
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, kl) == 0 && (line[kl] == ' ' || line[kl] == '\t'))
-			v = strtoull(line + kl, NULL, 10);
-	fclose(f);
 	if (v == UINT64_MAX)
 		fail_msg("lwc-proxy status has no %s", key);
 	return v;

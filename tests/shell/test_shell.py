@@ -406,7 +406,8 @@ def test_copy_roundtrip():
     eq((rc, out), (0, "CREATE TABLE\nCOPY 2500\n2500|3373750|100|2599\n"),
        "\\copy in 9 overlapped statements")
     # a duplicate key in the 5th statement (lines 1201-1500): the four before
-    # it loaded, it and the 6th (made while the 5th was at the proxy) not
+    # it loaded, it not, nor the 6th (made and sent while the 5th was at the
+    # proxy, which does not run it)
     dup = os.path.join(TMP, "dup.csv")
     with open(dup, "w") as f:
         for i in range(2500):
