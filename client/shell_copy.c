@@ -21,8 +21,8 @@
  * error says which lines failed and how many rows were loaded.  Each batch
  * is read, converted and sealed while the one before it is at the proxy,
  * and sent before that one's answer, to run only if that one succeeds
- * (lwc_insert_send), so the stop is where it would be without the overlap.  A progress bar goes to stderr
- * when stderr is a terminal.
+ * (lwc_insert_send), so the stop is where it would be without the overlap.
+ * A progress bar goes to stderr when stderr is a terminal.
  */
 #include <ctype.h>
 #include <errno.h>
