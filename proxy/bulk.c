@@ -23,6 +23,19 @@
  * empty), positions and next_rowid.  Until it commits, the new blocks are beyond
  * nblocks: no statement reads them, and a failed load leaves them to the
  * next growth, which writes version 1 over them.
+ *
+ * Ahead (pipelined INSERTs, server.c): a loader sends statement i + 1
+ * before i's answer, to run only if i succeeds.  While i holds its new
+ * blocks (from its reservation to the end of its commit), i + 1 read by the
+ * read-ahead thread takes the ids after them, and that thread seals and
+ * writes its blocks and sorts its entries while i commits (bulk_ahead):
+ * the growth passes from i to i + 1 without being let go (st->growing
+ * stays set), so no one else takes those ids; i + 1's bulk_insert then
+ * finds its blocks written and goes to its commit.  If i + 1 does not get
+ * there (i failed, so it is not run; its plan fails), bulk_drop lets the
+ * growth go and its blocks are beyond nblocks, as a failed load's.  The
+ * growth is not passed on when another statement waits for one
+ * (st->grow_wanted).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -94,8 +107,7 @@ struct bulk_toks {
 	size_t *off;                   /* column c: tr[off[c] .. off[c + 1]) */
 };
 
-static int bulk_sort(struct bulk_toks *bt, const Lwc__Insert *ins, uint32_t ncols,
-		     uint32_t ntok)
+static int bulk_sort(struct bulk_toks *bt, const Lwc__Insert *ins, uint32_t ntok)
 {
 	size_t m = 0;
 
@@ -107,13 +119,12 @@ static int bulk_sort(struct bulk_toks *bt, const Lwc__Insert *ins, uint32_t ncol
 		size_t m0 = m;
 
 		bt->off[c] = m;
-		/* token c of each row (c >= ncols: a range token; absent ones
-		 * skipped, as px_tok_none) */
+		/* token c of each row (a range token's absent ones are one group
+		 * after the sort, which bulk_index skips: the table is not known
+		 * here when the statement is made ahead) */
 		for (size_t i = 0; i < ins->n_rows; i++) {
 			const uint8_t *tok = ins->rows[i]->tokens[c].data;
 
-			if (c >= ncols && px_tok_absent(tok))
-				continue;
 			bt->tr[m].tok = tok;
 			bt->tr[m].row = i;
 			m++;
@@ -159,7 +170,9 @@ static int bulk_index(MDB_txn *txn, struct px_table *t, uint32_t c, uint64_t row
 
 		while (j < m && tokrow_same(&tr[j], &tr[i]))
 			j++;
-		if (j - i == 1) {
+		if (px_tok_none(t, c, tr[i].tok)) {
+			/* a range token's "absent": no entry */
+		} else if (j - i == 1) {
 			rc = idx_add(&ic, tr[i].tok, row0 + tr[i].row,
 				     append ? MDB_APPEND : MDB_APPENDDUP);
 		} else {
@@ -297,96 +310,347 @@ static void *bulk_write(void *p)
 	return NULL;
 }
 
-int bulk_insert(struct px_worker *w, struct stmt *s)
-{
-	struct px_state *st = w->st;
-	const struct px_geom *g = &st->g;
+/* A bulk INSERT's work before its commit: its blocks, sealed and written,
+ * and its index entries, sorted. */
+struct bulk_job {
 	struct bulk_arg a;
 	uint64_t nb;
+	size_t batch;
+	struct bulk_toks bt;
+	int rc;                        /* LWC_OK, or the error ... */
+	char msg[600];                 /* ... and the statement's message */
+};
+
+static size_t bulk_batch(const struct px_worker *w, uint64_t nb)
+{
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+
+	return batch > nb ? (size_t)nb : batch;
+}
+
+static int bulk_job_init(struct bulk_job *j, const struct px_worker *w, const Lwc__Insert *ins)
+{
+	const struct px_geom *g = &w->st->g;
+
+	memset(j, 0, sizeof(*j));
+	j->a.st = w->st;
+	j->a.ins = ins;
+	j->a.per = px_fill_limit(w->st);
+	j->nb = (ins->n_rows + j->a.per - 1) / j->a.per;
+	j->batch = bulk_batch(w, j->nb);
+	j->a.plain = malloc(j->batch * g->block_bytes);
+	j->a.sealed = malloc(j->batch * g->sealed_bytes);
+	j->a.wb = calloc(j->batch, sizeof(*j->a.wb));
+	j->a.tags = malloc(j->nb * CRY_TAG_BYTES);
+	j->a.bits = calloc(j->nb * g->words, sizeof(uint64_t));
+	j->a.locs = malloc(ins->n_rows * sizeof(uint64_t));
+	if (!j->a.plain || !j->a.sealed || !j->a.wb || !j->a.tags || !j->a.bits || !j->a.locs) {
+		j->rc = LWC_ERR_NOMEM;
+		snprintf(j->msg, sizeof(j->msg), "out of memory");
+		return LWC_ERR_NOMEM;
+	}
+	return LWC_OK;
+}
+
+/* The buffers a commit does not need. */
+static void bulk_job_trim(struct bulk_job *j)
+{
+	if (j->a.plain)
+		sodium_memzero(j->a.plain, j->batch * j->a.st->g.block_bytes);
+	free(j->a.plain);
+	free(j->a.sealed);
+	free(j->a.wb);
+	j->a.plain = j->a.sealed = NULL;
+	j->a.wb = NULL;
+}
+
+static void bulk_job_free(struct bulk_job *j)
+{
+	bulk_job_trim(j);
+	bulk_toks_free(&j->bt);
+	free(j->a.tags);
+	free(j->a.bits);
+	free(j->a.locs);
+	j->a.tags = NULL;
+	j->a.bits = NULL;
+	j->a.locs = NULL;
+}
+
+/* Blocks first .. first + nb of j: sealed and written on a thread (and the
+ * block pool) while this one sorts the index entries (w: the cloud
+ * connection and scratch to use). */
+static void bulk_job_run(struct bulk_job *j, struct px_worker *w, uint64_t first)
+{
 	struct bulk_writer bw;
-	struct bulk_toks bt = { NULL, NULL };
-	uint32_t ncols, ntok;
 	pthread_t th;
-	int rc = LWC_OK, sorted, threaded;
+	int sorted, threaded;
 
-	memset(&a, 0, sizeof(a));
 	memset(&bw, 0, sizeof(bw));
-	a.st = st;
-	a.ins = s->req->insert;
-	a.per = px_fill_limit(st);
-	nb = (a.ins->n_rows + a.per - 1) / a.per;
-	if (batch > nb)
-		batch = (size_t)nb;
-	a.plain = malloc(batch * g->block_bytes);
-	a.sealed = malloc(batch * g->sealed_bytes);
-	a.wb = calloc(batch, sizeof(*a.wb));
-	a.tags = malloc(nb * CRY_TAG_BYTES);
-	a.bits = calloc(nb * g->words, sizeof(uint64_t));
-	a.locs = malloc(a.ins->n_rows * sizeof(uint64_t));
-	if (!a.plain || !a.sealed || !a.wb || !a.tags || !a.bits || !a.locs) {
-		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	/* the new ids, beyond nblocks, are this statement's until it commits:
-	 * growth is one at a time (st->growing), as for px_grow */
-	pthread_mutex_lock(&st->mu);
-	while (st->growing)
-		pthread_cond_wait(&st->cv, &st->mu);
-	a.first = st->nblocks;
-	if ((rc = px_blocks_reserve(st, a.first + nb)) != LWC_OK) {
-		pthread_mutex_unlock(&st->mu);
-		stmt_fail(s, rc, "out of memory");
-		goto out;
-	}
-	st->growing = 1;
-	ncols = s->t->ncols;
-	ntok = s->t->ntok;
-	pthread_mutex_unlock(&st->mu);
-
-	/* the blocks sealed and written on a thread (and the block pool) while
-	 * this one sorts the index entries: both before the state lock, which
-	 * the commit then holds for the puts only (no cloud I/O under it) */
+	j->a.first = first;
 	bw.w = w;
-	bw.a = &a;
-	bw.nb = nb;
-	bw.batch = batch;
+	bw.a = &j->a;
+	bw.nb = j->nb;
+	bw.batch = j->batch;
 	threaded = pthread_create(&th, NULL, bulk_write, &bw) == 0;
 	if (!threaded)
 		bulk_write(&bw);
-	sorted = bulk_sort(&bt, a.ins, ncols, ntok);
+	sorted = bulk_sort(&j->bt, j->a.ins, (uint32_t)j->a.ins->rows[0]->n_tokens);
 	if (threaded)
 		pthread_join(th, NULL);
-	if ((rc = bw.rc) != LWC_OK) {
+	if ((j->rc = bw.rc) != LWC_OK) {
 		if (bw.sealing)
-			stmt_fail(s, rc, "sealing a new block failed");
+			snprintf(j->msg, sizeof(j->msg), "sealing a new block failed");
 		else
-			stmt_fail(s, rc, "cloud store WRITE failed: %s",
-				  bw.err[0] ? bw.err : lwc_strerror(rc));
+			snprintf(j->msg, sizeof(j->msg), "cloud store WRITE failed: %s",
+				 bw.err[0] ? bw.err : lwc_strerror(j->rc));
 	} else if (sorted != LWC_OK) {
-		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+		j->rc = LWC_ERR_NOMEM;
+		snprintf(j->msg, sizeof(j->msg), "out of memory");
 	}
+	bulk_job_trim(j);
+}
+
+/* What bulk_ahead made for a request. */
+struct bulk_pre {
+	const Lwc__ProxyRequest *req;
+	struct bulk_job j;
+};
+
+static void bulk_pre_free(struct bulk_pre *pre)
+{
+	if (pre == NULL)
+		return;
+	bulk_job_free(&pre->j);
+	free(pre);
+}
+
+/* The statement's new blocks are held up to end: the connection's next
+ * request may take the ids after them (bulk_ahead). */
+static void pipe_open(struct px_worker *w, uint64_t end)
+{
+	pthread_mutex_lock(&w->pipe_mu);
+	w->grow_state = 1;
+	w->grow_end = end;
+	pthread_cond_broadcast(&w->pipe_cv);
+	pthread_mutex_unlock(&w->pipe_mu);
+}
+
+/* No more: whether the next request took the ids after them (then the
+ * growth passes to it, st->growing stays set). */
+static int pipe_close(struct px_worker *w)
+{
+	int handed;
+
+	pthread_mutex_lock(&w->pipe_mu);
+	w->grow_state = 2;
+	handed = w->grow_handed;
+	pthread_cond_broadcast(&w->pipe_cv);
+	pthread_mutex_unlock(&w->pipe_mu);
+	return handed;
+}
+
+void px_pipe_begin(struct px_worker *w)
+{
+	pthread_mutex_lock(&w->pipe_mu);
+	w->grow_state = 0;
+	w->grow_handed = 0;
+	w->stmt_over = 0;
+	pthread_mutex_unlock(&w->pipe_mu);
+}
+
+void px_pipe_end(struct px_worker *w)
+{
+	pthread_mutex_lock(&w->pipe_mu);
+	w->stmt_over = 1;
+	pthread_cond_broadcast(&w->pipe_cv);
+	pthread_mutex_unlock(&w->pipe_mu);
+}
+
+int bulk_insert(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	const Lwc__Insert *ins = s->req->insert;
+	struct bulk_pre *pre = NULL;
+	struct bulk_job own, *j = &own;
+	int rc = LWC_OK, handed;
+
+	pthread_mutex_lock(&w->pipe_mu);
+	if (w->pre != NULL && w->pre->req == s->req) {
+		pre = w->pre;
+		w->pre = NULL;
+	}
+	pthread_mutex_unlock(&w->pipe_mu);
+
+	if (pre != NULL) {
+		/* made ahead: the growth was passed on by the statement before,
+		 * which committed, so its ids start at nblocks */
+		j = &pre->j;
+		pthread_mutex_lock(&st->mu);
+		if (!st->growing || j->a.first != st->nblocks) {
+			log_error("a pipelined INSERT's blocks (from %llu) do not follow the "
+				  "database (%llu blocks)", (unsigned long long)j->a.first,
+				  (unsigned long long)st->nblocks);
+			st->growing = 0;
+			pthread_cond_broadcast(&st->cv);
+			pthread_mutex_unlock(&st->mu);
+			pipe_close(w);
+			rc = stmt_fail(s, LWC_ERR_ABORTED, "blocks made ahead do not follow the "
+				       "database; run the statement again");
+			goto out;
+		}
+		if (px_blocks_reserve(st, j->a.first + j->nb) != LWC_OK && j->rc == LWC_OK) {
+			j->rc = LWC_ERR_NOMEM;
+			snprintf(j->msg, sizeof(j->msg), "out of memory");
+		}
+		pthread_mutex_unlock(&st->mu);
+	} else {
+		uint64_t first;
+
+		if (bulk_job_init(j, w, ins) != LWC_OK) {
+			rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		/* the new ids, beyond nblocks, are this statement's until it
+		 * commits: growth is one at a time (st->growing), as for px_grow */
+		pthread_mutex_lock(&st->mu);
+		while (st->growing) {
+			atomic_store(&st->grow_wanted, 1);
+			pthread_cond_wait(&st->cv, &st->mu);
+		}
+		atomic_store(&st->grow_wanted, 0);
+		first = st->nblocks;
+		if ((rc = px_blocks_reserve(st, first + j->nb)) != LWC_OK) {
+			pthread_mutex_unlock(&st->mu);
+			stmt_fail(s, rc, "out of memory");
+			goto out;
+		}
+		st->growing = 1;
+		pthread_mutex_unlock(&st->mu);
+		j->a.first = first;
+	}
+	/* from here the next request may take the ids after these */
+	pipe_open(w, j->a.first + j->nb);
+	if (pre == NULL)
+		bulk_job_run(j, w, j->a.first);
+	if (j->rc != LWC_OK)
+		rc = stmt_fail(s, j->rc, "%s", j->msg);
 
 	pthread_mutex_lock(&st->mu);
-	st->growing = 0;
 	if (rc == LWC_OK)
-		rc = bulk_commit(w, s, &a, nb, &bt);
+		rc = bulk_commit(w, s, &j->a, j->nb, &j->bt);
+	handed = pipe_close(w);
+	if (!handed)
+		st->growing = 0;
 	pthread_cond_broadcast(&st->cv);
 	pthread_mutex_unlock(&st->mu);
+	if (rc == LWC_OK && pre != NULL)
+		atomic_fetch_add(&st->made_ahead, 1);
 	if (rc == LWC_OK)
-		log_debug("bulk INSERT of %zu rows into %llu new blocks from %llu", a.ins->n_rows,
-			  (unsigned long long)nb, (unsigned long long)a.first);
+		log_debug("bulk INSERT of %zu rows into %llu new blocks from %llu%s", ins->n_rows,
+			  (unsigned long long)j->nb, (unsigned long long)j->a.first,
+			  pre ? " (made ahead)" : "");
 out:
-	bulk_toks_free(&bt);
-	if (a.plain)
-		sodium_memzero(a.plain, batch * g->block_bytes);
-	free(a.plain);
-	free(a.sealed);
-	free(a.wb);
-	free(a.tags);
-	free(a.bits);
-	free(a.locs);
+	if (pre != NULL)
+		bulk_pre_free(pre);
+	else
+		bulk_job_free(j);
 	return rc;
+}
+
+/* Whether req is an INSERT that goes to fresh blocks (plan_insert's
+ * choice, from what the request alone says) with well-formed rows. */
+static int ahead_eligible(const struct px_state *st, const Lwc__ProxyRequest *req, uint64_t seq)
+{
+	const Lwc__Insert *ins = req->insert;
+	size_t ntok;
+
+	if (req->op_case != LWC__PROXY_REQUEST__OP_INSERT || ins == NULL || seq == 0 ||
+	    req->after_seq != seq)
+		return 0;
+	if (ins->n_rows < (size_t)px_fill_limit(st) * PX_BULK_BLOCKS ||
+	    (st->relocate && ins->n_rows <= st->relocate_max))
+		return 0;
+	if (ins->rows[0] == NULL || (ntok = ins->rows[0]->n_tokens) == 0 || ntok > PX_MAX_TOKENS)
+		return 0;
+	for (size_t i = 0; i < ins->n_rows; i++) {
+		const Lwc__Row *r = ins->rows[i];
+
+		if (r == NULL || r->record.len != st->g.S || r->n_tokens != ntok)
+			return 0;
+		for (size_t c = 0; c < ntok; c++)
+			if (r->tokens[c].len != CRY_TOKEN_BYTES)
+				return 0;
+	}
+	return 1;
+}
+
+void bulk_ahead(struct px_worker *w, const Lwc__ProxyRequest *req, uint64_t seq)
+{
+	struct px_state *st = w->st;
+	struct bulk_pre *pre;
+	struct px_worker pw;
+	uint64_t first;
+	char name[80];
+
+	if (!ahead_eligible(st, req, seq) || atomic_load(&st->grow_wanted) ||
+	    (pre = calloc(1, sizeof(*pre))) == NULL)
+		return;
+	/* the statement running now: once it holds its new blocks, the ids
+	 * after them (while it has not ended) */
+	pthread_mutex_lock(&w->pipe_mu);
+	while (w->grow_state == 0 && !w->stmt_over)
+		pthread_cond_wait(&w->pipe_cv, &w->pipe_mu);
+	if (w->grow_state != 1 || w->pre != NULL || atomic_load(&st->grow_wanted)) {
+		pthread_mutex_unlock(&w->pipe_mu);
+		free(pre);
+		return;
+	}
+	first = w->grow_end;
+	w->grow_handed = 1;
+	pthread_mutex_unlock(&w->pipe_mu);
+
+	/* from here the growth is req's: made (or failed) and kept in
+	 * w->pre, which bulk_insert takes or bulk_drop lets go */
+	pre->req = req;
+	snprintf(name, sizeof(name), "%s ahead", w->name);
+	memset(&pw, 0, sizeof(pw));
+	if (bulk_job_init(&pre->j, w, req->insert) == LWC_OK &&
+	    px_worker_init(&pw, st, w->cfg, name) == LWC_OK) {
+		bulk_job_run(&pre->j, &pw, first);
+	} else {
+		pre->j.a.first = first;
+		pre->j.rc = LWC_ERR_NOMEM;
+		snprintf(pre->j.msg, sizeof(pre->j.msg), "out of memory");
+		bulk_job_trim(&pre->j);
+	}
+	if (pw.st != NULL)
+		px_worker_drop(&pw);
+	pthread_mutex_lock(&w->pipe_mu);
+	w->pre = pre;
+	pthread_mutex_unlock(&w->pipe_mu);
+}
+
+void bulk_drop(struct px_worker *w, const Lwc__ProxyRequest *req)
+{
+	struct px_state *st = w->st;
+	struct bulk_pre *pre = NULL;
+
+	pthread_mutex_lock(&w->pipe_mu);
+	if (w->pre != NULL && (req == NULL || w->pre->req == req)) {
+		pre = w->pre;
+		w->pre = NULL;
+	}
+	pthread_mutex_unlock(&w->pipe_mu);
+	if (pre == NULL)
+		return;
+	/* its blocks stay beyond nblocks, as a failed load's */
+	pthread_mutex_lock(&st->mu);
+	st->growing = 0;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	log_debug("a pipelined INSERT made ahead (blocks from %llu) was not run",
+		  (unsigned long long)pre->j.a.first);
+	bulk_pre_free(pre);
 }
 
 static int cmp_u64v(const void *x, const void *y)

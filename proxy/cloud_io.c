@@ -59,12 +59,29 @@ int px_worker_init(struct px_worker *w, struct px_state *st, const struct px_eng
 	w->st = st;
 	w->cfg = cfg;
 	snprintf(w->name, sizeof(w->name), "%s", name);
+	pthread_mutex_init(&w->pipe_mu, NULL);
+	pthread_cond_init(&w->pipe_cv, NULL);
 	w->scratch = malloc(px_scratch_words(&st->g) * sizeof(uint32_t));
 	return w->scratch ? LWC_OK : LWC_ERR_NOMEM;
 }
 
+void px_worker_drop(struct px_worker *w)
+{
+	cloud_release(w);
+	cs_client_close(w->cloud);         /* (the pool was full) */
+	w->cloud = NULL;
+	free(w->scratch);
+	w->scratch = NULL;
+	pthread_mutex_destroy(&w->pipe_mu);
+	pthread_cond_destroy(&w->pipe_cv);
+}
+
 void px_worker_fini(struct px_worker *w)
 {
+	if (w->pre)
+		bulk_drop(w, NULL);
+	pthread_mutex_destroy(&w->pipe_mu);
+	pthread_cond_destroy(&w->pipe_cv);
 	cs_client_close(w->cloud);
 	w->cloud = NULL;
 	pthread_mutex_lock(&pool_mu);
@@ -352,6 +369,7 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	/* the new ids are beyond nblocks: nobody else touches them, so the
 	 * state lock is not held across the cloud round trips */
 	st->growing = 1;
+	atomic_store(&st->grow_wanted, 0);
 	pthread_mutex_unlock(&st->mu);
 	while (done < n && rc == LWC_OK) {
 		size_t cnt = n - done < batch ? (size_t)(n - done) : batch;

@@ -161,8 +161,10 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 
 		if (load > (uint64_t)limit * st->nblocks) {
 			free(refs);
-			if (st->growing)
+			if (st->growing) {
+				atomic_store(&st->grow_wanted, 1);
 				return PLAN_WAIT;
+			}
 			need = (load - (uint64_t)limit * st->nblocks + limit - 1) / limit;
 			if (need < st->nblocks / 8)
 				need = st->nblocks / 8;
@@ -198,6 +200,7 @@ static int plan_insert(struct px_worker *w, struct stmt *s, MDB_txn *txn)
 		if (room >= nrows)
 			break;
 		if (st->growing) {
+			atomic_store(&st->grow_wanted, 1);
 			free(refs);
 			return PLAN_WAIT;
 		}
@@ -2612,6 +2615,8 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	rc = plan(w, &s);
 	if (rc == LWC_OK && s.bulk)
 		rc = bulk_insert(w, &s);
+	else
+		bulk_drop(w, req);         /* made ahead for nothing (bulk.c) */
 	if (s.gamma > 0) {
 		int ioe = LWC_OK;
 		int arc = run_access(w, &s, io, &ioe);

@@ -20,6 +20,7 @@
 #ifndef LWC_PX_ENGINE_H
 #define LWC_PX_ENGINE_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "cs_client.h"
@@ -42,6 +43,8 @@ struct px_engine_cfg {
 };
 
 /* One per worker thread: its cloud connection and scratch space. */
+struct bulk_pre;
+
 struct px_worker {
 	struct px_state *st;
 	const struct px_engine_cfg *cfg;
@@ -50,6 +53,16 @@ struct px_worker {
 	MDB_txn *rtxn;                 /* its read transaction, reset between uses */
 	int rtxn_busy;
 	char name[64];
+	/* Pipelined INSERTs (bulk.c, "ahead"): the new blocks a bulk INSERT
+	 * holds, which the connection's next request may take the ids after
+	 * (pipe_mu; the read-ahead thread of server.c and the worker) */
+	pthread_mutex_t pipe_mu;
+	pthread_cond_t pipe_cv;
+	int grow_state;                /* 0: not yet, 1: held up to grow_end, 2: over */
+	uint64_t grow_end;
+	int grow_handed;               /* the next request took ids from grow_end */
+	int stmt_over;                 /* the statement has ended */
+	struct bulk_pre *pre;          /* the next request's blocks, made ahead */
 };
 
 /* How a statement talks to its user. */
@@ -63,6 +76,9 @@ struct px_io {
 int px_worker_init(struct px_worker *w, struct px_state *st, const struct px_engine_cfg *cfg,
 		   const char *name) LWC_WUR;
 void px_worker_fini(struct px_worker *w);
+/* A worker of one job's (px_worker_init): its cloud connection back to the
+ * pool, its scratch freed; the pool is left open (px_worker_fini closes it). */
+void px_worker_drop(struct px_worker *w);
 
 /* A read transaction for the worker (px_read_end ends it).  LMDB sizes a
  * new read transaction by the environment's maxdbs (PX_MAX_DBS slots, about
@@ -76,6 +92,20 @@ uint64_t px_gamma(const struct px_engine_cfg *cfg, uint64_t k);
 
 /* Send an Error answer (code, message) to the user. */
 int px_send_error(struct px_io *io, uint64_t seq, int code, const char *msg) LWC_WUR;
+
+/* Pipelined INSERTs (bulk.c).  px_pipe_begin before a request runs,
+ * px_pipe_end once it has ended (before the read-ahead thread is joined).
+ * bulk_ahead, on the read-ahead thread, with the next request req read
+ * while the one numbered seq runs: when req is a bulk INSERT that follows
+ * it and that one holds new blocks still, req's own blocks are sealed and
+ * written (the ids after those) and its index entries sorted, ahead of
+ * its turn; its own bulk_insert then starts at its commit.  bulk_drop:
+ * req has run (or never will): what was made ahead for it and not used is
+ * freed, and the ids it held are let go. */
+void px_pipe_begin(struct px_worker *w);
+void px_pipe_end(struct px_worker *w);
+void bulk_ahead(struct px_worker *w, const Lwc__ProxyRequest *req, uint64_t seq);
+void bulk_drop(struct px_worker *w, const Lwc__ProxyRequest *req);
 
 /* Run one request and send its whole answer.  Returns LWC_OK when the
  * connection may go on (the statement succeeded or its error was sent),

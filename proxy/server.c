@@ -372,6 +372,8 @@ static int wio_recv(void *ctx, Lwc__ProxyRequest **req)
 
 struct prefetch {
 	struct wio *io;
+	struct px_worker *w;
+	uint64_t seq;                  /* the request running meanwhile */
 	pthread_t th;
 	int wake[2];                   /* written when the statement has ended */
 	Lwc__ProxyRequest *req;        /* the next request, when rc is LWC_OK  */
@@ -402,13 +404,20 @@ static void *prefetch_run(void *arg)
 	}
 	/* once its first byte is here, the whole request (the usual timeout) */
 	pf->rc = read_request(io, &pf->req, &pf->framed);
+	/* a bulk INSERT behind one: its blocks and entries made now, while
+	 * the one before it commits (bulk.c, "ahead") */
+	if (pf->rc == LWC_OK)
+		bulk_ahead(pf->w, pf->req, pf->seq);
 	return NULL;
 }
 
-static int prefetch_start(struct prefetch *pf, struct wio *io)
+static int prefetch_start(struct prefetch *pf, struct wio *io, struct px_worker *w,
+			  uint64_t seq)
 {
 	memset(pf, 0, sizeof(*pf));
 	pf->io = io;
+	pf->w = w;
+	pf->seq = seq;
 	if (pipe(pf->wake) != 0)
 		return -1;
 	(void)fcntl(pf->wake[0], F_SETFD, FD_CLOEXEC);
@@ -429,6 +438,7 @@ static void prefetch_finish(struct prefetch *pf)
 {
 	ssize_t n;
 
+	px_pipe_end(pf->w);
 	do
 		n = write(pf->wake[1], "", 1);
 	while (n < 0 && errno == EINTR);
@@ -521,15 +531,18 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 			c->last_seq = req->seq;
 			c->last_failed = 1;
 			atomic_fetch_add(&srv->st->not_run, 1);
+			bulk_drop(w, req);
 			if (px_send_error(&pio, req->seq, LWC_ERR_ABORTED, msg) != LWC_OK)
 				c->close_after = 1;
 			break;
 		}
-		prefetched = prefetches(srv, req) && prefetch_start(&pf, &io) == 0;
+		px_pipe_begin(w);
+		prefetched = prefetches(srv, req) && prefetch_start(&pf, &io, w, req->seq) == 0;
 		io.sent_error = 0;
 		rc = px_execute(w, req, &pio);
 		if (prefetched)
 			prefetch_finish(&pf);
+		bulk_drop(w, req);
 		c->last_seq = req->seq;
 		c->last_failed = rc != LWC_OK || io.sent_error;
 		pb_arena_free(&req->base);
@@ -556,6 +569,8 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 			break;
 		}
 	}
+	/* made ahead for a request that will not run now */
+	bulk_drop(w, NULL);
 	if (req)
 		pb_arena_free(&req->base);
 }
@@ -840,6 +855,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("inserts_bulk", "%llu", (unsigned long long)atomic_load(&st->inserts_bulk));
 	ST_ADD("requests_read_ahead", "%llu", (unsigned long long)atomic_load(&st->read_ahead));
 	ST_ADD("requests_not_run", "%llu", (unsigned long long)atomic_load(&st->not_run));
+	ST_ADD("inserts_made_ahead", "%llu", (unsigned long long)atomic_load(&st->made_ahead));
 	ST_ADD("stmts_over_relocate_max", "%llu",
 	       (unsigned long long)atomic_load(&st->over_relocate_max));
 	ST_ADD("stmts_stash_full", "%llu", (unsigned long long)atomic_load(&st->stash_full));

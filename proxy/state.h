@@ -182,6 +182,7 @@ struct px_state {
 	uint64_t nlocked;
 	uint64_t free_hint;              /* no block below has room        */
 	int growing;                     /* a statement is adding blocks   */
+	_Atomic int grow_wanted;         /* another waits to grow (bulk.c: not passed on) */
 	uint64_t used_slots;
 	uint32_t next_table;
 	struct px_table *tables;
@@ -211,6 +212,7 @@ struct px_state {
 	_Atomic uint64_t rows_relocated, rows_evicted, inserts_stashed, inserts_placed;
 	_Atomic uint64_t inserts_bulk;        /* of inserts_placed: into fresh blocks */
 	_Atomic uint64_t read_ahead;          /* requests read while the one before ran */
+	_Atomic uint64_t made_ahead;          /* bulk INSERTs whose blocks were made then */
 	_Atomic uint64_t not_run;             /* requests following a failed one */
 	_Atomic uint64_t over_relocate_max, stash_full;
 	_Atomic uint64_t plan_waits;             /* plans retried after a wait */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include "harness.h"
 #include "lwc.h"
 #include "lwc_int.h"           /* the connection's socket and features */
@@ -367,6 +368,84 @@ static void test_insert_pipeline(void **state)
 	e->c = NULL;
 }
 
+/* The answer to the oldest INSERT in flight: n rows. */
+static void wait_count(struct env *e, uint64_t n)
+{
+	lwc_result *r = lwc_insert_wait(e->c);
+
+	assert_non_null(r);
+	if (lwc_result_status(r) == LWC_RESULT_ERROR)
+		fail_msg("wait: %s", lwc_result_error(r));
+	assert_int_equal(lwc_result_count(r), n);
+	lwc_result_free(r);
+}
+
+/* Pipelined bulk INSERTs (more rows than a relocating proxy takes through
+ * its stash, 1,024: fresh blocks): the blocks of the one behind are sealed
+ * and written, and its entries sorted, while the one before it commits
+ * (proxy/bulk.c, "ahead"); when it fails its own plan the ids it held are
+ * let go (a later bulk INSERT, which must wait for them, runs), and the
+ * offline check finds the state whole. */
+static void test_insert_ahead(void **state)
+{
+	struct env *e = *state;
+	const uint64_t n = 20000;
+	lwc_insert *a;
+	uint64_t ahead0;
+	char *sql;
+
+	exec_ok(e, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+	ahead0 = h_px_status_u64(&e->px, "inserts_made_ahead");
+	assert_int_not_equal(ahead0, UINT64_MAX);
+	/* four statements, each sent while the one before it runs */
+	for (uint64_t i = 0; i < 4; i++) {
+		sql = insert_sql("t", i * n, n);
+		a = prepare_ok(e, sql);
+		free(sql);
+		assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+		if (lwc_insert_pending(e->c) == 2)
+			wait_count(e, n);
+	}
+	wait_count(e, n);
+	/* (each statement comes long before a 20,000-row one ends) */
+	assert_true(h_px_status_u64(&e->px, "inserts_made_ahead") >= ahead0 + 1);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 4 * n);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE v = 45678"), 1);
+	assert_int_equal(count_of(e, "SELECT SUM(v) FROM t WHERE id >= 20000 AND id < 20100"),
+			 (20000 + 20099) * 100 / 2);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE v >= 39990 AND v < 40010"), 20);
+
+	/* the second, made ahead, repeats a key of the first: refused by its
+	 * own plan once the first has committed */
+	ahead0 = h_px_status_u64(&e->px, "inserts_made_ahead");
+	sql = insert_sql("t", 100000, n);
+	a = prepare_ok(e, sql);
+	free(sql);
+	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+	sql = insert_sql("t", 120000, n);
+	snprintf(strrchr(sql, '('), 32, "(100005, 0)");
+	a = prepare_ok(e, sql);
+	free(sql);
+	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
+	wait_count(e, n);
+	expect_error(lwc_insert_wait(e->c), LWC_ERR_UNIQUE, NULL);
+	assert_int_equal(h_px_status_u64(&e->px, "inserts_made_ahead"), ahead0);
+	/* its blocks' ids were let go: a bulk INSERT of its own grows */
+	sql = insert_sql("t", 140000, n);
+	exec_ok(e, sql);
+	free(sql);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 6 * n);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id >= 120000 AND id < 140000"),
+			 0);
+	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id >= 140000"), n);
+
+	/* the state, offline: rows, positions, indexes and blocks agree */
+	lwc_close(e->c);
+	e->c = NULL;
+	assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+	assert_int_equal(h_px_check(&e->px, NULL), 0);
+}
+
 /* INSERT w VALUES (i, 'x...') of n rows, row i's text len[i] long */
 static char *text_rows_sql(uint64_t n, const size_t *len)
 {
@@ -644,6 +723,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_insert_one_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_pipeline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_insert_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_range_covers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_rows_in_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_rows_in_parts, setup, teardown),
