@@ -550,6 +550,7 @@ static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 		if (rc != LWC_OK) {
 			plog_info(c->name, "closing: %s", lwc_strerror(rc));
 			c->close_after = 1;
+			bulk_drop(w, NULL);
 			if (prefetched)
 				pb_arena_free(pf.req ? &pf.req->base : NULL);
 			break;
