@@ -203,8 +203,8 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 static void print_load_header(void)
 {
 	out("\n== Bulk load of N = %llu records of 128 bytes (LWC: INSERT statements of %u rows "
-	    "through liblwc, each made while the one before it is at the proxy; PostgreSQL: "
-	    "COPY, then primary key + 5 B-tree indexes)\n",
+	    "through liblwc, each made while the one before it is at the proxy and sent before "
+	    "its answer; PostgreSQL: COPY, then primary key + 5 B-tree indexes)\n",
 	    (unsigned long long)O.records, O.load_batch);
 	out("%-10s %10s %12s %11s %11s %11s %12s %8s %12s %12s\n", "layout", "LWC s",
 	    "LWC rows/s", "PG COPY s", "PG index s", "PG total s", "PG rows/s", "LWC/PG",
