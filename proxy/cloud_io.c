@@ -80,16 +80,11 @@ void px_worker_fini(struct px_worker *w)
 {
 	if (w->pre)
 		bulk_drop(w, NULL);
-	pthread_mutex_destroy(&w->pipe_mu);
-	pthread_cond_destroy(&w->pipe_cv);
-	cs_client_close(w->cloud);
-	w->cloud = NULL;
-	pthread_mutex_lock(&pool_mu);
+	px_worker_drop(w);                 /* its connection into the pool ... */
+	pthread_mutex_lock(&pool_mu);      /* ... which closes */
 	while (pool_n > 0)
 		cs_client_close(pool[--pool_n]);
 	pthread_mutex_unlock(&pool_mu);
-	free(w->scratch);
-	w->scratch = NULL;
 	if (w->rtxn)
 		mdb_txn_abort(w->rtxn);
 	w->rtxn = NULL;

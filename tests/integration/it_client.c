@@ -199,15 +199,18 @@ static void prepare_fails_as_exec(struct env *e, const char *sql)
 	lwc_result_free(r);
 }
 
+/* The answer to the oldest INSERT in flight: rows inserted. */
 static void wait_rows(struct env *e, uint64_t rows)
 {
 	lwc_result *r = lwc_insert_wait(e->c);
+	char tag[64];
 
 	assert_non_null(r);
 	if (lwc_result_status(r) == LWC_RESULT_ERROR)
 		fail_msg("wait: %s", lwc_result_error(r));
 	assert_int_equal(lwc_result_count(r), rows);
-	assert_string_equal(lwc_result_tag(r), rows == 2000 ? "INSERT 0 2000" : "INSERT 0 1000");
+	snprintf(tag, sizeof(tag), "INSERT 0 %llu", (unsigned long long)rows);
+	assert_string_equal(lwc_result_tag(r), tag);
 	lwc_result_free(r);
 }
 
@@ -301,14 +304,7 @@ static void test_insert_pipeline(void **state)
 	b = prepare_ok(e, "INSERT INTO t VALUES (4000, 1)");
 	wait_rows(e, 1000);
 	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
-	{
-		lwc_result *r = lwc_insert_wait(e->c);
-
-		assert_non_null(r);
-		assert_int_equal(lwc_result_status(r), LWC_RESULT_COMMAND);
-		assert_int_equal(lwc_result_count(r), 1);
-		lwc_result_free(r);
-	}
+	wait_rows(e, 1);
 	a = prepare_ok(e, "INSERT INTO t VALUES (3000, 1)");       /* a duplicate */
 	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
 	b = prepare_ok(e, "INSERT INTO t VALUES (4001, 1)");
@@ -342,15 +338,8 @@ static void test_insert_pipeline(void **state)
 	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
 	b = prepare_ok(e, "INSERT INTO t VALUES (25000, 1)");
 	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
-	{
-		lwc_result *r = lwc_insert_wait(e->c);
-
-		assert_int_equal(lwc_result_count(r), 5000);
-		lwc_result_free(r);
-		r = lwc_insert_wait(e->c);
-		assert_int_equal(lwc_result_count(r), 1);
-		lwc_result_free(r);
-	}
+	wait_rows(e, 5000);
+	wait_rows(e, 1);
 	assert_int_equal(h_px_status_u64(&e->px, "requests_read_ahead"), ra + 1);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t WHERE id >= 20000"), 5001);
 
@@ -366,18 +355,6 @@ static void test_insert_pipeline(void **state)
 	assert_int_equal(lwc_insert_send(e->c, b), LWC_OK);
 	lwc_close(e->c);
 	e->c = NULL;
-}
-
-/* The answer to the oldest INSERT in flight: n rows. */
-static void wait_count(struct env *e, uint64_t n)
-{
-	lwc_result *r = lwc_insert_wait(e->c);
-
-	assert_non_null(r);
-	if (lwc_result_status(r) == LWC_RESULT_ERROR)
-		fail_msg("wait: %s", lwc_result_error(r));
-	assert_int_equal(lwc_result_count(r), n);
-	lwc_result_free(r);
 }
 
 /* Pipelined bulk INSERTs (more rows than a relocating proxy takes through
@@ -404,9 +381,9 @@ static void test_insert_ahead(void **state)
 		free(sql);
 		assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
 		if (lwc_insert_pending(e->c) == 2)
-			wait_count(e, n);
+			wait_rows(e, n);
 	}
-	wait_count(e, n);
+	wait_rows(e, n);
 	/* (each statement comes long before a 20,000-row one ends) */
 	assert_true(h_px_status_u64(&e->px, "inserts_made_ahead") >= ahead0 + 1);
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM t"), 4 * n);
@@ -427,7 +404,7 @@ static void test_insert_ahead(void **state)
 	a = prepare_ok(e, sql);
 	free(sql);
 	assert_int_equal(lwc_insert_send(e->c, a), LWC_OK);
-	wait_count(e, n);
+	wait_rows(e, n);
 	expect_error(lwc_insert_wait(e->c), LWC_ERR_UNIQUE, NULL);
 	assert_int_equal(h_px_status_u64(&e->px, "inserts_made_ahead"), ahead0);
 	/* its blocks' ids were let go: a bulk INSERT of its own grows */
