@@ -206,6 +206,12 @@ static int bulk_commit(struct px_worker *w, struct stmt *s, const struct bulk_ar
 		free(scratch);
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	}
+	if (row0 + ins->n_rows >= IDX_ROW_LIMIT) {
+		free(rows);
+		free(scratch);
+		return stmt_fail(s, LWC_ERR_NO_SPACE, "the database's row ids are used up (2^%d)",
+				 IDX_ROW_BITS);
+	}
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		goto fail;
 	for (uint64_t b = 0; b < nb && rc == 0; b++)

@@ -23,28 +23,14 @@ static int row_has_token(const struct px_table *t, const uint8_t *rv, uint32_t c
 	return 0;
 }
 
-/* 1 when dbi holds (key, row), 0 when not, -1 on an LMDB error. */
-static int has_entry(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, uint64_t row)
-{
-	uint8_t v[8];
-	MDB_val k = { klen, (void *)(uintptr_t)key }, d = { 8, v };
-	MDB_cursor *cur;
-	int rc;
-
-	cry_put_be64(v, row);
-	if (mdb_cursor_open(txn, dbi, &cur) != 0)
-		return -1;
-	rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH);
-	mdb_cursor_close(cur);
-	return rc == 0 ? 1 : rc == MDB_NOTFOUND ? 0 : -1;
-}
-
 /* The index entry (tok, row) of column col: its row lives and has tok. */
 static int check_entry(MDB_txn *txn, const struct px_table *t, uint32_t col,
-		       const uint8_t *tok, const void *rowid)
+		       const uint8_t *tok, uint64_t row)
 {
-	uint64_t row = cry_get_be64(rowid);
-	MDB_val rk = { 8, (void *)(uintptr_t)rowid }, rv;
+	uint8_t rowid[8];
+	MDB_val rk = { 8, rowid }, rv;
+
+	cry_put_be64(rowid, row);
 
 	if (mdb_get(txn, t->rows, &rk, &rv) != 0) {
 		printf("table %u column %u: index entry points to row %llu, which the "
@@ -122,9 +108,9 @@ tokens:
 
 			if (px_tok_none(t, c, tok))
 				continue;        /* older than the column's range index */
-			in_tree = has_entry(txn, t->cols[t->tcol[c]], tok, CRY_TOKEN_BYTES, row);
+			in_tree = idx_holds(txn, t->cols[t->tcol[c]], tok, CRY_TOKEN_BYTES, row);
 			idx_run_key(rk, t->tcol[c], tok);
-			in_run = has_entry(txn, t->run, rk, IDX_RUN_KEY, row);
+			in_run = idx_holds(txn, t->run, rk, IDX_RUN_KEY, row);
 			if (in_tree < 0 || in_run < 0)
 				return bad + 1;
 			if (!in_tree && !in_run) {
@@ -148,11 +134,13 @@ tokens:
 			return bad + 1;
 		while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
 			const uint8_t *tok = k.mv_data;
-			uint32_t col = c;
+			uint32_t col = c, n;
+			uint64_t first;
 
-			(*nidx)++;
 			if (k.mv_size != (run ? IDX_RUN_KEY : CRY_TOKEN_BYTES) || d.mv_size != 8 ||
-			    (run && tok[0] >= t->ncols)) {
+			    (run && tok[0] >= t->ncols) ||
+			    idx_span_first(d.mv_data) + idx_span_rows(d.mv_data) > IDX_ROW_LIMIT) {
+				(*nidx)++;
 				printf("table %u %s %u: malformed index entry\n", t->id,
 				       run ? "run, column" : "column", run ? tok[0] + 1u : c + 1);
 				bad++;
@@ -160,7 +148,13 @@ tokens:
 			}
 			if (run)
 				col = *tok++;
-			bad += check_entry(txn, t, col, tok, d.mv_data);
+			/* a span: each of its rows */
+			first = idx_span_first(d.mv_data);
+			n = idx_span_rows(d.mv_data);
+			for (uint32_t i = 0; i < n; i++) {
+				(*nidx)++;
+				bad += check_entry(txn, t, col, tok, first + i);
+			}
 		}
 		mdb_cursor_close(cur);
 	}

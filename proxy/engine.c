@@ -2120,6 +2120,9 @@ static int commit(struct px_worker *w, struct stmt *s)
 
 	if (s->ntids > 0 && (rc = delete_unread(s, st)) != LWC_OK)
 		return rc;
+	if (s->kind == ST_INSERT && st->next_rowid + s->req->insert->n_rows >= IDX_ROW_LIMIT)
+		return stmt_fail(s, LWC_ERR_NO_SPACE, "the database's row ids are used up (2^%d)",
+				 IDX_ROW_BITS);
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return stmt_fail(s, LWC_ERR_STORE, "lmdb: %s", mdb_strerror(rc));
 	/* blocks, positions and the stash go to the journal (journal.h),

@@ -30,6 +30,11 @@
  * holds anything, so that what they remove is where the old code looked
  * for it.
  *
+ * A value is a span of consecutive row ids (pred.h): a statement's rows
+ * of one token go in as few values as their ids allow, one for a token
+ * every row of a bulk INSERT carries.  Removing a row from a span puts
+ * back what is left of it on either side.
+ *
  * Everything here runs inside the caller's LMDB transaction: the run, its
  * moves and the trees commit (or abort) together.
  */
@@ -131,14 +136,14 @@ void idx_close(struct idx_cur *ic)
 	cursors_close(&ic->tree, &ic->rcur);
 }
 
-int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags)
+/* Puts the value v (a span) under tok; flags as for idx_add. */
+static int idx_add_span(struct idx_cur *ic, const uint8_t *tok, const uint8_t v[8],
+			unsigned flags)
 {
-	uint8_t v[8];
-	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
+	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, (void *)(uintptr_t)v };
 	MDB_cursor *cur = ic->tree;
 	int rc;
 
-	cry_put_be64(v, row);
 	if (ic->run) {
 		idx_run_key(ic->key, ic->col, tok);
 		k.mv_size = IDX_RUN_KEY;
@@ -152,18 +157,36 @@ int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags
 	return rc;
 }
 
+int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags)
+{
+	uint8_t v[8];
+
+	idx_span_put(v, row, 1);
+	return idx_add_span(ic, tok, v, flags);
+}
+
 int idx_add_rows(struct idx_cur *ic, const uint8_t *tok, const uint64_t *rows, size_t n,
 		 unsigned flags, uint8_t *scratch)
 {
 	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d[2];
 	MDB_cursor *cur = ic->tree;
-	size_t done = 0;
+	size_t done = 0, m = 0;
 	int rc;
 
 	if (n < 2)
 		return n ? idx_add(ic, tok, rows[0], flags) : 0;
-	for (size_t i = 0; i < n; i++)
-		cry_put_be64(scratch + i * 8, rows[i]);
+	/* consecutive ids as one span */
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+
+		while (j < n && rows[j] == rows[j - 1] + 1 && j - i < IDX_SPAN_ROWS)
+			j++;
+		idx_span_put(scratch + m++ * 8, rows[i], (uint32_t)(j - i));
+		i = j;
+	}
+	if (m == 1)
+		return idx_add_span(ic, tok, scratch, flags);
+	n = m;
 	if (ic->run) {
 		idx_run_key(ic->key, ic->col, tok);
 		k.mv_size = IDX_RUN_KEY;
@@ -185,31 +208,112 @@ int idx_add_rows(struct idx_cur *ic, const uint8_t *tok, const uint64_t *rows, s
 	return rc;
 }
 
+/* Positions cur on the span of key that holds row, its value copied to
+ * v: 0, MDB_NOTFOUND when no span of key holds row. */
+static int span_find(MDB_cursor *cur, const void *key, size_t klen, uint64_t row, uint8_t v[8])
+{
+	MDB_val k = { klen, (void *)(uintptr_t)key }, d = { 8, v };
+	int rc;
+
+	if (row >= IDX_ROW_LIMIT - 1)
+		return MDB_NOTFOUND;
+	/* the first span that starts after row, then the one before it; or
+	 * the key's last span when none starts after row */
+	idx_span_put(v, row + 1, 1);
+	rc = mdb_cursor_get(cur, &k, &d, MDB_GET_BOTH_RANGE);
+	if (rc == 0) {
+		rc = mdb_cursor_get(cur, &k, &d, MDB_PREV_DUP);
+	} else if (rc == MDB_NOTFOUND) {
+		k.mv_size = klen;
+		k.mv_data = (void *)(uintptr_t)key;
+		if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) == 0)
+			rc = mdb_cursor_get(cur, &k, &d, MDB_LAST_DUP);
+	}
+	if (rc != 0)
+		return rc;
+	if (d.mv_size != 8)
+		return MDB_CORRUPTED;
+	if (row < idx_span_first(d.mv_data) ||
+	    row - idx_span_first(d.mv_data) >= idx_span_rows(d.mv_data))
+		return MDB_NOTFOUND;
+	memcpy(v, d.mv_data, 8);
+	return 0;
+}
+
+/* (key, row) removed from cur's database: the span that holds it deleted,
+ * what is left of it on either side put back.  0, MDB_NOTFOUND when no
+ * span holds row. */
+static int span_remove(MDB_cursor *cur, const void *key, size_t klen, uint64_t row)
+{
+	MDB_val k = { klen, (void *)(uintptr_t)key }, d;
+	uint8_t v[8], part[8];
+	uint64_t first;
+	uint32_t n;
+	int rc;
+
+	if ((rc = span_find(cur, key, klen, row, v)) != 0)
+		return rc;
+	first = idx_span_first(v);
+	n = idx_span_rows(v);
+	if ((rc = mdb_cursor_del(cur, 0)) != 0)
+		return rc;
+	d.mv_size = 8;
+	d.mv_data = part;
+	if (row > first) {
+		idx_span_put(part, first, (uint32_t)(row - first));
+		if ((rc = mdb_cursor_put(cur, &k, &d, 0)) != 0)
+			return rc;
+	}
+	if (row + 1 < first + n) {
+		idx_span_put(part, row + 1, (uint32_t)(first + n - row - 1));
+		rc = mdb_cursor_put(cur, &k, &d, 0);
+	}
+	return rc;
+}
+
 /* (tok, row) removed from the run: 0, MDB_NOTFOUND when it is not there. */
 static int run_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
 {
-	uint8_t v[8];
-	MDB_val k = { IDX_RUN_KEY, ic->key }, d = { 8, v };
-	int rc;
-
 	idx_run_key(ic->key, ic->col, tok);
-	cry_put_be64(v, row);
-	if ((rc = mdb_cursor_get(ic->rcur, &k, &d, MDB_GET_BOTH)) == 0)
-		rc = mdb_cursor_del(ic->rcur, 0);
-	return rc;
+	return span_remove(ic->rcur, ic->key, IDX_RUN_KEY, row);
 }
 
 /* (tok, row) removed from the tree: 0, MDB_NOTFOUND when it is not there. */
 static int tree_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
 {
+	return span_remove(ic->tree, tok, CRY_TOKEN_BYTES, row);
+}
+
+int idx_holds(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, uint64_t row)
+{
+	MDB_cursor *cur;
 	uint8_t v[8];
-	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tok }, d = { 8, v };
 	int rc;
 
-	cry_put_be64(v, row);
-	if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_GET_BOTH)) == 0)
-		rc = mdb_cursor_del(ic->tree, 0);
-	return rc;
+	if (mdb_cursor_open(txn, dbi, &cur) != 0)
+		return -1;
+	rc = span_find(cur, key, klen, row, v);
+	mdb_cursor_close(cur);
+	return rc == 0 ? 1 : rc == MDB_NOTFOUND ? 0 : -1;
+}
+
+/* The rows of the key cur is on (its spans' counts summed); cur ends
+ * on the key's last value. */
+static int key_rows(MDB_cursor *cur, uint64_t *rows)
+{
+	MDB_val k, d;
+	int rc;
+
+	*rows = 0;
+	/* GET_MULTIPLE leaves d as it is when the key has one value */
+	if ((rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT)) == 0)
+		rc = mdb_cursor_get(cur, &k, &d, MDB_GET_MULTIPLE);
+	while (rc == 0) {
+		for (size_t i = 0; i + 8 <= d.mv_size; i += 8)
+			*rows += idx_span_rows((const uint8_t *)d.mv_data + i);
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_MULTIPLE);
+	}
+	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 int idx_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
@@ -224,7 +328,8 @@ int idx_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row)
 int idx_remove_group(struct idx_cur *ic, const struct tokrow *tr, size_t n)
 {
 	MDB_val k = { CRY_TOKEN_BYTES, (void *)(uintptr_t)tr[0].tok }, d;
-	size_t dups = 0;
+	uint64_t rows = 0;
+	size_t vals = 0;
 	int rc;
 
 	if (ic->run) {
@@ -240,11 +345,19 @@ int idx_remove_group(struct idx_cur *ic, const struct tokrow *tr, size_t n)
 		if (rc != MDB_NOTFOUND)
 			return rc;
 	}
+	/* the whole list (rows counted only when it has no more values than
+	 * rows to remove: a span holds at least one) */
 	if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_SET_KEY)) != 0 ||
-	    (rc = mdb_cursor_count(ic->tree, &dups)) != 0)
+	    (rc = mdb_cursor_count(ic->tree, &vals)) != 0 ||
+	    (vals <= n && (rc = key_rows(ic->tree, &rows)) != 0))
 		return rc;
-	if (dups == n)
+	if (vals <= n && rows == n) {
+		k.mv_size = CRY_TOKEN_BYTES;
+		k.mv_data = (void *)(uintptr_t)tr[0].tok;
+		if ((rc = mdb_cursor_get(ic->tree, &k, &d, MDB_SET_KEY)) != 0)
+			return rc;
 		return mdb_cursor_del(ic->tree, MDB_NODUPDATA);
+	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = tree_remove(ic, tr[i].tok, tr[i].row);
 	return rc;
@@ -252,7 +365,7 @@ int idx_remove_group(struct idx_cur *ic, const struct tokrow *tr, size_t n)
 
 struct run_ent {
 	uint8_t key[IDX_RUN_KEY];
-	uint64_t row;
+	uint64_t span;           /* the value as it is (pred.h) */
 };
 
 int idx_flush(MDB_txn *txn, struct px_table *t)
@@ -278,7 +391,7 @@ int idx_flush(MDB_txn *txn, struct px_table *t)
 			break;
 		}
 		memcpy(e[n].key, k.mv_data, IDX_RUN_KEY);
-		e[n].row = cry_get_be64(d.mv_data);
+		e[n].span = cry_get_be64(d.mv_data);
 		n++;
 	}
 	mdb_cursor_close(cur);
@@ -301,7 +414,7 @@ int idx_flush(MDB_txn *txn, struct px_table *t)
 		k.mv_data = e[i].key + 1;
 		d.mv_size = 8;
 		d.mv_data = v;
-		cry_put_be64(v, e[i].row);
+		cry_put_be64(v, e[i].span);
 		rc = mdb_cursor_put(cur, &k, &d, 0);
 	}
 	if (cur)
@@ -408,7 +521,7 @@ int idx_has_duplicates(MDB_txn *txn, const struct px_table *t, uint32_t col,
 			continue;
 		if ((rc = mdb_cursor_count(cur, &cnt)) != 0)
 			break;
-		*dup = cnt > 1;
+		*dup = cnt > 1 || idx_span_rows(d.mv_data) > 1;
 	}
 	mdb_cursor_close(cur);
 	if (*dup)
@@ -429,7 +542,7 @@ int idx_has_duplicates(MDB_txn *txn, const struct px_table *t, uint32_t col,
 		if (!(null && memcmp(tok, null, CRY_TOKEN_BYTES) == 0)) {
 			if ((rc = mdb_cursor_count(cur, &cnt)) != 0)
 				break;
-			if (cnt > 1)
+			if (cnt > 1 || idx_span_rows(d.mv_data) > 1)
 				*dup = 1;
 			else if ((rc = mdb_get(txn, t->cols[col], &tk, &td)) == 0)
 				*dup = 1;

@@ -51,10 +51,15 @@ void idx_close(struct idx_cur *ic);
 int idx_add(struct idx_cur *ic, const uint8_t *tok, uint64_t row, unsigned flags);
 
 /* Adds (tok, rows[i]) for i < n, rows ascending, in one LMDB put
- * (MDB_MULTIPLE: the key is found once for all of them); flags as for
- * idx_add.  scratch: room for n row ids. */
+ * (MDB_MULTIPLE: the key is found once for all of them), consecutive ids
+ * as one span (pred.h); flags as for idx_add.  scratch: room for n row
+ * ids. */
 int idx_add_rows(struct idx_cur *ic, const uint8_t *tok, const uint64_t *rows, size_t n,
 		 unsigned flags, uint8_t *scratch);
+
+/* 1 when a span of key in dbi (a column's tree, or the run with a run
+ * key) holds row, 0 when not, -1 on an LMDB error (lwc-proxy check). */
+int idx_holds(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, uint64_t row);
 
 /* Removes (tok, row): MDB_NOTFOUND when the index does not hold it. */
 int idx_remove(struct idx_cur *ic, const uint8_t *tok, uint64_t row);

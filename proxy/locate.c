@@ -11,12 +11,14 @@
 #include "cry.h"
 #include "journal.h"
 #include "locate.h"
+#include "pred.h"
 #include "rowmap.h"
 #include "state.h"
 
 struct px_locator {
 	MDB_env *env;
 	int has_pos;                     /* format 2: index values are row ids */
+	int spans;                       /* format 4: they are spans (pred.h) */
 	size_t S, words;                 /* entry sizes of journal records   */
 	struct rowmap jpos;              /* positions in the journal read so far */
 	uint64_t jfirst, jlast;          /* its first and last record read   */
@@ -114,7 +116,12 @@ int px_locator_open(struct px_locator **out, const char *state_dir, char *err, s
 		return LWC_ERR_STORE;
 	}
 	if (mdb_txn_begin(l->env, NULL, MDB_RDONLY, &txn) == 0) {
+		MDB_val fk = { 6, (void *)"format" }, fv;
+
 		l->has_pos = mdb_dbi_open(txn, "pos", 0, &dbi) == 0 && read_geometry(txn, l) == 0;
+		l->spans = mdb_dbi_open(txn, "meta", 0, &dbi) == 0 &&
+			   mdb_get(txn, dbi, &fk, &fv) == 0 && fv.mv_size == 8 &&
+			   cry_get_be64(fv.mv_data) >= 4;
 		mdb_txn_abort(txn);
 	}
 	*out = l;
@@ -177,7 +184,8 @@ int px_locate(struct px_locator *l, const uint8_t handle[16], uint32_t col,
 		rc = LWC_ERR_NOT_FOUND;
 		goto out;
 	}
-	v = cry_get_be64(d.mv_data);
+	/* the token's first row (a unique column's only one) */
+	v = l->spans ? idx_span_first(d.mv_data) : cry_get_be64(d.mv_data);
 	if (l->has_pos) {
 		uint8_t key[8];
 		const struct rowent *e;

@@ -339,14 +339,21 @@ int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, struct 
 		rc = mdb_cursor_get(cur, &k, &d, MDB_GET_MULTIPLE);
 	while (rc == 0) {
 		const uint8_t *p = d.mv_data;
-		size_t cnt = d.mv_size / 8;
+		size_t cnt = d.mv_size / 8, rows = 0;
 
-		if (locset_grow(out, out->n + cnt) != LWC_OK) {
+		for (size_t i = 0; i < cnt; i++)
+			rows += idx_span_rows(p + 8 * i);
+		if (locset_grow(out, out->n + rows) != LWC_OK) {
 			mdb_cursor_close(cur);
 			return LWC_ERR_NOMEM;
 		}
-		for (size_t i = 0; i < cnt; i++)
-			out->v[out->n++] = cry_get_be64(p + 8 * i);
+		for (size_t i = 0; i < cnt; i++) {
+			uint64_t first = idx_span_first(p + 8 * i);
+			uint32_t n = idx_span_rows(p + 8 * i);
+
+			for (uint32_t j = 0; j < n; j++)
+				out->v[out->n++] = first + j;
+		}
 		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_MULTIPLE);
 	}
 	mdb_cursor_close(cur);

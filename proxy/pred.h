@@ -54,8 +54,33 @@ int pred_wire_check(const uint8_t *buf, size_t len) LWC_WUR;
 int pred_eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
 	      struct locset *out, char *err, size_t errlen) LWC_WUR;
 
-/* The duplicates (8-byte row ids) of key in dbi, appended to out in
- * order (idx_lookup: a column's token). */
+/* An index value (8 bytes, state format 4): a span of consecutive row
+ * ids, the first in the high 48 bits and the count less one in the low
+ * 16; one row is a span of one.  Big-endian, so LMDB's order of a token's
+ * values is the order of their first rows; a token's spans never overlap.
+ * A bulk INSERT's rows have consecutive ids, so a token every row of it
+ * carries (a range index's upper levels) is one value, not one a row. */
+#define IDX_ROW_BITS    48
+#define IDX_ROW_LIMIT   ((uint64_t)1 << IDX_ROW_BITS)   /* row ids are below */
+#define IDX_SPAN_ROWS   65536u                          /* rows a value at most */
+
+static inline void idx_span_put(uint8_t v[8], uint64_t first, uint32_t n)
+{
+	cry_put_be64(v, first << 16 | (uint64_t)(n - 1));
+}
+
+static inline uint64_t idx_span_first(const void *v)
+{
+	return cry_get_be64(v) >> 16;
+}
+
+static inline uint32_t idx_span_rows(const void *v)
+{
+	return (uint32_t)(cry_get_be64(v) & 0xffffu) + 1;
+}
+
+/* The row ids of key's values (spans) in dbi, appended to out in order
+ * (idx_lookup: a column's token). */
 int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen,
 		struct locset *out) LWC_WUR;
 

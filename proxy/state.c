@@ -14,12 +14,13 @@
 #include "journal.h"
 #include "keyfile.h"
 #include "log.h"
+#include "pred.h"
 #include "state.h"
 
 #define PX_MAP_SIZE   (64ull << 30)   /* sparse; the file grows as used */
 #define PX_MAX_DBS    (8u + 66u * 1024u)
 #define PX_MAX_READERS (1024u + 126u)
-#define PX_STATE_FORMAT 3       /* 3: the journal (journal.h) */
+#define PX_STATE_FORMAT 4       /* 3: the journal (journal.h); 4: index values are spans (pred.h) */
 
 static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
 {
@@ -647,10 +648,128 @@ static int convert_format1(struct px_state *st, MDB_txn *txn)
 	if (rc == 0)
 		rc = meta_put_u64v(txn, st->meta, "next_rowid", next);
 	if (rc == 0)
-		rc = meta_put_u64v(txn, st->meta, "format", PX_STATE_FORMAT);
+		log_info("proxy state converted from format 1 (row ids and a position map)");
+	return rc;
+}
+
+/* The values of the key cur is on, read as row ids (formats 1 to 3), as
+ * spans (pred.h) in vals; *n of them. */
+static int old_ids_as_spans(MDB_cursor *cur, uint8_t **vals, size_t *cap, size_t *n)
+{
+	MDB_val k, d;
+	uint64_t first = 0, last = 0;
+	size_t rows = 0;
+	int rc;
+
+	*n = 0;
+	/* GET_MULTIPLE leaves d as it is when the key has one value */
+	if ((rc = mdb_cursor_get(cur, &k, &d, MDB_GET_CURRENT)) == 0)
+		rc = mdb_cursor_get(cur, &k, &d, MDB_GET_MULTIPLE);
+	while (rc == 0) {
+		for (size_t i = 0; i + 8 <= d.mv_size; i += 8) {
+			uint64_t id = cry_get_be64((const uint8_t *)d.mv_data + i);
+
+			if (id >= IDX_ROW_LIMIT || (rows && id <= last))
+				return MDB_CORRUPTED;
+			if (rows && id == last + 1 && rows < IDX_SPAN_ROWS) {
+				last = id;
+				rows++;
+				continue;
+			}
+			if (rows) {
+				if (*n == *cap) {
+					size_t nc = *cap ? *cap * 2 : 1024;
+					uint8_t *p = realloc(*vals, nc * 8);
+
+					if (p == NULL)
+						return ENOMEM;
+					*vals = p;
+					*cap = nc;
+				}
+				idx_span_put(*vals + *n * 8, first, (uint32_t)rows);
+				(*n)++;
+			}
+			first = last = id;
+			rows = 1;
+		}
+		rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_MULTIPLE);
+	}
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	if (rows) {
+		if (*n == *cap) {
+			uint8_t *p = realloc(*vals, (*cap + 1) * 8);
+
+			if (p == NULL)
+				return ENOMEM;
+			*vals = p;
+			(*cap)++;
+		}
+		idx_span_put(*vals + *n * 8, first, (uint32_t)rows);
+		(*n)++;
+	}
+	return 0;
+}
+
+/* Formats 1-3 -> 4 in one index database (a column's tree or a table's
+ * run): each key's row ids rewritten as spans, consecutive ids as one. */
+static int convert_spans_db(MDB_txn *txn, MDB_dbi dbi)
+{
+	uint8_t kb[1 + CRY_TOKEN_BYTES], *vals = NULL;   /* a run key at most */
+	size_t cap = 0, n = 0, klen;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0)
+		return rc;
+	rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST);
+	while (rc == 0) {
+		MDB_val dv[2];
+
+		if (k.mv_size > sizeof(kb) || d.mv_size != 8) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		klen = k.mv_size;
+		memcpy(kb, k.mv_data, klen);
+		if ((rc = old_ids_as_spans(cur, &vals, &cap, &n)) != 0)
+			break;
+		k.mv_size = klen;
+		k.mv_data = kb;
+		if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0 ||
+		    (rc = mdb_cursor_del(cur, MDB_NODUPDATA)) != 0)
+			break;
+		k.mv_size = klen;
+		k.mv_data = kb;
+		dv[0].mv_size = 8;
+		dv[0].mv_data = vals;
+		dv[1].mv_size = n;
+		if ((rc = mdb_cursor_put(cur, &k, dv, MDB_MULTIPLE)) != 0)
+			break;
+		k.mv_size = klen;
+		k.mv_data = kb;
+		if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) == 0)
+			rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT_NODUP);
+	}
+	mdb_cursor_close(cur);
+	free(vals);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Formats 1-3 -> 4: index values are spans of row ids (pred.h). */
+static int convert_spans(struct px_state *st, MDB_txn *txn)
+{
+	int rc = 0;
+
+	for (struct px_table *t = st->tables; t && rc == 0; t = t->next) {
+		for (uint32_t c = 0; c < t->ncols && rc == 0; c++)
+			rc = convert_spans_db(txn, t->cols[c]);
+		if (rc == 0)
+			rc = convert_spans_db(txn, t->run);
+	}
 	if (rc == 0)
-		log_info("proxy state converted to format %d (row ids and a position map)",
-			 PX_STATE_FORMAT);
+		log_info("proxy state converted to format 4 (index values are spans of row ids)");
 	return rc;
 }
 
@@ -903,9 +1022,13 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		st->relocate_max = rmax > UINT32_MAX ? UINT32_MAX : (uint32_t)rmax;
 		if (fmt == 1 && (rc = convert_format1(st, txn)) != 0)
 			goto lmdb_error;
-		/* 2 -> 3: the journal database, opened (created) above; a state of
-		 * format 3 is refused by older releases, which would not read it */
-		if (fmt == 2 && (rc = meta_put_u64v(txn, st->meta, "format", PX_STATE_FORMAT)) != 0)
+		/* 2 -> 3: the journal database, opened (created) above; 3 -> 4:
+		 * index values become spans.  The format written is refused by
+		 * older releases, which would not read it */
+		if (fmt < 4 && (rc = convert_spans(st, txn)) != 0)
+			goto lmdb_error;
+		if (fmt < PX_STATE_FORMAT &&
+		    (rc = meta_put_u64v(txn, st->meta, "format", PX_STATE_FORMAT)) != 0)
 			goto lmdb_error;
 		/* what the last run journaled goes to the databases before they load */
 		if ((rc = jr_fold(st, txn)) != 0 || (rc = load_blocks(st, txn)) != 0)

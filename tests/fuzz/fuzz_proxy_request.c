@@ -113,16 +113,18 @@ static void table_build(void)
 	    (rc = mdb_dbi_open(txn, name, MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &tab.run)) != 0)
 		die("run dbi", rc);
 	for (uint32_t r = 0; r < TNROWS; r++) {
-		uint8_t lb[8], toks[TNCOLS][CRY_TOKEN_BYTES];
-		MDB_val k = { 8, lb }, d = { sizeof(toks), toks };
+		uint8_t lb[8], span[8], toks[TNCOLS][CRY_TOKEN_BYTES];
+		MDB_val k = { 8, lb }, d = { sizeof(toks), toks }, sv = { 8, span };
 
-		tlocs[r] = PX_LOC(r / 3 + (r >= 40 ? (uint64_t)1 << 40 : 0), (r % 3) * 1000);
+		/* row ids below 2^48: index values are spans of them (pred.h) */
+		tlocs[r] = PX_LOC(r / 3 + (r >= 40 ? (uint64_t)1 << 31 : 0), (r % 3) * 1000);
 		cry_put_be64(lb, tlocs[r]);
+		idx_span_put(span, tlocs[r], 1);
 		for (uint32_t c = 0; c < TNCOLS; c++) {
 			MDB_val tk = { CRY_TOKEN_BYTES, toks[c] };
 			tval[r][c] = (uint8_t)((r * 7 + c * 5 + r / 5 + c / 3) % TNVALS);
 			memset(toks[c], tval[r][c], CRY_TOKEN_BYTES);
-			if ((rc = mdb_put(txn, tab.cols[c], &tk, &k, 0)) != 0)
+			if ((rc = mdb_put(txn, tab.cols[c], &tk, &sv, 0)) != 0)
 				die("put column", rc);
 		}
 		if ((rc = mdb_put(txn, tab.rows, &k, &d, 0)) != 0)

@@ -3921,6 +3921,143 @@ static void geometry_drop_format(const char *state_dir)
 	mdb_env_close(env);
 }
 
+/* Make the state what a release before index spans wrote (state format
+ * 3): each index value one row id.  Returns how many values were spans of
+ * more than one row. */
+static size_t state_to_format3(const char *state_dir)
+{
+	char path[600];
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi main_db, meta;
+	MDB_cursor *names;
+	MDB_val k, v;
+	size_t multi = 0;
+	uint8_t fmt[8];
+
+	snprintf(path, sizeof(path), "%s/state", state_dir);
+	assert_int_equal(mdb_env_create(&env), 0);
+	mdb_env_set_maxdbs(env, 64);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &main_db), 0);
+	assert_int_equal(mdb_cursor_open(txn, main_db, &names), 0);
+	while (mdb_cursor_get(names, &k, &v, MDB_NEXT) == 0) {
+		char name[64];
+		unsigned tid, col;
+		char x;
+		MDB_dbi dbi;
+		MDB_cursor *cur;
+		MDB_val ik, iv;
+		struct { uint8_t key[32]; size_t klen; uint64_t first; uint32_t n; } *ent = NULL;
+		size_t nent = 0, cap = 0;
+
+		if (k.mv_size >= sizeof(name))
+			continue;
+		memcpy(name, k.mv_data, k.mv_size);
+		name[k.mv_size] = '\0';
+		if (!(sscanf(name, "t%u.c%u", &tid, &col) == 2 ||
+		      (sscanf(name, "t%u.%c", &tid, &x) == 2 && x == 'x')))
+			continue;
+		assert_int_equal(mdb_dbi_open(txn, name, MDB_DUPSORT | MDB_DUPFIXED, &dbi), 0);
+		assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+		while (mdb_cursor_get(cur, &ik, &iv, MDB_NEXT) == 0) {
+			if (nent == cap) {
+				cap = cap ? 2 * cap : 256;
+				ent = realloc(ent, cap * sizeof(*ent));
+				assert_non_null(ent);
+			}
+			assert_true(ik.mv_size <= sizeof(ent->key));
+			assert_int_equal(iv.mv_size, 8);
+			memcpy(ent[nent].key, ik.mv_data, ik.mv_size);
+			ent[nent].klen = ik.mv_size;
+			ent[nent].first = cry_get_be64(iv.mv_data) >> 16;
+			ent[nent].n = (uint32_t)(cry_get_be64(iv.mv_data) & 0xffff) + 1;
+			multi += ent[nent].n > 1;
+			nent++;
+		}
+		mdb_cursor_close(cur);
+		assert_int_equal(mdb_drop(txn, dbi, 0), 0);
+		for (size_t i = 0; i < nent; i++)
+			for (uint32_t j = 0; j < ent[i].n; j++) {
+				uint8_t id[8];
+				MDB_val kk = { ent[i].klen, ent[i].key }, vv = { 8, id };
+
+				cry_put_be64(id, ent[i].first + j);
+				assert_int_equal(mdb_put(txn, dbi, &kk, &vv, 0), 0);
+			}
+		free(ent);
+	}
+	mdb_cursor_close(names);
+	assert_int_equal(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+	cry_put_be64(fmt, 3);
+	k.mv_size = 6;
+	k.mv_data = (void *)"format";
+	v.mv_size = 8;
+	v.mv_data = fmt;
+	assert_int_equal(mdb_put(txn, meta, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	return multi;
+}
+
+/* A state of format 3 (an index value one row id) opens: its values become
+ * spans, and every row is found, kept and removed as before. */
+static void test_state_format3(void **state)
+{
+	struct env *e = *state;
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_row *rows = calloc(3000, sizeof(*rows));
+	struct pxc *c;
+	char out[400];
+
+	assert_non_null(rows);
+	snprintf(out, sizeof(out), "%s/fmt3.out", e->px.dir);
+	deploy(e, 16, NULL);
+	c = conn(e);
+	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+	OK(c, pxc_create_table(c, &kv, 0));
+	/* one bulk statement (one text value for all: its rows one span) and a
+	 * few small ones */
+	for (int i = 0; i < 3000; i++)
+		rows[i] = kv_row(&kv, i, i < 2990 ? "bulk" : "small");
+	do_insert(c, &kv, &m, rows, 2990);
+	for (int i = 2990; i < 3000; i++)
+		do_insert(c, &kv, &m, rows + i, 1);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+	assert_true(state_to_format3(e->px.state) > 0);
+	px_start(e, NULL);
+	assert_int_equal(h_count_lines(e->px.log, "converted to format 4"), 1);
+	c = conn(e);
+	check_table(c, &kv, &m);
+	for (int i = 0; i < 3000; i += 97)
+		sel_key(c, &kv, &m, i);
+	/* rows out of the middle and the ends of the span */
+	do_delete(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 0), NULL, NULL);
+	do_delete(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 1500), NULL, NULL);
+	do_delete(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 2989), NULL, NULL);
+	{
+		struct set_arg a = { 1, pxc_text("changed"), 0 }, am = a;
+		do_update(c, &kv, &m, pxc_eq_int(pxc_keys(c), &kv, "k", 700), set_fn, &a, &am);
+	}
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+	if (h_px_check(&e->px, out) != 0) {
+		h_tail(out, 10);
+		fail_msg("lwc-proxy check failed after the conversion from format 3");
+	}
+	/* converted once: a second start does not convert again */
+	px_start(e, NULL);
+	assert_int_equal(h_count_lines(e->px.log, "converted to format 4"), 1);
+	assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+	free(rows);
+	model_free(&m);
+}
+
 static void test_block_formats(void **state)
 {
 	struct env *e = *state;
@@ -4285,6 +4422,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cloud_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_formats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_format3, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_insert, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bulk_crash, setup, teardown),

@@ -225,6 +225,24 @@ static size_t count(MDB_txn *txn, MDB_dbi dbi)
 	return ms.ms_entries;
 }
 
+/* The rows dbi's values hold (each a span of row ids, pred.h). */
+static size_t rows_in(MDB_txn *txn, MDB_dbi dbi)
+{
+	MDB_cursor *cur;
+	MDB_val k, d;
+	size_t n = 0;
+	int rc;
+
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		assert_int_equal(d.mv_size, 8);
+		n += idx_span_rows(d.mv_data);
+	}
+	assert_int_equal(rc, MDB_NOTFOUND);
+	mdb_cursor_close(cur);
+	return n;
+}
+
 static void verify(struct fx *f)
 {
 	MDB_txn *txn;
@@ -232,8 +250,8 @@ static void verify(struct fx *f)
 
 	assert_int_equal(mdb_txn_begin(f->env, NULL, MDB_RDONLY, &txn), 0);
 	for (uint32_t c = 0; c < NCOLS; c++)
-		entries += count(txn, f->t.cols[c]);
-	entries += count(txn, f->t.run);
+		entries += rows_in(txn, f->t.cols[c]);
+	entries += rows_in(txn, f->t.run);
 	/* every entry once: as many as the model's rows times columns */
 	assert_int_equal(entries, f->t.nrows * NCOLS);
 	for (uint32_t c = 0; c < NCOLS; c++) {
@@ -470,7 +488,10 @@ static void test_add_rows(void **state)
 	rows[0] = 200;
 	assert_int_equal(idx_add_rows(&ic, a, rows, 1, MDB_APPENDDUP, scratch), 0);
 	idx_close(&ic);
-	assert_int_equal(count(txn, f->t.cols[1]), 26 + 3);
+	/* values: a's 20 single rows, 140-141 as one span, 1, 101, 150 and
+	 * 200; b's three single rows */
+	assert_int_equal(rows_in(txn, f->t.cols[1]), 26 + 3);
+	assert_int_equal(count(txn, f->t.cols[1]), 20 + 1 + 3 + 1 + 3);
 	assert_int_equal(idx_lookup(txn, &f->t, 1, a, &got), LWC_OK);
 	assert_int_equal(got.n, 26);
 	assert_int_equal(got.v[0], 1);
@@ -494,7 +515,8 @@ static void test_add_rows(void **state)
 	rows[1] = 301;
 	assert_int_equal(idx_add_rows(&ic, b, rows, 2, MDB_APPENDDUP, scratch), 0);
 	idx_close(&ic);
-	assert_int_equal(count(txn, f->t.run), 2);
+	assert_int_equal(count(txn, f->t.run), 1);       /* 300-301: one span */
+	assert_int_equal(rows_in(txn, f->t.run), 2);
 	memset(&got, 0, sizeof(got));
 	assert_int_equal(idx_lookup(txn, &f->t, 1, b, &got), LWC_OK);
 	assert_int_equal(got.n, 5);
@@ -504,11 +526,95 @@ static void test_add_rows(void **state)
 	mdb_txn_abort(txn);
 }
 
+/* Values are spans of consecutive row ids (pred.h): found, split on
+ * removal, capped at IDX_SPAN_ROWS rows, counted as rows. */
+static void test_spans(void **state)
+{
+	struct fx *f = *state;
+	enum { BIG = IDX_SPAN_ROWS + 4464 };
+	uint64_t *rows = malloc(BIG * sizeof(*rows));
+	uint8_t *scratch = malloc(BIG * 8), tok[CRY_TOKEN_BYTES], one[CRY_TOKEN_BYTES];
+	static const uint64_t in[] = { 10, 15, 19, 30, 31, 40 }, out[] = { 9, 20, 29, 32, 41, 0 };
+	static const uint64_t left[] = { 11, 12, 13, 14, 16, 17, 18, 30, 31 };
+	struct locset got = { 0 };
+	struct tokrow tr[9];
+	struct idx_cur ic;
+	MDB_txn *txn;
+	int dup;
+
+	assert_non_null(rows);
+	assert_non_null(scratch);
+	idx_configure(0, 0);
+	tok_of(tok, 1, 7);
+	tok_of(one, 1, 8);
+	assert_int_equal(mdb_txn_begin(f->env, NULL, 0, &txn), 0);
+	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 16), 0);
+	for (uint64_t i = 0; i < 10; i++)
+		rows[i] = 10 + i;                 /* 10-19 */
+	rows[10] = 30;
+	rows[11] = 31;
+	rows[12] = 40;
+	assert_int_equal(idx_add_rows(&ic, tok, rows, 13, MDB_APPENDDUP, scratch), 0);
+	assert_int_equal(count(txn, f->t.cols[1]), 3);
+	assert_int_equal(rows_in(txn, f->t.cols[1]), 13);
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(idx_holds(txn, f->t.cols[1], tok, CRY_TOKEN_BYTES, in[i]), 1);
+		assert_int_equal(idx_holds(txn, f->t.cols[1], tok, CRY_TOKEN_BYTES, out[i]), 0);
+	}
+	assert_int_equal(idx_holds(txn, f->t.cols[1], one, CRY_TOKEN_BYTES, 10), 0);
+	/* inside a span: split in two; its first and last rows: shortened */
+	assert_int_equal(idx_remove(&ic, tok, 15), 0);
+	assert_int_equal(count(txn, f->t.cols[1]), 4);
+	assert_int_equal(idx_remove(&ic, tok, 10), 0);
+	assert_int_equal(idx_remove(&ic, tok, 19), 0);
+	assert_int_equal(idx_remove(&ic, tok, 40), 0);
+	assert_int_equal(idx_remove(&ic, tok, 15), MDB_NOTFOUND);
+	assert_int_equal(idx_remove(&ic, tok, 25), MDB_NOTFOUND);
+	assert_int_equal(idx_remove(&ic, tok, 99), MDB_NOTFOUND);
+	assert_int_equal(idx_remove(&ic, one, 11), MDB_NOTFOUND);
+	assert_int_equal(idx_lookup(txn, &f->t, 1, tok, &got), LWC_OK);
+	assert_int_equal(got.n, 9);
+	assert_memory_equal(got.v, left, sizeof(left));
+	assert_int_equal(count(txn, f->t.cols[1]), 3);     /* 11-14, 16-18, 30-31 */
+	/* a span of two rows is a duplicate of the column */
+	assert_int_equal(idx_has_duplicates(txn, &f->t, 1, NULL, &dup), 0);
+	assert_int_equal(dup, 1);
+	/* every row of the token: the whole list in one delete */
+	for (size_t i = 0; i < 9; i++) {
+		tr[i].tok = tok;
+		tr[i].row = left[i];
+	}
+	assert_int_equal(idx_remove_group(&ic, tr, 9), 0);
+	assert_int_equal(count(txn, f->t.cols[1]), 0);
+	/* a long run of ids: spans of at most IDX_SPAN_ROWS rows */
+	for (uint64_t i = 0; i < BIG; i++)
+		rows[i] = 1000 + i;
+	assert_int_equal(idx_add_rows(&ic, one, rows, BIG, MDB_APPENDDUP, scratch), 0);
+	assert_int_equal(count(txn, f->t.cols[1]), 2);
+	assert_int_equal(rows_in(txn, f->t.cols[1]), BIG);
+	assert_int_equal(idx_holds(txn, f->t.cols[1], one, CRY_TOKEN_BYTES,
+				   1000 + IDX_SPAN_ROWS), 1);
+	assert_int_equal(idx_remove(&ic, one, 1000 + IDX_SPAN_ROWS - 1), 0);
+	got.n = 0;
+	assert_int_equal(idx_lookup(txn, &f->t, 1, one, &got), LWC_OK);
+	assert_int_equal(got.n, BIG - 1);
+	for (size_t i = 1; i < got.n; i++)
+		assert_true(got.v[i - 1] < got.v[i]);
+	assert_int_equal(idx_has_duplicates(txn, &f->t, 1, NULL, &dup), 0);
+	assert_int_equal(dup, 1);
+	idx_close(&ic);
+	mdb_txn_abort(txn);
+	locset_free(&got);
+	free(rows);
+	free(scratch);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_statements, setup, teardown),
 	};
 
