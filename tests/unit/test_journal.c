@@ -28,6 +28,7 @@
 #include "cry.h"
 #include "../../proxy/journal.h"
 #include "../../proxy/locate.h"
+#include "../../proxy/pred.h"
 #include "../../proxy/state.h"
 
 enum { NROWS = 300, MAXBLK = 64, R = 16, S = R + CRY_RECORD_OVERHEAD };
@@ -114,7 +115,7 @@ static void setup_state(void)
 		MDB_val k = { CRY_TOKEN_BYTES, tok }, d = { 8, v };
 
 		token(tok, r);
-		cry_put_be64(v, r);
+		idx_span_put(v, r, 1);              /* an index value (pred.h) */
 		assert_int_equal(mdb_put(txn, tab->cols[0], &k, &d, 0), 0);
 	}
 	assert_int_equal(mdb_txn_commit(txn), 0);
