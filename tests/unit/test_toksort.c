@@ -1,6 +1,7 @@
 /*
  * test_toksort.c - the order of index entries (proxy/toksort.c) against
- * qsort() with the same comparison: random tokens, one token repeated in
+ * qsort() with the same comparison: random tokens, random first 8 bytes
+ * each shared by two tokens, one token repeated in
  * and out of row order, tokens equal in their first 8 bytes only, a few
  * distinct tokens among many rows, tokens in order already (or but for the
  * last), and the sizes around the radix cut-off;
@@ -29,7 +30,7 @@ static uint64_t next(void)
 }
 
 /* tokens of one shape, n entries; sorted both ways and compared */
-enum shape { RANDOM, SAME_TOKEN, SAME_PREFIX, FEW_TOKENS, SHARED_BYTES, ASCENDING, LAST_OUT };
+enum shape { RANDOM, PAIRS, SAME_TOKEN, SAME_PREFIX, FEW_TOKENS, SHARED_BYTES, ASCENDING, LAST_OUT };
 
 static void check(size_t n, enum shape sh, int row_order)
 {
@@ -46,6 +47,10 @@ static void check(size_t n, enum shape sh, int row_order)
 
 		switch (sh) {
 		case RANDOM:
+			break;
+		case PAIRS:                    /* first 8 bytes twice, spread: a few
+						* to a top-digit bucket, tails random */
+			hi = (uint64_t)(i / 2 + 1) * 0x9e3779b97f4a7c15u;
 			break;
 		case SAME_TOKEN:
 			hi = 0x0123456789abcdefu, lo = 42;
