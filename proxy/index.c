@@ -87,17 +87,28 @@ void idx_run_key(uint8_t key[IDX_RUN_KEY], uint32_t col, const uint8_t *tok)
 	memcpy(key + 1, tok, CRY_TOKEN_BYTES);
 }
 
+/* The entries (rows, not values: a span is many) of column col's index:
+ * one for each of the column's tokens in each row of the table. */
+static uint64_t col_entries(const struct px_table *t, uint32_t col)
+{
+	uint64_t per_row = 0;
+
+	for (uint32_t c = 0; c < t->ntok; c++)
+		per_row += t->tcol[c] == col;
+	return t->nrows * per_row;
+}
+
 int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col, size_t m)
 {
-	MDB_stat tree, run;
+	MDB_stat run;
+	uint64_t tree = col_entries(t, col);
 	int rc;
 
 	memset(ic, 0, sizeof(*ic));
 	ic->txn = txn;
 	ic->t = t;
 	ic->col = col;
-	if ((rc = mdb_stat(txn, t->cols[col], &tree)) != 0 ||
-	    (rc = mdb_stat(txn, t->run, &run)) != 0)
+	if ((rc = mdb_stat(txn, t->run, &run)) != 0)
 		return rc;
 	/* not the run when the statement (about m entries for each of a row's
 	 * tokens) would fill it past its limit, or is more than a quarter of
@@ -106,8 +117,8 @@ int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col,
 	 * statements, 1.1M entries each against a limit of 1.2-1.8M, were 24 %
 	 * slower through the run: each put twice, and every other commit
 	 * dirtying twice the pages) */
-	ic->run = cfg_tree_min > 0 && tree.ms_entries >= cfg_tree_min &&
-		  (uint64_t)m * 16 < tree.ms_entries &&
+	ic->run = cfg_tree_min > 0 && tree >= cfg_tree_min &&
+		  (uint64_t)m * 16 < tree &&
 		  (uint64_t)m * t->ntok * 4 <= run_limit(t) &&
 		  run.ms_entries + (uint64_t)m * t->ntok <= run_limit(t);
 	if (!ic->run && run.ms_entries > 0 && (rc = idx_flush(txn, t)) != 0)

@@ -41,7 +41,8 @@ void idx_configure(uint64_t tree_min, uint64_t run_max);
  * tree, or m entries for each token of a row more than a quarter of the
  * run's limit or than it has room for), the run moved into the trees first
  * if it holds anything, so that every entry this commit removes is in the
- * tree. */
+ * tree.  A tree's size is its entries, t->nrows times the column's tokens
+ * a row, not its LMDB values (spans of many rows, pred.h). */
 int idx_open(struct idx_cur *ic, MDB_txn *txn, struct px_table *t, uint32_t col, size_t m);
 void idx_close(struct idx_cur *ic);
 

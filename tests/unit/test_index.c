@@ -76,6 +76,8 @@ static int setup(void **state)
 	f->t.id = 7;
 	f->t.ncols = NCOLS;
 	f->t.ntok = NCOLS;
+	for (uint32_t c = 0; c < NCOLS; c++)
+		f->t.tcol[c] = (uint8_t)c;        /* one token a column */
 	f->t.pk_col = -1;
 	assert_int_equal(mdb_txn_begin(f->env, NULL, 0, &txn), 0);
 	for (uint32_t c = 0; c < NCOLS; c++) {
@@ -398,17 +400,21 @@ static void test_placement(void **state)
 	idx_configure(1, 0);
 	assert_int_equal(mdb_txn_begin(f->env, NULL, 0, &txn), 0);
 	tok_of(tok, 1, 5);
-	/* an empty tree: entries go to the tree */
+	/* an empty tree: entries go to the tree (a tree's size is the
+	 * table's rows times the column's tokens a row: one here) */
 	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
 	assert_false(ic.run);
 	assert_int_equal(idx_add(&ic, tok, 10, MDB_APPENDDUP), 0);
 	idx_close(&ic);
+	f->t.nrows = 1;
 	/* a one-entry statement is a sixteenth or more of a tree of up to 16
 	 * entries: still the tree; with 17 it goes to the run */
 	for (uint64_t r = 11; r < 27; r++) {
 		assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
+		assert_false(ic.run);
 		assert_int_equal(idx_add(&ic, tok, r, MDB_APPENDDUP), 0);
 		idx_close(&ic);
+		f->t.nrows++;
 	}
 	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
 	assert_true(ic.run);
@@ -442,6 +448,7 @@ static void test_placement(void **state)
 	for (uint64_t r = 100; r < 300; r++)
 		assert_int_equal(idx_add(&ic, tok, r, MDB_APPENDDUP), 0);
 	idx_close(&ic);
+	f->t.nrows = 200;
 	idx_configure(1, 60);
 	assert_int_equal(idx_open(&ic, txn, &f->t, 2, 5), 0);
 	assert_true(ic.run);                   /* 5 x 3 x 4 = 60 */
@@ -508,6 +515,7 @@ static void test_add_rows(void **state)
 	locset_free(&got);
 
 	/* into the run: a tree of 29 entries takes a one-row statement there */
+	f->t.nrows = 29;
 	idx_configure(1, 0);
 	assert_int_equal(idx_open(&ic, txn, &f->t, 1, 1), 0);
 	assert_true(ic.run);
