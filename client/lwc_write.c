@@ -11,6 +11,7 @@
 
 #include "lwc_int.h"
 #include "range.h"
+#include "wire.h"
 
 /* ---- statements ------------------------------------------------------------------ */
 
@@ -447,13 +448,19 @@ static lwc_result *insert_frame(lwc_conn *c, const struct ltable *t,
 		lwc__row__init(&pr[i]);
 		pr[i].record.data = recs + i * c->S;
 		pr[i].record.len = c->S;
+		pp[i] = &pr[i];
+		if (c->features & WIRE_FEATURE_TOKEN_BLOCK) {
+			/* one field for the row's tokens, not one each */
+			pr[i].token_block.data = tokb + i * nt * CRY_TOKEN_BYTES;
+			pr[i].token_block.len = nt * CRY_TOKEN_BYTES;
+			continue;
+		}
 		pr[i].tokens = toks + i * nt;
 		pr[i].n_tokens = nt;
 		for (size_t j = 0; j < nt; j++) {
 			toks[i * nt + j].data = tokb + (i * nt + j) * CRY_TOKEN_BYTES;
 			toks[i * nt + j].len = CRY_TOKEN_BYTES;
 		}
-		pp[i] = &pr[i];
 	}
 	ins.table.data = (uint8_t *)(uintptr_t)t->handle;
 	ins.table.len = sizeof(t->handle);

@@ -126,3 +126,8 @@ void pb_arena_free(ProtobufCMessage *m)
 	if (m != NULL)
 		arena_destroy((struct pb_arena *)(void *)((unsigned char *)m - ARENA_HDR));
 }
+
+void *pb_arena_alloc(ProtobufCMessage *m, size_t size)
+{
+	return arena_alloc((unsigned char *)m - ARENA_HDR, size);
+}

@@ -23,6 +23,10 @@
 ProtobufCMessage *pb_arena_unpack(const ProtobufCMessageDescriptor *desc, size_t len,
 				  const uint8_t *data);
 
+/* size bytes (aligned to 16) from the arena of m, a message of
+ * pb_arena_unpack, freed with it; NULL when out of memory. */
+void *pb_arena_alloc(ProtobufCMessage *m, size_t size);
+
 /* Free a message of pb_arena_unpack and all it points to (NULL: nothing). */
 void pb_arena_free(ProtobufCMessage *m);
 

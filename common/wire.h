@@ -24,6 +24,7 @@
 /* Catalog.features (common/lwc.proto): what the proxy takes beyond the
  * first release, so a newer client talks to an older proxy as before. */
 #define WIRE_FEATURE_TOKENS_AS_BEFORE 1u     /* empty UPDATE token: unchanged */
+#define WIRE_FEATURE_TOKEN_BLOCK      2u     /* INSERT rows' tokens in one field */
 
 static inline void wire_put_u32(uint8_t *p, uint32_t v)
 {

@@ -2555,7 +2555,7 @@ static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct
 	cat.n_tables = i;
 	cat.tables = ptrs;
 	cat.record_bytes = st->g.R;
-	cat.features = WIRE_FEATURE_TOKENS_AS_BEFORE;
+	cat.features = WIRE_FEATURE_TOKENS_AS_BEFORE | WIRE_FEATURE_TOKEN_BLOCK;
 	resp.seq = req->seq;
 	resp.result_case = LWC__PROXY_RESPONSE__RESULT_CATALOG;
 	resp.catalog = &cat;

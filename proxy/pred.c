@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "index.h"
+#include "pbarena.h"
 #include "pred.h"
 
 void locset_free(struct locset *s)
@@ -320,6 +321,33 @@ int pred_wire_check(const uint8_t *buf, size_t len)
 			return LWC_ERR_PROTO;
 	}
 	return r < 0 ? LWC_ERR_PROTO : LWC_OK;
+}
+
+int px_request_tokens(Lwc__ProxyRequest *req)
+{
+	const Lwc__Insert *ins;
+
+	if (req->op_case != LWC__PROXY_REQUEST__OP_INSERT || (ins = req->insert) == NULL)
+		return LWC_OK;
+	for (size_t i = 0; i < ins->n_rows; i++) {
+		Lwc__Row *r = ins->rows[i];
+		size_t n = r->token_block.len / CRY_TOKEN_BYTES;
+
+		if (r->token_block.len == 0)
+			continue;
+		if (r->token_block.len % CRY_TOKEN_BYTES != 0 || r->n_tokens != 0 ||
+		    n > PX_MAX_TOKENS)
+			return LWC_ERR_PROTO;
+		r->tokens = pb_arena_alloc(&req->base, n * sizeof(*r->tokens));
+		if (r->tokens == NULL)
+			return LWC_ERR_NOMEM;
+		for (size_t j = 0; j < n; j++) {
+			r->tokens[j].len = CRY_TOKEN_BYTES;
+			r->tokens[j].data = r->token_block.data + j * CRY_TOKEN_BYTES;
+		}
+		r->n_tokens = n;
+	}
+	return LWC_OK;
 }
 
 int pred_lookup(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, struct locset *out)

@@ -50,6 +50,13 @@ int pred_validate(const Lwc__Pred *p, uint32_t ncols, char *err, size_t errlen) 
  * tens of kilobytes overflows a worker's stack. */
 int pred_wire_check(const uint8_t *buf, size_t len) LWC_WUR;
 
+/* After decoding, before the engine: an INSERT's rows sent with their
+ * tokens as one token_block (WIRE_FEATURE_TOKEN_BLOCK) given their tokens
+ * array over it, from req's arena (req: a message of pb_arena_unpack).
+ * LWC_ERR_PROTO when a block is not whole tokens, holds more than a row
+ * may, or comes with tokens as well. */
+int px_request_tokens(Lwc__ProxyRequest *req) LWC_WUR;
+
 /* Evaluate (p may be NULL: ALL) inside txn. */
 int pred_eval(MDB_txn *txn, const struct px_table *t, const Lwc__Pred *p,
 	      struct locset *out, char *err, size_t errlen) LWC_WUR;

@@ -306,6 +306,7 @@ static int decode_request(struct conn *c, uint8_t *body, size_t len, Lwc__ProxyR
 {
 	const uint8_t *plain = body + CHAN_PLAIN_OFF;
 	size_t plain_len = 0;
+	int rc;
 
 	*out = NULL;
 	if (len < CHAN_ABYTES || chan_open_inplace(c->chan, body, len, &plain_len) != LWC_OK)
@@ -314,7 +315,14 @@ static int decode_request(struct conn *c, uint8_t *body, size_t len, Lwc__ProxyR
 	if (pred_wire_check(plain, plain_len) == LWC_OK)
 		*out = (Lwc__ProxyRequest *)pb_arena_unpack(&lwc__proxy_request__descriptor,
 							    plain_len, plain);
-	return *out ? LWC_OK : LWC_ERR_PROTO;
+	if (*out == NULL)
+		return LWC_ERR_PROTO;
+	/* an INSERT's token blocks: the rows' tokens over them */
+	if ((rc = px_request_tokens(*out)) != LWC_OK) {
+		pb_arena_free(&(*out)->base);
+		*out = NULL;
+	}
+	return rc;
 }
 
 /* One whole request frame from the stash and the socket, opened and

@@ -464,6 +464,32 @@ static void check_repack(const Lwc__ProxyRequest *rq, size_t depth)
 	free(b);
 }
 
+/* An INSERT's token blocks as the proxy takes them after decoding
+ * (px_request_tokens): taken, each row's tokens are its block's, whole
+ * tokens in order; otherwise refused as malformed. */
+static void same_tokens_from_block(Lwc__ProxyRequest *rq)
+{
+	int rc = px_request_tokens(rq);
+
+	CHECK(rc == LWC_OK || rc == LWC_ERR_PROTO);
+	if (rc != LWC_OK)
+		return;
+	if (rq->op_case != LWC__PROXY_REQUEST__OP_INSERT || rq->insert == NULL)
+		return;
+	for (size_t i = 0; i < rq->insert->n_rows; i++) {
+		const Lwc__Row *r = rq->insert->rows[i];
+		size_t n = r->token_block.len / CRY_TOKEN_BYTES;
+
+		if (r->token_block.len == 0)
+			continue;
+		CHECK(r->token_block.len % CRY_TOKEN_BYTES == 0 && n <= PX_MAX_TOKENS &&
+		      r->n_tokens == n);
+		for (size_t j = 0; j < n; j++)
+			CHECK(r->tokens[j].len == CRY_TOKEN_BYTES &&
+			      r->tokens[j].data == r->token_block.data + j * CRY_TOKEN_BYTES);
+	}
+}
+
 /* The proxy unpacks requests into an arena (common/pbarena.c): it must
  * accept and refuse what protobuf-c accepts and refuses, and give the same
  * message (packed again, the same bytes). */
@@ -483,6 +509,7 @@ static void same_in_arena(const Lwc__ProxyRequest *rq, const uint8_t *data, size
 		CHECK(memcmp(a, b, n) == 0);
 		free(a);
 		free(b);
+		same_tokens_from_block((Lwc__ProxyRequest *)ar);
 	}
 	pb_arena_free(ar);
 }

@@ -593,6 +593,47 @@ static void test_decisions_in_flight(void **state)
 	assert_int_equal(count_of(e, "SELECT COUNT(*) FROM w"), N / 2);
 }
 
+/* INSERT rows carry their tokens as one token_block when the proxy lists
+ * WIRE_FEATURE_TOKEN_BLOCK, one field a token otherwise (a proxy of an
+ * earlier release): rows sent either way answer every index alike. */
+static void test_insert_token_block(void **state)
+{
+	struct env *e = *state;
+	enum { N = 600 };
+
+	assert_true(e->c->features & WIRE_FEATURE_TOKEN_BLOCK);
+	exec_ok(e, "CREATE TABLE tb (id INT PRIMARY KEY, g INT, s TEXT UNIQUE)");
+	for (int pass = 0; pass < 2; pass++) {
+		size_t cap = N * 40 + 64, o;
+		char *sql = malloc(cap), q[128];
+
+		assert_non_null(sql);
+		/* pass 1: as a client of a proxy without the feature */
+		if (pass)
+			e->c->features &= ~WIRE_FEATURE_TOKEN_BLOCK;
+		o = (size_t)snprintf(sql, cap, "INSERT INTO tb VALUES ");
+		for (int j = pass * N; j < (pass + 1) * N; j++)
+			o += (size_t)snprintf(sql + o, cap - o, "%s(%d, %d, 's%05d')",
+					      j > pass * N ? ", " : "", j, j % 10, j);
+		exec_ok(e, sql);                          /* a bulk INSERT */
+		free(sql);
+		snprintf(q, sizeof(q), "INSERT INTO tb VALUES (%d, 3, 'x%d')", 5000 + pass, pass);
+		exec_ok(e, q);                            /* one row */
+		expect_error(lwc_exec(e->c, "INSERT INTO tb VALUES (7, 0, 'new')"),
+			     LWC_ERR_UNIQUE, "duplicate key");
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM tb"), (pass + 1) * (N + 1));
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM tb WHERE g = 3"),
+				 (pass + 1) * (N / 10 + 1));
+		assert_int_equal(count_of(e, "SELECT COUNT(*) FROM tb WHERE id >= 100 AND id < 200"),
+				 100);
+		snprintf(q, sizeof(q), "SELECT g FROM tb WHERE s = 's%05d'", pass * N + 42);
+		assert_int_equal(count_of(e, q), 2);
+		snprintf(q, sizeof(q), "SELECT COUNT(*) FROM tb WHERE id = %d", 5000 + pass);
+		assert_int_equal(count_of(e, q), 1);
+	}
+	e->c->features |= WIRE_FEATURE_TOKEN_BLOCK;
+}
+
 /* An UPDATE leaves the tokens of the columns it does not SET empty and the
  * proxy takes the rows' own (WIRE_FEATURE_TOKENS_AS_BEFORE); with the
  * feature off (a proxy of the first release) every token is sent.  Either
@@ -705,6 +746,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_insert_rows_in_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_rows_in_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decisions_in_flight, setup_wide, teardown),
+		cmocka_unit_test_setup_teardown(test_insert_token_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_keeps_tokens, setup, teardown),
 	};
 
