@@ -62,7 +62,7 @@ struct bulk_arg {
 	size_t b0;                     /* first block of this batch          */
 };
 
-/* Block b0 + i: random bytes, its rows in random slots, sealed. */
+/* Block b0 + i: its rows in random slots, random bytes in the others, sealed. */
 static int bulk_block(void *p, size_t i, uint32_t *scratch)
 {
 	struct bulk_arg *a = p;
@@ -76,7 +76,6 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 
 	if (nr > a->per)
 		nr = a->per;
-	fill_empty(a->st, plain, NULL, NULL);
 	for (uint32_t s = 0; s < g->m; s++)
 		slots[s] = s;
 	for (size_t k = 0; k < nr; k++) {
@@ -89,6 +88,7 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 		px_bit_set(bits, slots[k], 1);
 		a->locs[r0 + k] = PX_LOC(a->first + b, slots[k]);
 	}
+	fill_empty(a->st, plain, bits, scratch);     /* the other slots: random */
 	rc = seal_block(a->st, scratch, a->first + b, 1, plain, out);
 	memcpy(a->tags + b * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES, CRY_TAG_BYTES);
 	a->wb[i].id = a->first + b;

@@ -7,9 +7,14 @@
 #include "cry.h"
 #include "toksort.h"
 
-/* 6 passes of 11 bits cover the 64-bit key; 2,048 counters stay in L1 */
+/* Three passes of 11 bits sort on the key's top 33 bits (2,048 counters a
+ * pass, all three counted in one read); random tokens of a statement are
+ * then almost all apart, and the entries sharing their top 33 bits (the
+ * same token, or a coincidence) are put in whole order by fix_run. */
 #define RADIX_BITS 11u
 #define RADIX_MASK ((1u << RADIX_BITS) - 1)
+#define RADIX_PASSES 3u
+#define RADIX_LOW (64u - RADIX_PASSES * RADIX_BITS)   /* bits below: fix_run */
 
 /* a token is its key (8 bytes) and a tail of 8 (fix_run, tokrow_same) */
 _Static_assert(CRY_TOKEN_BYTES == 16, "tokens of 16 bytes");
@@ -24,9 +29,9 @@ int tokrow_cmp(const void *x, const void *y)
 	return a->row < b->row ? -1 : a->row > b->row;
 }
 
-/* Entries whose first 8 bytes are equal, in whole order: usually one token
+/* Entries whose top 33 bits are equal, in whole order: usually one token
  * repeated in input order, which is already row order when the caller's
- * input was (then only the check runs, on the tokens' last 8 bytes). */
+ * input was (then only the check runs). */
 static void fix_run(struct tokrow *tr, size_t n)
 {
 	uint64_t prev = cry_get_be64(tr[0].tok + 8);
@@ -34,12 +39,17 @@ static void fix_run(struct tokrow *tr, size_t n)
 	for (size_t i = 1; i < n; i++) {
 		uint64_t tail = cry_get_be64(tr[i].tok + 8);
 
-		if (prev > tail || (prev == tail && tr[i - 1].row > tr[i].row)) {
-			qsort(tr, n, sizeof(*tr), tokrow_cmp);
-			return;
+		if (tr[i - 1].key != tr[i].key) {
+			if (tr[i - 1].key > tr[i].key)
+				goto unsorted;
+		} else if (prev > tail || (prev == tail && tr[i - 1].row > tr[i].row)) {
+			goto unsorted;
 		}
 		prev = tail;
 	}
+	return;
+unsorted:
+	qsort(tr, n, sizeof(*tr), tokrow_cmp);
 }
 
 /* Already sorted: one token for every row, in row order (a bulk INSERT's
@@ -64,34 +74,36 @@ static int in_order(const struct tokrow *tr, size_t n)
 void tokrow_sort(struct tokrow *tr, size_t n)
 {
 	struct tokrow *tmp, *src = tr, *dst;
-	size_t count[1u << RADIX_BITS];
+	uint32_t count[RADIX_PASSES][1u << RADIX_BITS];
 
 	for (size_t i = 0; i < n; i++)
 		tr[i].key = cry_get_be64(tr[i].tok);
 	if (n < 2 || in_order(tr, n))
 		return;
-	if (n < 64 || (tmp = malloc(n * sizeof(*tmp))) == NULL) {
+	if (n < 64 || n > UINT32_MAX || (tmp = malloc(n * sizeof(*tmp))) == NULL) {
 		qsort(tr, n, sizeof(*tr), tokrow_cmp);
 		return;
 	}
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++)
+		for (unsigned p = 0; p < RADIX_PASSES; p++)
+			count[p][tr[i].key >> (RADIX_LOW + p * RADIX_BITS) & RADIX_MASK]++;
 	dst = tmp;
 	/* least significant digit first; each pass stable */
-	for (unsigned shift = 0; shift < 64; shift += RADIX_BITS) {
-		size_t pos = 0;
+	for (unsigned p = 0; p < RADIX_PASSES; p++) {
+		unsigned shift = RADIX_LOW + p * RADIX_BITS;
+		uint32_t *c = count[p], pos = 0;
 
-		memset(count, 0, sizeof(count));
-		for (size_t i = 0; i < n; i++)
-			count[src[i].key >> shift & RADIX_MASK]++;
-		if (count[src[0].key >> shift & RADIX_MASK] == n)
+		if (c[src[0].key >> shift & RADIX_MASK] == n)
 			continue;                   /* every entry has this digit */
 		for (size_t b = 0; b <= RADIX_MASK; b++) {
-			size_t c = count[b];
+			uint32_t k = c[b];
 
-			count[b] = pos;
-			pos += c;
+			c[b] = pos;
+			pos += k;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[src[i].key >> shift & RADIX_MASK]++] = src[i];
+			dst[c[src[i].key >> shift & RADIX_MASK]++] = src[i];
 		{
 			struct tokrow *t = src;
 
@@ -105,7 +117,7 @@ void tokrow_sort(struct tokrow *tr, size_t n)
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 
-		while (j < n && tr[j].key == tr[i].key)
+		while (j < n && tr[j].key >> RADIX_LOW == tr[i].key >> RADIX_LOW)
 			j++;
 		if (j - i > 1)
 			fix_run(tr + i, j - i);

@@ -5,9 +5,9 @@
  * A statement's commit sorts each column's entries before it walks the
  * B-tree (bulk INSERT, DELETE, UPDATE).  qsort() with a memcmp() per
  * comparison took 70 % of a 200,000-row DELETE; tokens are uniformly random
- * BLAKE2b outputs, so a stable radix sort on their first 8 bytes puts almost
+ * BLAKE2b outputs, so a stable radix sort on their first 33 bits puts almost
  * every entry in place and only runs of equal prefixes (the same token, or
- * a 2^-64 coincidence) are compared whole.
+ * a coincidence: about n^2 / 2^34 pairs among n entries) are compared whole.
  */
 #ifndef LWC_TOKSORT_H
 #define LWC_TOKSORT_H

@@ -3,7 +3,8 @@
  * qsort() with the same comparison: random tokens, random first 8 bytes
  * each shared by two tokens, one token repeated in
  * and out of row order, tokens equal in their first 8 bytes only, a few
- * distinct tokens among many rows, tokens in order already (or but for the
+ * distinct tokens among many rows, tokens apart only below the radix's
+ * top 33 bits, tokens in order already (or but for the
  * last), and the sizes around the radix cut-off;
  * tokrow_same on neighbours of the sorted order.
  */
@@ -30,7 +31,8 @@ static uint64_t next(void)
 }
 
 /* tokens of one shape, n entries; sorted both ways and compared */
-enum shape { RANDOM, PAIRS, SAME_TOKEN, SAME_PREFIX, FEW_TOKENS, SHARED_BYTES, ASCENDING, LAST_OUT };
+enum shape { RANDOM, PAIRS, SAME_TOKEN, SAME_PREFIX, FEW_TOKENS, SHARED_BYTES, LOW_BITS, ASCENDING,
+	     LAST_OUT };
 
 static void check(size_t n, enum shape sh, int row_order)
 {
@@ -63,6 +65,11 @@ static void check(size_t n, enum shape sh, int row_order)
 			break;
 		case SHARED_BYTES:             /* only the middle bytes differ */
 			hi = 0xaa000000000000bbu | (hi & 0x0000ffff00000000u);
+			break;
+		case LOW_BITS:                 /* the radix's 33 bits shared: only
+						* the key's low 31 bits and the
+						* tails differ (a few values) */
+			hi = 0x123456789u << 31 | (hi % 5), lo %= 3;
 			break;
 		case ASCENDING:                /* in order already (tails too) */
 			hi = i / 3, lo = i;
