@@ -114,6 +114,11 @@ int value_token(const struct keys *k, const struct sql_schema *sc, size_t c,
  * not used), or as value_token when st is NULL. */
 int value_token_st(const struct keys *k, const struct sql_schema *sc, size_t c,
 		   const cry_tokstate *st, const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES]);
+struct tokmemo;
+/* The same from st through a statement's memo m, as token position pos of
+ * a row (tokmemo.h; m NULL: made). */
+int value_token_memo(const cry_tokstate *st, const struct sql_value *v, struct tokmemo *m,
+		     size_t pos, uint8_t out[CRY_TOKEN_BYTES]);
 /* Encode and seal a row into out (S bytes) under a random nonce: nonce's
  * CRY_NONCE_BYTES when given (drawn by the caller, many at a time), else
  * one drawn here. */
@@ -141,20 +146,19 @@ struct ltable *catalog_find(lwc_conn *c, const char *name, int refresh);
 void ltable_ranges(struct ltable *t, const uint8_t *rtok, size_t n, uint64_t ready);
 unsigned range_tokens_for(const struct sql_coldef *cd);
 /* The tokens of a row of t (ncols, then the range tokens), into out, from
- * the token states of t's columns (row_token_states: each token costs one
- * BLAKE2b compression instead of two). */
+ * the token states of t's columns (row_token_states: the set-up of each
+ * token's keyed BLAKE2b done once a column; the key block is still
+ * compressed for every token, tokmemo.h). */
 /* row_tokens but for the columns of skip (bit c: column c < 64), whose
  * tokens in out are left as they are. */
 int row_tokens_skip(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
 		    uint64_t skip, uint8_t *out);
 int row_tokens(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
 	       uint8_t *out);
-struct range_memo;
-/* row_tokens_skip with a memo of each range token's last node (memo[i]:
- * range token i of the row, ntok - ncols of them; range.h), for the rows of
- * one statement taken in order; NULL: none. */
+/* row_tokens_skip through a statement's memo of the tokens it made
+ * (tokmemo.h: t->ntok positions, a row's tokens in order); NULL: none. */
 int row_tokens_memo(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
-		    uint64_t skip, uint8_t *out, struct range_memo *memo);
+		    uint64_t skip, uint8_t *out, struct tokmemo *memo);
 /* t's column token states for a statement's rows (sodium_malloc'ed), NULL
  * when out of memory; row_token_states_free wipes and frees. */
 cry_tokstate *row_token_states(const struct keys *k, const struct ltable *t);

@@ -13,6 +13,7 @@
  */
 #include "lwc_int.h"
 #include "range.h"
+#include "tokmemo.h"
 
 #include <math.h>
 #include <string.h>
@@ -63,11 +64,11 @@ unsigned range_tokens_for(const struct sql_coldef *cd)
 
 /* A NULL has no key: its range tokens are one per level that no cover
  * names (level byte 0 is never a node's). */
-static int null_range_token(const cry_tokstate *st, unsigned level, uint8_t out[CRY_TOKEN_BYTES])
+static int null_range_token(const cry_tokstate *st, unsigned level, struct tokmemo *m,
+			    size_t pos, uint8_t out[CRY_TOKEN_BYTES])
 {
 	uint8_t in[2] = { 0, (uint8_t)level };
-
-	return cry_token_next(out, st, CRY_TAG_RANGE, in, sizeof(in));
+	return tokmemo_token(m, pos, out, st, CRY_TAG_RANGE, in, sizeof(in));
 }
 
 static const cry_tokstate *col_state(const cry_tokstate *ts, size_t c)
@@ -115,15 +116,15 @@ int row_tokens_skip(const struct ltable *t, const cry_tokstate *ts, const struct
 }
 
 int row_tokens_memo(const struct ltable *t, const cry_tokstate *ts, const struct sql_value *v,
-		    uint64_t skip, uint8_t *out, struct range_memo *memo)
+		    uint64_t skip, uint8_t *out, struct tokmemo *memo)
 {
 	size_t j = t->sc.ncols;
 	int rc;
 
 	for (size_t c = 0; c < t->sc.ncols; c++)
 		if ((c >= 64 || !(skip >> c & 1)) &&
-		    (rc = value_token_st(NULL, &t->sc, c, col_state(ts, c), &v[c],
-					 out + c * CRY_TOKEN_BYTES)) != LWC_OK)
+		    (rc = value_token_memo(col_state(ts, c), &v[c], memo, c,
+					   out + c * CRY_TOKEN_BYTES)) != LWC_OK)
 			return rc;
 	for (size_t c = 0; c < t->sc.ncols && c < 64; c++) {
 		enum range_kind kind = kind_of(&t->sc.cols[c]);
@@ -141,7 +142,8 @@ int row_tokens_memo(const struct ltable *t, const cry_tokstate *ts, const struct
 			return LWC_ERR_SCHEMA;   /* a layout this client does not know */
 		if (v[c].type == SQL_NULL) {
 			for (unsigned l = 1; l <= n; l++, j++)
-				if ((rc = null_range_token(st, l, out + j * CRY_TOKEN_BYTES)) != LWC_OK)
+				if ((rc = null_range_token(st, l, memo, j,
+							    out + j * CRY_TOKEN_BYTES)) != LWC_OK)
 					return rc;
 			continue;
 		}
@@ -157,8 +159,7 @@ int row_tokens_memo(const struct ltable *t, const cry_tokstate *ts, const struct
 		for (unsigned l = 0; l < n; l++, j++) {
 			uint8_t *o = out + j * CRY_TOKEN_BYTES;
 
-			rc = memo ? range_token_memo(o, st, kind, &nodes[l], &memo[j - t->sc.ncols])
-				  : range_token_next(o, st, kind, &nodes[l]);
+			rc = range_token_memo(o, st, kind, &nodes[l], memo, j);
 			if (rc != LWC_OK)
 				return rc;
 		}

@@ -24,6 +24,7 @@
 #include <sodium.h>
 
 #include "lwc_int.h"
+#include "tokmemo.h"
 
 /* Free a buffer that held plaintext, wiped first like keys (its whole
  * allocation: rows come from several places, each with its own size). */
@@ -90,27 +91,54 @@ static int token_of(const struct keys *k, const struct sql_schema *sc, size_t c,
 	return cry_token(out, k->tok, sc->name, sc->cols[c].name, tag, val, len);
 }
 
-int value_token_st(const struct keys *k, const struct sql_schema *sc, size_t c,
-		   const cry_tokstate *st, const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES])
+/* The token input of value v: its tag, and its bytes (in b when made
+ * here). */
+static const void *value_input(const struct sql_value *v, uint8_t b[8], uint8_t *tag, size_t *len)
 {
-	uint8_t b[8];
-
 	switch (v->type) {
 	case SQL_INT:
 		cry_put_be64(b, (uint64_t)v->i);
-		return token_of(k, sc, c, st, CRY_TAG_INT, b, 8, out);
+		*tag = CRY_TAG_INT;
+		*len = 8;
+		return b;
 	case SQL_FLOAT: {
 		double d = v->f == 0.0 ? 0.0 : v->f;    /* -0.0 equals 0.0 */
 		uint64_t u;
 		memcpy(&u, &d, 8);
 		cry_put_be64(b, u);
-		return token_of(k, sc, c, st, CRY_TAG_FLOAT, b, 8, out);
+		*tag = CRY_TAG_FLOAT;
+		*len = 8;
+		return b;
 	}
 	case SQL_TEXT:
-		return token_of(k, sc, c, st, CRY_TAG_TEXT, v->s, v->len, out);
+		*tag = CRY_TAG_TEXT;
+		*len = v->len;
+		return v->s;
 	default:
-		return token_of(k, sc, c, st, CRY_TAG_NULL, NULL, 0, out);
+		*tag = CRY_TAG_NULL;
+		*len = 0;
+		return NULL;
 	}
+}
+
+int value_token_st(const struct keys *k, const struct sql_schema *sc, size_t c,
+		   const cry_tokstate *st, const struct sql_value *v, uint8_t out[CRY_TOKEN_BYTES])
+{
+	uint8_t b[8], tag;
+	size_t len;
+	const void *in = value_input(v, b, &tag, &len);
+
+	return token_of(k, sc, c, st, tag, in, len, out);
+}
+
+int value_token_memo(const cry_tokstate *st, const struct sql_value *v, struct tokmemo *m,
+		     size_t pos, uint8_t out[CRY_TOKEN_BYTES])
+{
+	uint8_t b[8], tag;
+	size_t len;
+	const void *in = value_input(v, b, &tag, &len);
+
+	return tokmemo_token(m, pos, out, st, tag, in, len);
 }
 
 /* Token of a value of column c (value already of the column's type, or NULL);

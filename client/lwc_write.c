@@ -11,6 +11,7 @@
 
 #include "lwc_int.h"
 #include "range.h"
+#include "tokmemo.h"
 #include "wire.h"
 
 /* ---- statements ------------------------------------------------------------------ */
@@ -342,10 +343,10 @@ static void *seal_rows(void *arg)
 {
 	struct seal_part *p = arg;
 	lwc_conn *c = p->c;
-	size_t nt = p->t->ntok, nr = nt - p->t->sc.ncols;
-	/* consecutive rows share range nodes: each part its own memo (none
-	 * when out of memory: every token made) */
-	struct range_memo *memo = nr ? calloc(nr, sizeof(*memo)) : NULL;
+	size_t nt = p->t->ntok;
+	/* rows repeat values and share range nodes: each part its own memo
+	 * (none when out of memory: every token made) */
+	struct tokmemo *memo = tokmemo_new(nt, p->hi - p->lo);
 
 	for (size_t i = p->lo; i < p->hi; i++) {
 		int rc = record_seal(c, &p->t->sc, p->rows[i], p->nonces + i * CRY_NONCE_BYTES,
@@ -363,10 +364,7 @@ static void *seal_rows(void *arg)
 			break;
 		}
 	}
-	if (memo) {
-		sodium_memzero(memo, nr * sizeof(*memo));
-		free(memo);
-	}
+	tokmemo_free(memo);
 	return NULL;
 }
 

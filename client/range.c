@@ -3,6 +3,7 @@
  * minimal prefix cover of a range (see range.h).
  */
 #include "range.h"
+#include "tokmemo.h"
 
 #include <string.h>
 
@@ -323,25 +324,13 @@ int range_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BY
 }
 
 int range_token_memo(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
-		     enum range_kind k, const struct range_node *x, struct range_memo *m)
+		     enum range_kind k, const struct range_node *x, struct tokmemo *m,
+		     size_t pos)
 {
 	uint8_t in[1 + RANGE_TOKEN_INPUT];
 	size_t n = node_input(k, x, in);
-	int rc;
 
-	_Static_assert(sizeof(m->in) >= sizeof(in), "range_memo holds a node's input");
-	if (m->n == n && memcmp(m->in, in, n) == 0) {
-		memcpy(out, m->tok, CRY_TOKEN_BYTES);
-		return LWC_OK;
-	}
-	if ((rc = cry_token_next(out, st, CRY_TAG_RANGE, in, n)) != LWC_OK) {
-		m->n = 0;
-		return rc;
-	}
-	m->n = (uint8_t)n;
-	memcpy(m->in, in, n);
-	memcpy(m->tok, out, CRY_TOKEN_BYTES);
-	return LWC_OK;
+	return tokmemo_token(m, pos, out, st, CRY_TAG_RANGE, in, n);
 }
 
 int range_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,

@@ -121,19 +121,14 @@ int range_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BY
 int range_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
 		     enum range_kind k, const struct range_node *x) LWC_WUR;
 
-/* The last node of one level of one column and its token: rows of a
- * statement share their upper levels (every id below 2^20 has the same 11
- * top nodes of 15), so each row's token of such a level is the one before
- * it.  Zeroed: empty.  Holds tokens: wipe it after use. */
-struct range_memo {
-	uint8_t n;                              /* bytes of in; 0: empty */
-	uint8_t in[1 + (RANGE_TEXT_DEPTH > 8 ? RANGE_TEXT_DEPTH : 8)];
-	uint8_t tok[CRY_TOKEN_BYTES];
-};
+struct tokmemo;
 
-/* range_token_next through m: the memo's token when x is its node, else
- * a new token, remembered. */
+/* range_token_next through the statement's memo m (tokmemo.h), as token
+ * position pos of a row: rows of a statement share their upper levels
+ * (every id below 2^20 has the same 11 top nodes of 15, and 16 or 256
+ * nodes below them), so most of a row's range tokens are found there. */
 int range_token_memo(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
-		     enum range_kind k, const struct range_node *x, struct range_memo *m) LWC_WUR;
+		     enum range_kind k, const struct range_node *x, struct tokmemo *m,
+		     size_t pos) LWC_WUR;
 
 #endif

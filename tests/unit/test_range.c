@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "range.h"
+#include "tokmemo.h"
 
 static uint64_t rng_state = 1;
 
@@ -359,48 +360,139 @@ static void test_tokens(void **state)
 	assert_memory_not_equal(t1, t2, sizeof(t1));
 }
 
-/* The nodes x[0..n) through the memos memo[0..n): each token the one
- * range_token makes of its node. */
+/* The nodes x[0..n) through the memo, as positions 0..n): each token the
+ * one range_token makes of its node. */
 static void check_memo(const cry_tokstate *st, const uint8_t key[CRY_KEY_BYTES],
 		       enum range_kind k, const struct range_node *x, unsigned n,
-		       struct range_memo *memo)
+		       struct tokmemo *memo)
 {
 	uint8_t got[CRY_TOKEN_BYTES], want[CRY_TOKEN_BYTES];
 
 	for (unsigned l = 0; l < n; l++) {
-		assert_int_equal(range_token_memo(got, st, k, &x[l], &memo[l]), LWC_OK);
+		assert_int_equal(range_token_memo(got, st, k, &x[l], memo, l), LWC_OK);
 		assert_int_equal(range_token(want, key, "t", "c", k, &x[l]), LWC_OK);
 		assert_memory_equal(got, want, CRY_TOKEN_BYTES);
 	}
 }
 
-/* range_token_memo: the token range_token makes, whether the memo's node
- * is the same (reused), another of the same level (made anew), or a text
- * node that is a prefix of the memo's (other length: made anew). */
+/* range_token_memo: the token range_token makes, whether the memo holds
+ * the node (reused), another of the same level (made anew), or a text node
+ * that is a prefix of one it holds (other length: made anew); a value met
+ * again makes no token, a neighbour only its lower levels'. */
 static void test_token_memo(void **state)
 {
 	uint8_t key[CRY_KEY_BYTES] = { 9 };
 	static const int32_t vals[] = { 0x12345, 0x12346, 0x12399, 0x12345, -7, -7, 0x7fffffff };
 	static const char *texts[] = { "apple", "apple", "apricot", "ap", "a", "apple" };
-	struct range_memo memo[RANGE_MAX_LEVELS];
 	struct range_node x[RANGE_MAX_LEVELS];
 	cry_tokstate *st = malloc(cry_tokstate_size());
 	unsigned levels = range_levels(RANGE_INT32, 4);
+	struct tokmemo *memo;
+	enum { nv = sizeof(vals) / sizeof(vals[0]) };
+	uint64_t made[nv];
+	uint8_t seen[nv][RANGE_MAX_LEVELS][CRY_TOKEN_BYTES];
 
 	(void)state;
 	assert_non_null(st);
 	assert_int_equal(cry_init(), LWC_OK);
 	assert_int_equal(cry_token_begin(st, key, "t", "c"), LWC_OK);
-	memset(memo, 0, sizeof(memo));
-	for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+	assert_non_null(memo = tokmemo_new(RANGE_MAX_LEVELS, 64));
+	for (size_t v = 0; v < nv; v++) {
+		uint64_t fresh = 0;
+
 		range_value_nodes_num(RANGE_INT32, 4, range_key_int(RANGE_INT32, vals[v]), x);
+		/* the levels whose node no value before had */
+		for (unsigned l = 0; l < levels; l++) {
+			int met = 0;
+
+			assert_int_equal(range_token(seen[v][l], key, "t", "c", RANGE_INT32, &x[l]),
+					 LWC_OK);
+			for (size_t u = 0; u < v; u++)
+				met |= memcmp(seen[u][l], seen[v][l], CRY_TOKEN_BYTES) == 0;
+			fresh += !met;
+		}
 		check_memo(st, key, RANGE_INT32, x, levels, memo);
+		made[v] = tokmemo_made(memo);
+		assert_int_equal(made[v] - (v ? made[v - 1] : 0), fresh);
 	}
-	memset(memo, 0, sizeof(memo));
+	assert_int_equal(made[0], levels);                 /* all new */
+	assert_true(made[2] - made[1] > 0 && made[2] - made[1] < levels);  /* the lower */
+	assert_int_equal(made[3], made[2]);                /* met again */
+	assert_int_equal(made[5], made[4]);
+	tokmemo_free(memo);
+	assert_non_null(memo = tokmemo_new(RANGE_MAX_LEVELS, 64));
 	for (size_t v = 0; v < sizeof(texts) / sizeof(texts[0]); v++) {
 		range_value_nodes_text((const uint8_t *)texts[v], strlen(texts[v]), x);
 		check_memo(st, key, RANGE_TEXT, x, RANGE_TEXT_DEPTH, memo);
 	}
+	tokmemo_free(memo);
+	/* no memo: every token made, the same ones */
+	range_value_nodes_num(RANGE_INT32, 4, range_key_int(RANGE_INT32, vals[0]), x);
+	check_memo(st, key, RANGE_INT32, x, levels, NULL);
+	free(st);
+}
+
+/* tokmemo_token against cry_token_next: inputs of many sizes (longer than
+ * the memo keeps included), values that repeat and ones that do not, in
+ * positions of their own; each token the one cry_token_next makes, each
+ * value that repeats made once, a table of one entry (a statement of one
+ * row), the tag part of the input, and a failing state's error not
+ * remembered. */
+static void test_tokmemo(void **state)
+{
+	uint8_t key[CRY_KEY_BYTES] = { 3 }, in[64], got[CRY_TOKEN_BYTES], want[CRY_TOKEN_BYTES];
+	cry_tokstate *st = malloc(cry_tokstate_size());
+	struct tokmemo *m;
+	uint64_t rng = 7, made, longs = 0;
+
+	(void)state;
+	assert_non_null(st);
+	assert_int_equal(cry_init(), LWC_OK);
+	assert_int_equal(cry_token_begin(st, key, "t", "c"), LWC_OK);
+	assert_non_null(m = tokmemo_new(3, 5000));
+	for (int i = 0; i < 20000; i++) {
+		size_t pos = (size_t)i % 3, n;
+
+		rng = rng * 6364136223846793005u + 1442695040888963407u;
+		if (pos == 0) {                 /* 40 values of 0..40 bytes */
+			n = (size_t)(rng >> 33) % 41;
+			memset(in, (int)n, n);
+		} else if (pos == 1) {          /* never twice */
+			n = 8;
+			cry_put_be64(in, (uint64_t)i);
+		} else {                        /* 30..35 bytes: some too long */
+			n = 30 + (size_t)(rng >> 33) % 6;
+			memset(in, (int)(rng >> 40) % 4, n);
+		}
+		longs += n >= TOKMEMO_INPUT;
+		assert_int_equal(tokmemo_token(m, pos, got, st, CRY_TAG_TEXT, in, n), LWC_OK);
+		assert_int_equal(cry_token_next(want, st, CRY_TAG_TEXT, in, n), LWC_OK);
+		assert_memory_equal(got, want, CRY_TOKEN_BYTES);
+	}
+	made = tokmemo_made(m);
+	/* made: position 1's 6,666 tokens, each input too long to keep, and
+	 * the kept values once each (31 of position 0, 4 of position 2; a
+	 * few more if two of them share an entry of the table) */
+	assert_true(made >= 6666 + longs + 35);
+	assert_true(made <= 6666 + longs + 35 + 16);
+	tokmemo_free(m);
+	/* one entry: the last input only */
+	assert_non_null(m = tokmemo_new(1, 1));
+	memset(in, 1, 8);
+	assert_int_equal(tokmemo_token(m, 0, got, st, CRY_TAG_INT, in, 8), LWC_OK);
+	assert_int_equal(tokmemo_token(m, 0, got, st, CRY_TAG_INT, in, 8), LWC_OK);
+	assert_int_equal(tokmemo_made(m), 1);
+	assert_int_equal(tokmemo_token(m, 0, got, st, CRY_TAG_FLOAT, in, 8), LWC_OK);
+	assert_int_equal(tokmemo_made(m), 2);                /* the tag is input */
+	assert_int_equal(cry_token_next(want, st, CRY_TAG_FLOAT, in, 8), LWC_OK);
+	assert_memory_equal(got, want, CRY_TOKEN_BYTES);
+	/* a derivation that fails: its error, and nothing kept */
+	assert_int_not_equal(tokmemo_token(m, 0, got, NULL, CRY_TAG_INT, in, 7), LWC_OK);
+	assert_int_equal(tokmemo_token(m, 0, got, st, CRY_TAG_INT, in, 7), LWC_OK);
+	assert_int_equal(cry_token_next(want, st, CRY_TAG_INT, in, 7), LWC_OK);
+	assert_memory_equal(got, want, CRY_TOKEN_BYTES);
+	tokmemo_free(m);
+	tokmemo_free(NULL);
 	free(st);
 }
 
@@ -416,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_cover_text_prefix),
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_token_memo),
+		cmocka_unit_test(test_tokmemo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
