@@ -8,6 +8,7 @@
 
 #include "sql_int.h"
 #include "lwc_int.h"
+#include "tokmemo.h"
 #include "wire.h"
 
 /* The new values of a row: each SET value computed on the old row, then
@@ -72,6 +73,7 @@ struct decide_part {
 	const uint8_t *nonces;        /* one per candidate, drawn at once     */
 	uint64_t keep;                /* columns < 64 not SET: tokens as before */
 	const uint8_t *keep_tok;      /* [ntok]: token j is kept (range ones)  */
+	struct tokmemo *memo;         /* the part's tokens made (tokmemo.h)    */
 	Lwc__Decision *dv, **dp;
 	Lwc__Row *rows;
 	ProtobufCBinaryData *toks;
@@ -99,7 +101,8 @@ static int update_row(struct decide_part *p, size_t i, const struct sql_value *o
 	if ((rc = record_seal(p->c, &t->sc, nv, p->nonces + i * CRY_NONCE_BYTES, p->recs + i * S,
 			      p->err, sizeof(p->err))) != LWC_OK)
 		return rc;
-	if (row_tokens_skip(t, p->ts, nv, p->keep, p->tokb + i * nt * CRY_TOKEN_BYTES) != LWC_OK) {
+	if (row_tokens_memo(t, p->ts, nv, p->keep, p->tokb + i * nt * CRY_TOKEN_BYTES, p->memo) !=
+	    LWC_OK) {
 		snprintf(p->err, sizeof(p->err), "keyword token derivation failed");
 		return LWC_ERR_CRYPTO;
 	}
@@ -149,9 +152,14 @@ static void *decide_rows(void *arg)
 {
 	struct decide_part *p = arg;
 
+	/* SET values repeat (SET c = 5, c = c + 1 over a range): a memo of
+	 * the part's new tokens (none when out of memory: every token made) */
+	p->memo = p->update ? tokmemo_new(p->t->ntok, p->hi - p->lo) : NULL;
 	for (size_t i = p->lo; i < p->hi; i++)
 		if ((p->rc = decide_row(p, i)) != LWC_OK)
 			break;
+	tokmemo_free(p->memo);
+	p->memo = NULL;
 	return NULL;
 }
 
