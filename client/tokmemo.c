@@ -18,7 +18,8 @@ struct tokmemo_ent {
 
 struct tokmemo_pos {
 	uint32_t looked, hits;         /* in the current window */
-	int off;                       /* values do not repeat enough */
+	uint8_t off;                   /* values do not repeat enough */
+	uint8_t kept;                  /* its table holds entries: wipe it */
 };
 
 struct tokmemo {
@@ -58,8 +59,10 @@ void tokmemo_free(struct tokmemo *m)
 {
 	if (m == NULL)
 		return;
-	if (m->ent != NULL)
-		sodium_memzero(m->ent, m->npos * m->ways * sizeof(*m->ent));
+	/* the tables that were written (the others were never touched) */
+	for (size_t p = 0; m->ent != NULL && m->pos != NULL && p < m->npos; p++)
+		if (m->pos[p].kept)
+			sodium_memzero(m->ent + p * m->ways, m->ways * sizeof(*m->ent));
 	free(m->ent);
 	free(m->pos);
 	free(m);
@@ -116,6 +119,7 @@ int tokmemo_token(struct tokmemo *m, size_t pos, uint8_t out[CRY_TOKEN_BYTES],
 		e->n = 0;
 		return rc;
 	}
+	p->kept = 1;
 	e->n = (uint8_t)(n + 1);
 	memcpy(e->in, key, n + 1);
 	memcpy(e->tok, out, CRY_TOKEN_BYTES);

@@ -24,8 +24,9 @@
 
 #include "cry.h"
 
-/* inputs (tag byte and value) longer than this are made, not kept */
-#define TOKMEMO_INPUT  31u
+/* inputs (tag byte and value) longer than this are made, not kept: 79
+ * holds a number, a range node and a short text (VARCHAR(64) and less) */
+#define TOKMEMO_INPUT  79u
 /* tokens a position makes before it is judged */
 #define TOKMEMO_PROBE  512u
 

@@ -440,7 +440,7 @@ static void test_token_memo(void **state)
  * remembered. */
 static void test_tokmemo(void **state)
 {
-	uint8_t key[CRY_KEY_BYTES] = { 3 }, in[64], got[CRY_TOKEN_BYTES], want[CRY_TOKEN_BYTES];
+	uint8_t key[CRY_KEY_BYTES] = { 3 }, in[TOKMEMO_INPUT + 16], got[CRY_TOKEN_BYTES], want[CRY_TOKEN_BYTES];
 	cry_tokstate *st = malloc(cry_tokstate_size());
 	struct tokmemo *m;
 	uint64_t rng = 7, made, longs = 0;
@@ -454,14 +454,16 @@ static void test_tokmemo(void **state)
 		size_t pos = (size_t)i % 3, n;
 
 		rng = rng * 6364136223846793005u + 1442695040888963407u;
-		if (pos == 0) {                 /* 40 values of 0..40 bytes */
-			n = (size_t)(rng >> 33) % 41;
+		if (pos == 0) {                 /* values of 0 .. TOKMEMO_INPUT + 9
+						 * bytes, one of each size */
+			n = (size_t)(rng >> 33) % (TOKMEMO_INPUT + 10);
 			memset(in, (int)n, n);
 		} else if (pos == 1) {          /* never twice */
 			n = 8;
 			cry_put_be64(in, (uint64_t)i);
-		} else {                        /* 30..35 bytes: some too long */
-			n = 30 + (size_t)(rng >> 33) % 6;
+		} else {                        /* four values just short enough,
+						 * and longer ones */
+			n = TOKMEMO_INPUT - 1 + (size_t)(rng >> 33) % 6;
 			memset(in, (int)(rng >> 40) % 4, n);
 		}
 		longs += n >= TOKMEMO_INPUT;
@@ -471,10 +473,10 @@ static void test_tokmemo(void **state)
 	}
 	made = tokmemo_made(m);
 	/* made: position 1's 6,666 tokens, each input too long to keep, and
-	 * the kept values once each (31 of position 0, 4 of position 2; a
-	 * few more if two of them share an entry of the table) */
-	assert_true(made >= 6666 + longs + 35);
-	assert_true(made <= 6666 + longs + 35 + 16);
+	 * the kept values once each (TOKMEMO_INPUT of position 0, 4 of
+	 * position 2; a few more if two of them share an entry of the table) */
+	assert_true(made >= 6666 + longs + TOKMEMO_INPUT + 4);
+	assert_true(made <= 6666 + longs + TOKMEMO_INPUT + 4 + 16);
 	tokmemo_free(m);
 	/* one entry: the last input only */
 	assert_non_null(m = tokmemo_new(1, 1));
