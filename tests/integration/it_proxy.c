@@ -3889,21 +3889,29 @@ static void test_bulk_insert(void **state)
 
 /* ---- block formats: old databases open, every format and cell size works ---- */
 
+/* The state of a stopped proxy (state_dir/state), opened for writing. */
+static MDB_env *open_state_env(const char *state_dir)
+{
+	char path[600];
+	MDB_env *env;
+
+	snprintf(path, sizeof(path), "%s/state", state_dir);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 64), 0);
+	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
+	return env;
+}
+
 /* Make the state's geometry what releases before block formats wrote: four
  * words, no format (their blocks' permutation draws are format 1). */
 static void geometry_drop_format(const char *state_dir)
 {
-	char path[600];
-	MDB_env *env;
+	MDB_env *env = open_state_env(state_dir);
 	MDB_txn *txn;
 	MDB_dbi meta;
 	MDB_val k = { 8, (void *)"geometry" }, v;
 	uint8_t geo[16];
 
-	snprintf(path, sizeof(path), "%s/state", state_dir);
-	assert_int_equal(mdb_env_create(&env), 0);
-	mdb_env_set_maxdbs(env, 64);
-	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
 	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
 	assert_int_equal(mdb_dbi_open(txn, "meta", 0, &meta), 0);
 	assert_int_equal(mdb_get(txn, meta, &k, &v), 0);
@@ -4012,8 +4020,7 @@ static void test_token_block(void **state)
  * more than one row. */
 static size_t state_to_format3(const char *state_dir)
 {
-	char path[600];
-	MDB_env *env;
+	MDB_env *env = open_state_env(state_dir);
 	MDB_txn *txn;
 	MDB_dbi main_db, meta;
 	MDB_cursor *names;
@@ -4021,10 +4028,6 @@ static size_t state_to_format3(const char *state_dir)
 	size_t multi = 0;
 	uint8_t fmt[8];
 
-	snprintf(path, sizeof(path), "%s/state", state_dir);
-	assert_int_equal(mdb_env_create(&env), 0);
-	mdb_env_set_maxdbs(env, 64);
-	assert_int_equal(mdb_env_open(env, path, MDB_NOTLS, 0600), 0);
 	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
 	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &main_db), 0);
 	assert_int_equal(mdb_cursor_open(txn, main_db, &names), 0);
