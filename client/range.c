@@ -332,12 +332,3 @@ int range_token_memo(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
 
 	return tokmemo_token(m, pos, out, st, CRY_TAG_RANGE, in, n);
 }
-
-int range_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
-		     enum range_kind k, const struct range_node *x)
-{
-	uint8_t in[1 + RANGE_TOKEN_INPUT];
-	size_t n = node_input(k, x, in);
-
-	return cry_token_next(out, st, CRY_TAG_RANGE, in, n);
-}

@@ -117,16 +117,13 @@ int range_node_holds_text(const struct range_node *x, const uint8_t *s, size_t l
 int range_token(uint8_t out[CRY_TOKEN_BYTES], const uint8_t token_key[CRY_KEY_BYTES],
 		const char *table, const char *column, enum range_kind k,
 		const struct range_node *x) LWC_WUR;
-/* The same from the column's token state (cry_token_begin). */
-int range_token_next(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
-		     enum range_kind k, const struct range_node *x) LWC_WUR;
-
 struct tokmemo;
 
-/* range_token_next through the statement's memo m (tokmemo.h), as token
- * position pos of a row: rows of a statement share their upper levels
- * (every id below 2^20 has the same 11 top nodes of 15, and 16 or 256
- * nodes below them), so most of a row's range tokens are found there. */
+/* The same from the column's token state (cry_token_begin), through the
+ * statement's memo m (tokmemo.h; NULL: made) as token position pos of a
+ * row: rows of a statement share their upper levels (every id below 2^20
+ * has the same 11 top nodes of 15, and 16 or 256 nodes below them), so
+ * most of a row's range tokens are found there. */
 int range_token_memo(uint8_t out[CRY_TOKEN_BYTES], const cry_tokstate *st,
 		     enum range_kind k, const struct range_node *x, struct tokmemo *m,
 		     size_t pos) LWC_WUR;

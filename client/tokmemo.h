@@ -27,7 +27,7 @@
 /* inputs (tag byte and value) longer than this are made, not kept: 79
  * holds a number, a range node and a short text (VARCHAR(64) and less) */
 #define TOKMEMO_INPUT  79u
-/* tokens a position makes before it is judged */
+/* tokens a position looks up in a window before it is judged */
 #define TOKMEMO_PROBE  512u
 
 struct tokmemo;
