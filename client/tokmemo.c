@@ -9,6 +9,9 @@
 #include "tokmemo.h"
 
 #define TOKMEMO_WAYS_MAX 4096u
+/* entries of all positions together (12 MB): a row of many range-indexed
+ * columns (up to 1,024 tokens) gets fewer entries a position */
+#define TOKMEMO_ENTRIES_MAX (1u << 17)
 
 struct tokmemo_ent {
 	uint8_t n;                     /* bytes of in; 0: empty */
@@ -37,7 +40,8 @@ struct tokmemo *tokmemo_new(size_t npos, size_t nrows)
 	uint32_t ways = 1;
 	unsigned bits = 0;
 
-	while (ways < nrows && ways < TOKMEMO_WAYS_MAX) {
+	while (ways < nrows && ways < TOKMEMO_WAYS_MAX &&
+	       (size_t)ways * 2 * npos <= TOKMEMO_ENTRIES_MAX) {
 		ways <<= 1;
 		bits++;
 	}

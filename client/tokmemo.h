@@ -33,8 +33,9 @@
 struct tokmemo;
 
 /* A memo for rows of npos token positions, for about nrows rows (its
- * tables are sized to them, at most 4,096 entries a position); NULL when
- * out of memory (callers then make every token). */
+ * tables are sized to them: at most 4,096 entries a position and 131,072
+ * in all, 96 bytes each); NULL when out of memory (callers then make every
+ * token). */
 struct tokmemo *tokmemo_new(size_t npos, size_t nrows);
 void tokmemo_free(struct tokmemo *m);
 

@@ -495,6 +495,18 @@ static void test_tokmemo(void **state)
 	assert_memory_equal(got, want, CRY_TOKEN_BYTES);
 	tokmemo_free(m);
 	tokmemo_free(NULL);
+	/* a row of 1,024 tokens (the most a row may carry): fewer entries a
+	 * position, the same tokens, each input made once */
+	assert_non_null(m = tokmemo_new(1024, 100000));
+	for (int round = 0; round < 3; round++)
+		for (size_t pos = 0; pos < 1024; pos++) {
+			cry_put_be64(in, pos % 7);
+			assert_int_equal(tokmemo_token(m, pos, got, st, CRY_TAG_INT, in, 8), LWC_OK);
+			assert_int_equal(cry_token_next(want, st, CRY_TAG_INT, in, 8), LWC_OK);
+			assert_memory_equal(got, want, CRY_TOKEN_BYTES);
+		}
+	assert_int_equal(tokmemo_made(m), 1024);
+	tokmemo_free(m);
 	free(st);
 }
 
