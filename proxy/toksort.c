@@ -29,29 +29,6 @@ int tokrow_cmp(const void *x, const void *y)
 	return a->row < b->row ? -1 : a->row > b->row;
 }
 
-/* Entries whose top 33 bits are equal, in whole order: usually one token
- * repeated in input order, which is already row order when the caller's
- * input was (then only the check runs). */
-static void fix_run(struct tokrow *tr, size_t n)
-{
-	uint64_t prev = cry_get_be64(tr[0].tok + 8);
-
-	for (size_t i = 1; i < n; i++) {
-		uint64_t tail = cry_get_be64(tr[i].tok + 8);
-
-		if (tr[i - 1].key != tr[i].key) {
-			if (tr[i - 1].key > tr[i].key)
-				goto unsorted;
-		} else if (prev > tail || (prev == tail && tr[i - 1].row > tr[i].row)) {
-			goto unsorted;
-		}
-		prev = tail;
-	}
-	return;
-unsorted:
-	qsort(tr, n, sizeof(*tr), tokrow_cmp);
-}
-
 /* Already sorted: one token for every row, in row order (a bulk INSERT's
  * upper range levels), or tokens in order.  Random tokens stop at the
  * first or second entry. */
@@ -69,6 +46,15 @@ static int in_order(const struct tokrow *tr, size_t n)
 			return 0;
 	}
 	return 1;
+}
+
+/* Entries whose top 33 bits are equal, in whole order: usually one token
+ * repeated in input order, which is already row order when the caller's
+ * input was (then only in_order's check runs). */
+static void fix_run(struct tokrow *tr, size_t n)
+{
+	if (!in_order(tr, n))
+		qsort(tr, n, sizeof(*tr), tokrow_cmp);
 }
 
 void tokrow_sort(struct tokrow *tr, size_t n)
