@@ -423,7 +423,9 @@ static lwc_result *insert_frame(lwc_conn *c, const struct ltable *t,
 	Lwc__Insert ins = LWC__INSERT__INIT;
 	Lwc__Row *pr = calloc(n ? n : 1, sizeof(*pr)), **pp = calloc(n ? n : 1, sizeof(*pp));
 	size_t nt = t->ntok;          /* column tokens, then range tokens */
-	ProtobufCBinaryData *toks = calloc(n * nt + 1, sizeof(*toks));
+	int block = (c->features & WIRE_FEATURE_TOKEN_BLOCK) != 0;
+	/* one field a token only for a proxy without token blocks */
+	ProtobufCBinaryData *toks = block ? NULL : calloc(n * nt + 1, sizeof(*toks));
 	uint8_t *recs = malloc(n * c->S + 1), *tokb = malloc(n * nt * CRY_TOKEN_BYTES + 1);
 	uint8_t *nonces = malloc(n * CRY_NONCE_BYTES + 1);
 	cry_tokstate *ts = row_token_states(c->k, t);
@@ -433,7 +435,7 @@ static lwc_result *insert_frame(lwc_conn *c, const struct ltable *t,
 	lwc_result *r = NULL;
 	int rc;
 
-	if (!pr || !pp || !toks || !recs || !tokb || !nonces || !ts) {
+	if (!pr || !pp || (!block && !toks) || !recs || !tokb || !nonces || !ts) {
 		r = result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
 		goto out;
 	}
@@ -447,7 +449,7 @@ static lwc_result *insert_frame(lwc_conn *c, const struct ltable *t,
 		pr[i].record.data = recs + i * c->S;
 		pr[i].record.len = c->S;
 		pp[i] = &pr[i];
-		if (c->features & WIRE_FEATURE_TOKEN_BLOCK) {
+		if (block) {
 			/* one field for the row's tokens, not one each */
 			pr[i].token_block.data = tokb + i * nt * CRY_TOKEN_BYTES;
 			pr[i].token_block.len = nt * CRY_TOKEN_BYTES;
