@@ -109,29 +109,26 @@ struct bulk_toks {
 
 static int bulk_sort(struct bulk_toks *bt, const Lwc__Insert *ins, uint32_t ntok)
 {
-	size_t m = 0;
-
 	bt->tr = malloc(ins->n_rows * ntok * sizeof(*bt->tr) + 1);
 	bt->off = malloc((ntok + 1) * sizeof(*bt->off));
 	if (bt->tr == NULL || bt->off == NULL)
 		return LWC_ERR_NOMEM;
-	for (uint32_t c = 0; c < ntok; c++) {
-		size_t m0 = m;
+	for (uint32_t c = 0; c <= ntok; c++)
+		bt->off[c] = (size_t)c * ins->n_rows;
+	/* token c of row i at tr[off[c] + i], row by row: each row's tokens
+	 * are read once, together (column by column, a 50,000-row statement
+	 * read each cache line of its 17 MB of tokens four times).  A range
+	 * token's absent ones are one group after the sort, which bulk_index
+	 * skips: the table is not known here when the statement is made
+	 * ahead. */
+	for (size_t i = 0; i < ins->n_rows; i++) {
+		const ProtobufCBinaryData *toks = ins->rows[i]->tokens;
 
-		bt->off[c] = m;
-		/* token c of each row (a range token's absent ones are one group
-		 * after the sort, which bulk_index skips: the table is not known
-		 * here when the statement is made ahead) */
-		for (size_t i = 0; i < ins->n_rows; i++) {
-			const uint8_t *tok = ins->rows[i]->tokens[c].data;
-
-			bt->tr[m].tok = tok;
-			bt->tr[m].row = i;
-			m++;
-		}
-		tokrow_sort(bt->tr + m0, m - m0);
+		for (uint32_t c = 0; c < ntok; c++)
+			tokrow_set(&bt->tr[bt->off[c] + i], toks[c].data, i);
 	}
-	bt->off[ntok] = m;
+	for (uint32_t c = 0; c < ntok; c++)
+		tokrow_sort_set(bt->tr + bt->off[c], ins->n_rows);
 	return LWC_OK;
 }
 

@@ -16,7 +16,7 @@
 #define RADIX_PASSES 3u
 #define RADIX_LOW (64u - RADIX_PASSES * RADIX_BITS)   /* bits below: fix_run */
 
-/* a token is its key (8 bytes) and a tail of 8 (fix_run, tokrow_same) */
+/* a token is its key (8 bytes) and a tail of 8 */
 _Static_assert(CRY_TOKEN_BYTES == 16, "tokens of 16 bytes");
 
 int tokrow_cmp(const void *x, const void *y)
@@ -26,6 +26,18 @@ int tokrow_cmp(const void *x, const void *y)
 
 	if (c)
 		return c;
+	return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* tokrow_cmp's order by the halves tokrow_sort set */
+static int halves_cmp(const void *x, const void *y)
+{
+	const struct tokrow *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->tail != b->tail)
+		return a->tail < b->tail ? -1 : 1;
 	return a->row < b->row ? -1 : a->row > b->row;
 }
 
@@ -40,9 +52,8 @@ static int in_order(const struct tokrow *tr, size_t n)
 				return 0;
 			continue;
 		}
-		uint64_t a = cry_get_be64(tr[i - 1].tok + 8), b = cry_get_be64(tr[i].tok + 8);
-
-		if (a > b || (a == b && tr[i - 1].row > tr[i].row))
+		if (tr[i - 1].tail > tr[i].tail ||
+		    (tr[i - 1].tail == tr[i].tail && tr[i - 1].row > tr[i].row))
 			return 0;
 	}
 	return 1;
@@ -54,20 +65,25 @@ static int in_order(const struct tokrow *tr, size_t n)
 static void fix_run(struct tokrow *tr, size_t n)
 {
 	if (!in_order(tr, n))
-		qsort(tr, n, sizeof(*tr), tokrow_cmp);
+		qsort(tr, n, sizeof(*tr), halves_cmp);
 }
 
 void tokrow_sort(struct tokrow *tr, size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		tokrow_set(&tr[i], tr[i].tok, tr[i].row);
+	tokrow_sort_set(tr, n);
+}
+
+void tokrow_sort_set(struct tokrow *tr, size_t n)
+{
 	struct tokrow *tmp, *src = tr, *dst;
 	uint32_t count[RADIX_PASSES][1u << RADIX_BITS];
 
-	for (size_t i = 0; i < n; i++)
-		tr[i].key = cry_get_be64(tr[i].tok);
 	if (n < 2 || in_order(tr, n))
 		return;
 	if (n < 64 || n > UINT32_MAX || (tmp = malloc(n * sizeof(*tmp))) == NULL) {
-		qsort(tr, n, sizeof(*tr), tokrow_cmp);
+		qsort(tr, n, sizeof(*tr), halves_cmp);
 		return;
 	}
 	memset(count, 0, sizeof(count));

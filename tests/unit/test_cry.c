@@ -861,6 +861,31 @@ static int cmp_u64(const void *a, const void *b)
 /* cry_init_server installs libsodium's internal generator; its state must be
  * per thread (a shared state raced by two threads can hand both the same
  * bytes), and its uniform draws must stay uniform. */
+/* The big-endian helpers every layout uses: the byte order, and a round
+ * trip of values with every byte different. */
+static void test_be64(void **state)
+{
+	static const uint8_t want[8] = { 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef };
+	uint8_t b[9];
+	uint64_t v = 0x9e3779b97f4a7c15u;
+	(void)state;
+
+	memset(b, 0x5a, sizeof(b));
+	cry_put_be64(b, 0x0123456789abcdefu);
+	assert_memory_equal(b, want, 8);
+	assert_int_equal(b[8], 0x5a);                 /* nothing past the 8 bytes */
+	assert_true(cry_get_be64(want) == 0x0123456789abcdefu);
+	for (int i = 0; i < 1000; i++) {
+		v ^= v << 13;
+		v ^= v >> 7;
+		v ^= v << 17;
+		cry_put_be64(b + (i & 1), v);            /* unaligned as well */
+		assert_true(cry_get_be64(b + (i & 1)) == v);
+		assert_int_equal(b[(i & 1)], (uint8_t)(v >> 56));
+		assert_int_equal(b[(i & 1) + 7], (uint8_t)v);
+	}
+}
+
 static void test_server_rng(void **state)
 {
 	uint64_t *all = malloc(3 * RNG_DRAWS * sizeof(*all));
@@ -917,6 +942,7 @@ int main(void)
 		cmocka_unit_test(test_perm_determinism),
 		cmocka_unit_test(test_perm_bijection),
 		cmocka_unit_test(test_perm_args),
+		cmocka_unit_test(test_be64),
 		cmocka_unit_test(test_server_rng),
 	};
 

@@ -39,10 +39,12 @@ static void check(size_t n, enum shape sh, int row_order)
 	uint8_t *toks = malloc((n ? n : 1) * CRY_TOKEN_BYTES);
 	struct tokrow *a = malloc((n ? n : 1) * sizeof(*a));
 	struct tokrow *b = malloc((n ? n : 1) * sizeof(*b));
+	struct tokrow *c = malloc((n ? n : 1) * sizeof(*c));
 
 	assert_non_null(toks);
 	assert_non_null(a);
 	assert_non_null(b);
+	assert_non_null(c);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *t = toks + i * CRY_TOKEN_BYTES;
 		uint64_t hi = next(), lo = next();
@@ -85,11 +87,20 @@ static void check(size_t n, enum shape sh, int row_order)
 		a[i].key = 0;
 	}
 	memcpy(b, a, n * sizeof(*a));
+	/* entries made by tokrow_set (with halves), sorted by tokrow_sort_set */
+	for (size_t i = 0; i < n; i++) {
+		tokrow_set(&c[i], a[i].tok, a[i].row);
+		assert_int_equal(c[i].key, cry_get_be64(a[i].tok));
+		assert_int_equal(c[i].tail, cry_get_be64(a[i].tok + 8));
+	}
 	tokrow_sort(a, n);
+	tokrow_sort_set(c, n);
 	qsort(b, n, sizeof(*b), tokrow_cmp);
 	for (size_t i = 0; i < n; i++) {
 		assert_memory_equal(a[i].tok, b[i].tok, CRY_TOKEN_BYTES);
 		assert_int_equal(a[i].row, b[i].row);
+		assert_ptr_equal(c[i].tok, a[i].tok);
+		assert_int_equal(c[i].row, a[i].row);
 		/* tokrow_same: the same token, not only the same first 8 bytes */
 		if (i > 0)
 			assert_int_equal(tokrow_same(&a[i - 1], &a[i]),
@@ -98,6 +109,7 @@ static void check(size_t n, enum shape sh, int row_order)
 	free(toks);
 	free(a);
 	free(b);
+	free(c);
 }
 
 static void test_shapes(void **state)
