@@ -580,13 +580,31 @@ static void pg_session_close(struct cs_session *s)
 /* One lwc-cloudstore per database (the LMDB backend locks its directory):
  * a session-level advisory lock, held by a connection of its own for the
  * life of the store.  Engines without advisory locks (some PostgreSQL-
- * compatible ones) get no lock, and a warning. */
+ * compatible ones) get no lock, and a warning.  A store restarted right
+ * after a crash (kill -9) can find the lock still held by the dead
+ * process's session, whose backend ends once it reads the closed socket:
+ * the lock is tried for up to PG_STORE_LOCK_WAIT_MS before the store is
+ * refused as in use (it_cloudstore test_crash_kill9 restarted into that
+ * window once in a loaded run). */
 #define PG_STORE_LOCK_KEY "7659471523846"   /* an arbitrary bigint */
+#define PG_STORE_LOCK_WAIT_MS 3000
 static int store_lock(struct cs_session *s, char *err, size_t errlen)
 {
-	PGresult *r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" PG_STORE_LOCK_KEY ")");
+	PGresult *r = NULL;
 	int rc = LWC_OK;
 
+	for (int waited = 0;; waited += 100) {
+		r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" PG_STORE_LOCK_KEY ")");
+		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 ||
+		    strcmp(PQgetvalue(r, 0, 0), "t") == 0 || waited >= PG_STORE_LOCK_WAIT_MS)
+			break;
+		if (waited == 0)
+			fprintf(stderr, "lwc-cloudstore: the PostgreSQL store's lock is held; waiting "
+				"up to %d ms for it (the session of a store that just ended "
+				"may still be open)\n", PG_STORE_LOCK_WAIT_MS);
+		PQclear(r);
+		nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 100 * 1000000L }, NULL);
+	}
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
 		fprintf(stderr, "lwc-cloudstore: warning: no advisory lock on this database (%s): "
 			"make sure no other lwc-cloudstore serves it\n",
