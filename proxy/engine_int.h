@@ -1,13 +1,16 @@
 /*
  * engine_int.h - what the parts of the statement engine share; engine.h is
- * the interface.  engine.c plans a statement, runs its access and commits
- * it; cloud_io.c talks to the cloud store and seals blocks; pending.c keeps
- * the unique values of statements in flight; relocate.c moves rows through
- * the stash; check.c is lwc-proxy check.
+ * the interface.  engine.c runs a statement: plan.c plans it, access.c
+ * makes its access, commit.c commits it; cloud_io.c talks to the cloud
+ * store and seals blocks; bulk.c is a large INSERT and the index work of
+ * large DELETEs and UPDATEs; pending.c keeps the unique values of
+ * statements in flight; relocate.c moves rows through the stash; check.c
+ * is lwc-proxy check.
  */
 #ifndef LWC_PX_ENGINE_INT_H
 #define LWC_PX_ENGINE_INT_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,8 +24,8 @@
 #define CHUNK_ROWS   512u
 #define CHUNK_BYTES  (1u << 20)
 #define DECIDE_AHEAD 2u           /* chunks of candidates in flight */
-#define PLAN_WAIT    1                  /* plan(): locked blocks, try again */
-#define PLAN_GROW    2                  /* plan(): add s->grow blocks, try again */
+#define PLAN_WAIT    1                  /* plan_stmt(): locked blocks, try again */
+#define PLAN_GROW    2                  /* plan_stmt(): add s->grow blocks, try again */
 
 enum stmt_kind {
 	ST_NOP, ST_SELECT, ST_INSERT, ST_UPDATE, ST_DELETE, ST_CREATE, ST_DROP, ST_INDEX
@@ -117,9 +120,31 @@ struct stmt {
 	char msg[512];
 };
 
+/* commit_stmt()'s and the row walks' rc hold LMDB codes (0, errno values,
+ * MDB_* below -30000); this one, outside both and every LWC_ERR_*, says
+ * s->err is set. */
+#define RC_STMT_ERR INT_MIN
+
 /* engine.c */
 int stmt_fail(struct stmt *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* plan.c (st->mu held) */
+const Lwc__Row *insert_row(const struct stmt *s, size_t i);
+/* A row of an INSERT or an UPDATE's decision, checked against t. */
+int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *r,
+	      const struct px_table *t, size_t idx, int as_before);
+/* CREATE INDEX's catalog change (*ntp: the changed table, or NULL). */
+int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table *t,
+		 const Lwc__CreateIndex *ci, struct px_table **ntp);
+void stmt_release_table(struct px_state *st, struct stmt *s);
+void unlock_blocks(struct px_state *st, struct stmt *s);
+/* LWC_OK (planned, blocks locked), PLAN_WAIT, PLAN_GROW or an error. */
+int plan_stmt(struct px_worker *w, struct stmt *s);
+
+/* access.c */
+/* The statement's READ, blocks and WRITE, then its rows to the user. */
+int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err);
 /* Matched locations of block b: [*lo, *hi) in l (sorted). */
 void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi);
 int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs, size_t n,
@@ -128,6 +153,13 @@ int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io, uint8_t
 		  const uint64_t *rows, size_t n, uint64_t *bits_of_block[],
 		  const uint32_t *slots);
 void apply_decided(struct px_worker *w, struct stmt *s);
+
+/* commit.c (st->mu held) */
+int commit_stmt(struct px_worker *w, struct stmt *s);
+/* A failed statement's blocks back at their committed state. */
+void commit_clean(struct px_state *st, struct stmt *s);
+/* A statement failed after its write-back: its moves, rows unchanged. */
+void commit_moves_only(struct px_worker *w, struct stmt *s);
 
 /* cloud_io.c */
 void cloud_release(struct px_worker *w);
