@@ -64,13 +64,7 @@ static void stmt_free(struct stmt *s)
 	free(s->upds);
 	free(s->tids);
 	free(s->tbits);
-	free(s->ids);
-	free(s->vers);
-	free(s->bits);
-	free(s->obits);
-	free(s->otags);
-	free(s->ntags);
-	free(s->written);
+	access_free(s);
 	free(s->pdst);
 	free(s->prec);
 }

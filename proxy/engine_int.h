@@ -138,6 +138,8 @@ int check_row(struct stmt *s, const struct px_state *st, const Lwc__Row *r,
 int index_commit(MDB_txn *txn, struct px_state *st, const struct px_table *t,
 		 const Lwc__CreateIndex *ci, struct px_table **ntp);
 void stmt_release_table(struct px_state *st, struct stmt *s);
+/* Frees the statement's access arrays (ids, versions, flags, tags). */
+void access_free(struct stmt *s);
 void unlock_blocks(struct px_state *st, struct stmt *s);
 /* LWC_OK (planned, blocks locked), PLAN_WAIT, PLAN_GROW or an error. */
 int plan_stmt(struct px_worker *w, struct stmt *s);

@@ -527,8 +527,7 @@ void stmt_release_table(struct px_state *st, struct stmt *s)
 	pthread_cond_broadcast(&st->cv);
 }
 
-/* Room for an access of gamma blocks. */
-static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamma)
+void access_free(struct stmt *s)
 {
 	free(s->ids);
 	free(s->vers);
@@ -537,6 +536,14 @@ static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamm
 	free(s->otags);
 	free(s->ntags);
 	free(s->written);
+	s->ids = s->vers = s->bits = s->obits = NULL;
+	s->otags = s->ntags = s->written = NULL;
+}
+
+/* Room for an access of gamma blocks. */
+static int access_alloc(const struct px_state *st, struct stmt *s, uint64_t gamma)
+{
+	access_free(s);
 	s->ids = malloc(gamma * sizeof(uint64_t) + 1);
 	s->vers = malloc(gamma * sizeof(uint64_t) + 1);
 	s->bits = malloc(gamma * st->g.words * sizeof(uint64_t) + 1);
