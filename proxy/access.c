@@ -933,9 +933,19 @@ out:
 	return rc;
 }
 
+size_t access_batch_size(size_t gamma, size_t max)
+{
+	size_t b = (gamma + PX_PIPE_BATCHES - 1) / PX_PIPE_BATCHES;
+
+	if (b < PX_PIPE_MIN_BLOCKS)
+		b = PX_PIPE_MIN_BLOCKS;
+	return b < max ? b : max;
+}
+
 int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
 {
-	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	size_t batch = access_batch_size(s->gamma, w->cfg->batch_blocks ? w->cfg->batch_blocks
+									  : 1024);
 	size_t nb, *order;
 	struct prefetch pre[2];
 	struct wbring ring;

@@ -21,6 +21,7 @@
 #include <sodium.h>
 
 #include "../../cloudstore/rc_parse.h"
+#include "../../proxy/engine_int.h"
 #include "harness.h"
 #include "keyfile.h"
 #include "userkey.h"
@@ -352,14 +353,14 @@ long h_trace_mark(const struct h_cs *cs)
 	return stat(cs->trace, &sb) == 0 ? (long)sb.st_size : 0;
 }
 
-/* The ids of a trace line's "ids=1,2,3" (up to H_MAX_IDS). */
-static size_t trace_ids(const char *line, uint64_t *ids)
+/* The ids of a trace line's "ids=1,2,3", after the n already in ids (up
+ * to H_MAX_IDS in all); returns the new count. */
+static size_t trace_ids(const char *line, uint64_t *ids, size_t n)
 {
 	const char *p = strstr(line, " ids=");
-	size_t n = 0;
 
 	if (p == NULL)
-		return 0;
+		return n;
 	p += 5;
 	while (*p && *p != ' ' && *p != '-' && n < H_MAX_IDS) {
 		char *end;
@@ -389,10 +390,10 @@ int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a)
 			snprintf(a->bad, sizeof(a->bad), "%s", line);
 		if (strstr(line, " op=READ ")) {
 			a->nread++;
-			a->nr = trace_ids(line, a->r);
+			a->nr = trace_ids(line, a->r, a->nr);
 		} else if (strstr(line, " op=WRITE ")) {
 			a->nwrite++;
-			a->nw = trace_ids(line, a->w);
+			a->nw = trace_ids(line, a->w, a->nw);
 		} else if (strstr(line, " op=HELLO ") == NULL) {
 			a->other++;
 		}
@@ -400,6 +401,13 @@ int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a)
 	free(line);
 	fclose(f);
 	return 0;
+}
+
+int h_batches(size_t gamma, size_t max)
+{
+	size_t b = access_batch_size(gamma, max);
+
+	return (int)((gamma + b - 1) / b);
 }
 
 int h_count_lines(const char *path, const char *needle)

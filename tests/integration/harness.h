@@ -100,11 +100,12 @@ const char *h_bin(const char *name, char *buf, size_t len);
 
 #define H_MAX_IDS 8192
 
-/* The requests of a trace since a mark. */
+/* The requests of a trace since a mark: a statement of several batches
+ * makes several READs and WRITEs, whose ids follow one another here. */
 struct h_access {
 	int nread, nwrite, other;       /* READ/WRITE/other lines (HELLO apart) */
 	size_t nr, nw;
-	uint64_t r[H_MAX_IDS], w[H_MAX_IDS]; /* ids of the (last) READ and WRITE */
+	uint64_t r[H_MAX_IDS], w[H_MAX_IDS]; /* ids of every READ and WRITE, in order */
 	char bad[256];                  /* the first line with status != ok */
 };
 
@@ -112,6 +113,9 @@ struct h_access {
 long h_trace_mark(const struct h_cs *cs);
 /* The requests the trace holds after mark; 0, or -1 if it cannot be read. */
 int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a);
+/* The READ/WRITE pairs of an access of gamma blocks with --batch-blocks max
+ * (proxy/access.c, access_batch_size). */
+int h_batches(size_t gamma, size_t max);
 
 /* Count lines of a file that contain needle. */
 int h_count_lines(const char *path, const char *needle);
