@@ -933,10 +933,12 @@ out:
 	return rc;
 }
 
-size_t access_batch_size(size_t gamma, size_t max)
+size_t access_batch_size(size_t gamma, size_t max, uint32_t rtt_us)
 {
 	size_t b = (gamma + PX_PIPE_BATCHES - 1) / PX_PIPE_BATCHES;
 
+	if (rtt_us > PX_PIPE_RTT_US)
+		return max;
 	if (b < PX_PIPE_MIN_BLOCKS)
 		b = PX_PIPE_MIN_BLOCKS;
 	return b < max ? b : max;
@@ -945,7 +947,9 @@ size_t access_batch_size(size_t gamma, size_t max)
 int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
 {
 	size_t batch = access_batch_size(s->gamma, w->cfg->batch_blocks ? w->cfg->batch_blocks
-									  : 1024);
+									  : 1024,
+					 atomic_load_explicit(&w->st->cloud_rtt_us,
+							      memory_order_relaxed));
 	size_t nb, *order;
 	struct prefetch pre[2];
 	struct wbring ring;

@@ -177,10 +177,32 @@ static int conn_broken(int rc)
 	       rc == LWC_ERR_PROTO || rc == LWC_ERR_TOO_BIG || rc == LWC_ERR_INTEGRITY;
 }
 
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* A small READ's time, into the moving average of the cloud's round trip
+ * (1/8 of each new sample; concurrent updates may lose one, which is only
+ * an average's sample). */
+static void rtt_sample(struct px_state *st, uint64_t us)
+{
+	uint32_t old = atomic_load_explicit(&st->cloud_rtt_us, memory_order_relaxed);
+	int64_t s = us > UINT32_MAX / 2 ? UINT32_MAX / 2 : (int64_t)us;
+	int64_t avg = old == 0 ? s : (int64_t)old + (s - (int64_t)old) / 8;
+
+	atomic_store_explicit(&st->cloud_rtt_us, (uint32_t)(avg > 0 ? avg : 1),
+			      memory_order_relaxed);
+}
+
 int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, size_t n,
 		      Lwc__CsResponse **resp, char *err, size_t errlen)
 {
 	int rc = LWC_OK;
+	uint64_t t0 = mono_us();
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		/* the retry on a new connection, not on another idle one */
@@ -198,6 +220,8 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 	if (rc == LWC_OK) {
 		atomic_fetch_add(&w->st->reads, 1);
 		atomic_fetch_add(&w->st->blocks_moved, n);
+		if (n <= PX_RTT_SAMPLE_BLOCKS)
+			rtt_sample(w->st, mono_us() - t0);
 	}
 	return rc;
 }

@@ -148,14 +148,21 @@ int plan_stmt(struct px_worker *w, struct stmt *s);
 /* The statement's READ, blocks and WRITE, then its rows to the user. */
 int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err);
 /* Blocks per READ/WRITE batch for an access of gamma blocks: at most max
- * (--batch-blocks), and from 2 x PX_PIPE_MIN_BLOCKS blocks up, cut into at
- * least PX_PIPE_BATCHES batches (of PX_PIPE_MIN_BLOCKS or more), so that
- * the READ ahead and the WRITEs behind overlap the cloud store's work with
- * the proxy's; one batch, everything ran one after the other.  A function
- * of gamma alone, which the cloud sees anyway. */
+ * (--batch-blocks); and while the cloud's round trip (rtt_us, the moving
+ * average of READs of at most PX_RTT_SAMPLE_BLOCKS blocks) is at most
+ * PX_PIPE_RTT_US, from 2 x PX_PIPE_MIN_BLOCKS blocks up, cut into at least
+ * PX_PIPE_BATCHES batches (of PX_PIPE_MIN_BLOCKS or more), so that the READ
+ * ahead and the WRITEs behind overlap the cloud store's work with the
+ * proxy's; in one batch everything ran one after the other.  Over a slower
+ * link each batch would add more round trip than it overlaps work (or when
+ * the store is busy: queueing counts in the average), so accesses are cut
+ * by max alone.  A function of gamma and of the cloud's own timing, which
+ * the cloud sees anyway. */
 #define PX_PIPE_BATCHES 4u
 #define PX_PIPE_MIN_BLOCKS 64u
-size_t access_batch_size(size_t gamma, size_t max);
+#define PX_PIPE_RTT_US 1000u
+#define PX_RTT_SAMPLE_BLOCKS 8u
+size_t access_batch_size(size_t gamma, size_t max, uint32_t rtt_us);
 /* Matched locations of block b: [*lo, *hi) in l (sorted). */
 void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi);
 int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs, size_t n,

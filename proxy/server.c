@@ -797,9 +797,9 @@ static void admin_status(struct conn *c)
 	struct px_server *srv = c->srv;
 	struct px_state *st = srv->st;
 	Lwc__AdminResponse resp = LWC__ADMIN_RESPONSE__INIT;
-	Lwc__AdminResponse__StatusEntry ent[40], *ptrs[40];
-	char vals[40][128];
-	const char *keys[40];
+	Lwc__AdminResponse__StatusEntry ent[48], *ptrs[48];
+	char vals[48][128];
+	const char *keys[48];
 	size_t n = 0;
 	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds, by_age, uniform;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
@@ -846,6 +846,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("cloud_reads", "%llu", (unsigned long long)atomic_load(&st->reads));
 	ST_ADD("cloud_writes", "%llu", (unsigned long long)atomic_load(&st->writes));
 	ST_ADD("blocks_moved", "%llu", (unsigned long long)atomic_load(&st->blocks_moved));
+	ST_ADD("cloud_rtt_ms", "%.3f", atomic_load(&st->cloud_rtt_us) / 1000.0);
 	ST_ADD("blocks_locked", "%llu", (unsigned long long)inflight);
 	ST_ADD("padding", "%s, min %u", srv->cfg->pad_text, srv->cfg->engine.pad_min);
 	ST_ADD("padding_age", "%s: %llu blocks drawn by age, %llu uniformly",

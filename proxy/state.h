@@ -218,6 +218,9 @@ struct px_state {
 	_Atomic uint64_t plan_waits;             /* plans retried after a wait */
 	_Atomic uint64_t commits, commit_us;     /* statement commits, time in them
 						    (under st->mu) */
+	/* the cloud's round trip as the proxy sees it: a moving average of the
+	 * time small READs took, microseconds (0: none measured yet) */
+	_Atomic uint32_t cloud_rtt_us;
 };
 
 /* Relocation settings of lwc-proxy init. */

@@ -113,9 +113,10 @@ struct h_access {
 long h_trace_mark(const struct h_cs *cs);
 /* The requests the trace holds after mark; 0, or -1 if it cannot be read. */
 int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a);
-/* The READ/WRITE pairs of an access of gamma blocks with --batch-blocks max
- * (proxy/access.c, access_batch_size). */
-int h_batches(size_t gamma, size_t max);
+/* Is pairs a number of READ/WRITE pairs the proxy may cut an access of
+ * gamma blocks into with --batch-blocks max (proxy/access.c,
+ * access_batch_size, over a fast or a slow link)? */
+int h_batches_ok(int pairs, size_t gamma, size_t max);
 
 /* Count lines of a file that contain needle. */
 int h_count_lines(const char *path, const char *needle);

@@ -431,11 +431,11 @@ static void obs_end_at(int line, struct stmt_obs *o, size_t gamma, const uint64_
 	uint64_t w[MAX_IDS];
 
 	assert_int_equal(h_trace_since(&o->e->cs, o->mark, &o->a), 0);
-	if (o->a.nread != h_batches(o->a.nr, 1024) || o->a.nwrite != o->a.nread ||
+	if (!h_batches_ok(o->a.nread, o->a.nr, 1024) || o->a.nwrite != o->a.nread ||
 	    o->a.other != 0)
 		fail_msg("line %d: %s: %d READ, %d WRITE, %d other requests in the trace "
-			 "(expected %d READ and as many WRITE for %zu blocks)", line, what,
-			 o->a.nread, o->a.nwrite, o->a.other, h_batches(o->a.nr, 1024), o->a.nr);
+			 "(expected as many READs and WRITEs as %zu blocks are cut into)", line,
+			 what, o->a.nread, o->a.nwrite, o->a.other, o->a.nr);
 	if (o->a.bad[0])
 		fail_msg("line %d: %s: cloud request failed: %s", line, what, o->a.bad);
 	o->n = o->a.nr;

@@ -107,7 +107,7 @@ static size_t gamma_of(struct env *e, const char *sql, long want)
 	assert_int_equal(h_trace_since(&e->cs, mark, &s), 0);
 	if (s.bad[0])
 		fail_msg("%s: a cloud request failed: %s", sql, s.bad);
-	if (s.nread != h_batches(s.nr, 1024) || s.nwrite != s.nread || s.other != 0 ||
+	if (!h_batches_ok(s.nread, s.nr, 1024) || s.nwrite != s.nread || s.other != 0 ||
 	    s.nr != s.nw)
 		fail_msg("%s: %d READ (%zu ids), %d WRITE (%zu ids), %d other", sql, s.nread, s.nr,
 			 s.nwrite, s.nw, s.other);
