@@ -202,12 +202,13 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 		      Lwc__CsResponse **resp, char *err, size_t errlen)
 {
 	int rc = LWC_OK;
-	uint64_t t0 = mono_us();
+	uint64_t t0 = 0;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		/* the retry on a new connection, not on another idle one */
 		if ((rc = cloud_conn(w, attempt > 0, err, errlen)) != LWC_OK)
 			continue;
+		t0 = mono_us();         /* the round trip, not a new connection's set-up */
 		if (w->cfg->rtt_ms > 0)
 			sleep_ms(w->cfg->rtt_ms);
 		rc = cs_client_read(w->cloud, ids, vers, n, resp, err, errlen);
