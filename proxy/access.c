@@ -946,10 +946,9 @@ size_t access_batch_size(size_t gamma, size_t max, uint32_t rtt_us)
 
 int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
 {
-	size_t batch = access_batch_size(s->gamma, w->cfg->batch_blocks ? w->cfg->batch_blocks
-									  : 1024,
-					 atomic_load_explicit(&w->st->cloud_rtt_us,
-							      memory_order_relaxed));
+	size_t max = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
+	size_t batch = access_batch_size(s->gamma, max, atomic_load_explicit(&w->st->cloud_rtt_us,
+									    memory_order_relaxed));
 	size_t nb, *order;
 	struct prefetch pre[2];
 	struct wbring ring;

@@ -177,14 +177,6 @@ static int conn_broken(int rc)
 	       rc == LWC_ERR_PROTO || rc == LWC_ERR_TOO_BIG || rc == LWC_ERR_INTEGRITY;
 }
 
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* A small READ's time, into the moving average of the cloud's round trip
  * (1/8 of each new sample; concurrent updates may lose one, which is only
  * an average's sample). */
@@ -208,7 +200,7 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 		/* the retry on a new connection, not on another idle one */
 		if ((rc = cloud_conn(w, attempt > 0, err, errlen)) != LWC_OK)
 			continue;
-		t0 = mono_us();         /* the round trip, not a new connection's set-up */
+		t0 = px_now_us();         /* the round trip, not a new connection's set-up */
 		if (w->cfg->rtt_ms > 0)
 			sleep_ms(w->cfg->rtt_ms);
 		rc = cs_client_read(w->cloud, ids, vers, n, resp, err, errlen);
@@ -222,7 +214,7 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 		atomic_fetch_add(&w->st->reads, 1);
 		atomic_fetch_add(&w->st->blocks_moved, n);
 		if (n <= PX_RTT_SAMPLE_BLOCKS)
-			rtt_sample(w->st, mono_us() - t0);
+			rtt_sample(w->st, px_now_us() - t0);
 	}
 	return rc;
 }

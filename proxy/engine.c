@@ -222,14 +222,11 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 
 	pthread_mutex_lock(&st->mu);
 	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK) {
-		struct timespec t0, t1;
+		uint64_t t0 = px_now_us();
 
-		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (!s.bulk)
 			rc = commit_stmt(w, &s);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		atomic_fetch_add(&st->commit_us, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000 +
-							    (t1.tv_nsec - t0.tv_nsec) / 1000));
+		atomic_fetch_add(&st->commit_us, px_now_us() - t0);
 		atomic_fetch_add(&st->commits, 1);
 		s.blocks_done = 0;         /* (new records may be in place by now) */
 	} else if (rc == LWC_OK) {

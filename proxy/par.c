@@ -155,13 +155,6 @@ unsigned par_threads(void)
 	return nthreads;
 }
 
-/* Fewer blocks than this run on the calling thread alone: waking a pool
- * thread costs about what it saves for a few blocks (a context switch each
- * way, tens of microseconds on a guest whose idle vCPUs halt), and with
- * many statements in flight the workers keep the cores busy anyway
- * (docs/benchmarks.md, "27 November 2026, late night"). */
-#define PAR_SHARED_MIN 16u
-
 int par_for(size_t n, par_fn fn, void *arg, uint32_t *scratch, int *rcs)
 {
 	struct par_job j;

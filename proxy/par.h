@@ -30,6 +30,13 @@ int par_start(unsigned nthreads, size_t scratch_words);
 void par_stop(void);
 /* Threads in the pool (0 when none). */
 unsigned par_threads(void);
+/* Fewer blocks than this run on the calling thread alone: waking a pool
+ * thread costs about what it saves for a few blocks (a context switch each
+ * way, tens of microseconds on a guest whose idle vCPUs halt), and with
+ * many statements in flight the workers keep the cores busy anyway
+ * (docs/benchmarks.md, "27 November 2026, late night"). */
+#define PAR_SHARED_MIN 16u
+
 /* Run fn for i in [0, n); scratch is the caller's.  Returns the first error
  * in block order (LWC_OK when every call succeeded); rcs (n entries, may be
  * NULL) receives every call's result. */

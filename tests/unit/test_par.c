@@ -55,8 +55,8 @@ static void run(size_t n, size_t fail_from, int expect_rc)
 							      : LWC_ERR_VERSION) : LWC_OK);
 	}
 	/* without a pool, or for fewer blocks than a pool thread is woken
-	 * for (par.c PAR_SHARED_MIN, 16), the caller does every block */
-	if (par_threads() == 0 || n < 16)
+	 * for, the caller does every block */
+	if (par_threads() == 0 || n < PAR_SHARED_MIN)
 		assert_int_equal(atomic_load(&j.caller_blocks), (int)n);
 	/* without rcs the same first error */
 	memset(j.hits, 0, (n ? n : 1) * sizeof(atomic_int));
@@ -75,9 +75,9 @@ static void cases(void)
 	run(1000, 500, LWC_ERR_VERSION);
 	run(7, 0, LWC_ERR_VERSION);
 	/* either side of the size a pool thread is woken for */
-	run(15, 5, LWC_ERR_INTEGRITY);
-	run(16, 6, LWC_ERR_VERSION);
-	run(17, 17, LWC_OK);
+	run(PAR_SHARED_MIN - 1, 5, LWC_ERR_INTEGRITY);
+	run(PAR_SHARED_MIN, 6, LWC_ERR_VERSION);
+	run(PAR_SHARED_MIN + 1, PAR_SHARED_MIN + 1, LWC_OK);
 }
 
 static void test_inline(void **state)
@@ -108,19 +108,21 @@ static int slow_block(void *p, size_t i, uint32_t *scratch)
 	return block(p, i, scratch);
 }
 
-/* A job of fewer than 16 blocks stays on the calling thread even when the
- * pool is idle: 2 ms a block gives a woken pool thread time to take some. */
+/* A job of fewer than PAR_SHARED_MIN blocks stays on the calling thread even
+ * when the pool is idle: 2 ms a block gives a woken pool thread time to take
+ * some. */
 static void test_small_inline(void **state)
 {
-	struct job j = { 15, calloc(15, sizeof(atomic_int)), 15, NULL, 0 };
+	enum { N = PAR_SHARED_MIN - 1 };
+	struct job j = { N, calloc(N, sizeof(atomic_int)), N, NULL, 0 };
 	uint32_t scratch[SCRATCH];
 
 	(void)state;
 	assert_int_equal(par_start(3, SCRATCH), LWC_OK);
 	j.caller_scratch = scratch;
-	assert_int_equal(par_for(15, slow_block, &j, scratch, NULL), LWC_OK);
-	assert_int_equal(atomic_load(&j.caller_blocks), 15);
-	for (size_t i = 0; i < 15; i++)
+	assert_int_equal(par_for(N, slow_block, &j, scratch, NULL), LWC_OK);
+	assert_int_equal(atomic_load(&j.caller_blocks), N);
+	for (size_t i = 0; i < N; i++)
 		assert_int_equal(atomic_load(&j.hits[i]), 1);
 	par_stop();
 	free(j.hits);
