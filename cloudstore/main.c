@@ -36,7 +36,8 @@ static void usage(FILE *f)
 		"\n"
 		"options:\n"
 		"  --listen HOST:PORT     address to listen on (use a loopback or private address)\n"
-		"  --store SPEC           lmdb:DIR (embedded), postgres:CONNINFO (libpq string or URI)\n"
+		"  --store SPEC           lmdb:DIR[,shards=N] (embedded; N environments for a new\n"
+		"                         store, default %u), postgres:CONNINFO (libpq string or URI)\n"
 		"                         or redis-cluster:HOST:PORT[,HOST:PORT...][,wait=N]\n"
 		"                         [,timeout=MS][,prefix=P] (docs/operations.md)\n"
 		"  --key-file FILE        K_CS, created by 'lwc-cloudstore keygen FILE' (mode 0600)\n"
@@ -50,7 +51,7 @@ static void usage(FILE *f)
 		"                         (default 5)\n"
 		"  --log-level LEVEL      error, warn, info (default) or debug\n"
 		"  -h, --help             this help\n",
-		WIRE_FRAME_MAX);
+		CS_LMDB_SHARDS, WIRE_FRAME_MAX);
 }
 
 static int cmd_keygen(int argc, char **argv)

@@ -626,12 +626,18 @@ int cs_server_run(const struct cs_server_config *cfg)
 	/* one server per store directory, before anything in it is touched
 	 * (a PostgreSQL store is not a directory: see docs/operations.md) */
 	if (srv.ops == &cs_store_lmdb) {
-		if (mkdir(spec, 0700) != 0 && errno != EEXIST) {
-			log_error("cannot create the store directory %s: %s", spec, strerror(errno));
+		char dir[4000];
+
+		if ((rc = cs_lmdb_dir(spec, dir, sizeof(dir), err, sizeof(err))) != LWC_OK) {
+			log_error("%s", err);
+			goto out;
+		}
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			log_error("cannot create the store directory %s: %s", dir, strerror(errno));
 			rc = LWC_ERR_IO;
 			goto out;
 		}
-		if ((rc = pidlock_acquire(&lock, spec, CS_LOCK_FILE, err, sizeof(err))) != LWC_OK) {
+		if ((rc = pidlock_acquire(&lock, dir, CS_LOCK_FILE, err, sizeof(err))) != LWC_OK) {
 			log_error("%s", err);
 			goto out;
 		}

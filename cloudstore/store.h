@@ -11,10 +11,13 @@
  *                          before committing writes the same version again)
  *   anything else          LWC_ERR_VERSION (stale, or skipping ahead)
  *
- * A WRITE is durable before write() returns and all-or-nothing (LMDB,
- * PostgreSQL) or atomic per block (Redis Cluster: a WRITE that fails a
- * check changes nothing, one cut short may leave some blocks at the new
- * version, which DESIGN section 7 makes harmless; store_redis.c).  The block
+ * A WRITE is durable before write() returns and all-or-nothing (PostgreSQL,
+ * an LMDB store of one shard), atomic per shard (LMDB: a WRITE that fails a
+ * check changes nothing, one cut short by a crash between two shards'
+ * commits may leave one shard's blocks at the new version; store_lmdb.c) or
+ * atomic per block (Redis Cluster: a WRITE that fails a check changes
+ * nothing, one cut short may leave some blocks at the new version); DESIGN
+ * section 7 makes both harmless (store_redis.c).  The block
  * size is a property of the store, fixed by the first WRITE into an empty
  * store (or by --block-size) and enforced afterwards.
  *
@@ -31,6 +34,8 @@
 
 #define CS_BLOCK_SIZE_MAX (1u << 20)   /* 1 MiB: keeps PG statements < 16 MiB */
 #define CS_HELD_MAX 4                  /* versions reported per id by STAT   */
+#define CS_LMDB_SHARDS 2               /* environments of a new LMDB store   */
+#define CS_LMDB_SHARDS_MAX 16
 
 struct cs_store;
 struct cs_session;
@@ -82,6 +87,9 @@ struct cs_store_ops {
 extern const struct cs_store_ops cs_store_lmdb;
 extern const struct cs_store_ops cs_store_pg;
 extern const struct cs_store_ops cs_store_redis;   /* store_redis.c */
+
+/* The directory of an LMDB store's spec ("DIR[,shards=N]"). */
+int cs_lmdb_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen) LWC_WUR;
 
 /* Pick the backend for a --store argument ("lmdb:DIR", "postgres:CONNINFO" or
  * "redis-cluster:HOST:PORT,...")

@@ -1,24 +1,48 @@
 /*
- * store_lmdb.c - the embedded block store: one LMDB environment in a
- * directory.
+ * store_lmdb.c - the embedded block store: LMDB environments in a directory
+ * ("lmdb:DIR[,shards=N]").
  *
- * Named databases:
+ * A store is split by block id into N shards (id mod N), each an LMDB
+ * environment of its own: shard 0 is DIR itself, shard i DIR/shard-i.  A
+ * new store gets N = 2 (or shards=N, 1..16); an existing one keeps the
+ * number it was made with (meta "shards" of shard 0; a store made before
+ * shards has none, and is one shard).  Named databases of each shard:
  *   blocks   key id(8 BE) || version(8 BE)  ->  the block's bytes
- *   meta     "block_size" -> uint32, "block_count" -> uint64,
- *            "versions_held" -> uint64  (kept in the write transaction)
+ *   meta     "block_size" -> uint64, "block_count" -> uint64,
+ *            "versions_held" -> uint64 (this shard's, kept in its write
+ *            transaction); shard 0 also "shards" -> uint64
  *
  * Big-endian keys sort by id then version, so the versions of one block are
- * adjacent and the newest is found with one cursor step.  Every WRITE is
- * one LMDB write transaction, synced to disk by mdb_txn_commit (the
- * environment is opened without MDB_NOSYNC): all-or-nothing, durable before
- * the server acknowledges it.
+ * adjacent and the newest is found with one cursor step.
  *
- * The map grows on demand: MDB_MAP_FULL aborts the transaction, the map is
- * doubled while no transaction is active (a rwlock excludes them) and the
- * write is retried.
+ * Why shards: one LMDB environment has one writer, and its commit (the dirty
+ * pages copied into the page cache, then fdatasync) is the critical path of
+ * a large statement; the shards' commits run on threads of their own, side by
+ * side (docs/benchmarks.md, "28 November 2026, later").
+ *
+ * A WRITE runs in two phases, one thread per shard it touches (shard order
+ * for taking the environments' writer locks, so two WRITEs cannot deadlock):
+ * each thread begins its shard's write transaction, checks and puts its
+ * blocks; once all have, either every transaction commits (durably:
+ * environments are opened without MDB_NOSYNC) or, if any check or put
+ * failed, every one aborts: a WRITE that fails a check changes nothing.
+ * What a single environment cannot give is a commit that is atomic across
+ * environments: a crash (or an I/O error) between two shards' commits
+ * leaves one shard's blocks at the new version and the other's at the old
+ * one, which DESIGN section 7 makes harmless, as for a Redis Cluster
+ * (store.h): the proxy never references a version it did not commit, the
+ * previous version stays until the block's next WRITE, and writing the same
+ * version again is allowed, so such a WRITE is as harmless as a whole one
+ * that was never acknowledged.
+ *
+ * Each map grows on demand: MDB_MAP_FULL aborts the WRITE, the full shard's
+ * map is doubled while no transaction of it is active (a rwlock excludes
+ * them) and the WRITE is retried (a shard that had committed is written
+ * again at the same version).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +57,18 @@
 
 #define LMDB_INITIAL_MAP (1ull << 30)
 
-struct cs_store {
+struct shard {
 	MDB_env *env;
 	MDB_dbi blocks;
 	MDB_dbi meta;
 	size_t mapsize;
 	pthread_rwlock_t resize;      /* held shared by every txn, exclusive to grow */
+};
+
+struct cs_store {
+	struct shard sh[CS_LMDB_SHARDS_MAX];
+	unsigned k;                   /* shards                                  */
+	_Atomic uint64_t bs;          /* the block size once known (0: not yet)  */
 };
 
 struct cs_session {
@@ -58,12 +88,12 @@ static int lmdb_err(int rc, const char *what, char *err, size_t errlen)
 }
 
 /* A failed write: a full disk says so (LMDB reports a short write as EIO). */
-static int lmdb_write_err(struct cs_store *st, int rc, const char *what, char *err,
+static int lmdb_write_err(struct shard *sh, int rc, const char *what, char *err,
 			  size_t errlen)
 {
 	const char *path = NULL;
 
-	if (mdb_env_get_path(st->env, &path) != 0)
+	if (mdb_env_get_path(sh->env, &path) != 0)
 		path = NULL;
 	if (rc > 0 && lwc_disk_full(path, rc, LWC_ERR_STORE) == LWC_ERR_NO_SPACE) {
 		lwc_errf(err, errlen, "lmdb %s: no space left on device (%s)", what,
@@ -100,95 +130,205 @@ static int meta_put_u64(MDB_txn *txn, MDB_dbi dbi, const char *name, uint64_t va
 	return mdb_put(txn, dbi, &k, &v, 0);
 }
 
-static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_size,
-		     char *err, size_t errlen)
+/* Open (creating it if need be) one shard's LMDB environment in dir. */
+static int shard_open(struct shard *sh, const char *dir, char *err, size_t errlen)
 {
-	struct cs_store *st;
 	MDB_txn *txn = NULL;
 	struct stat sb;
 	char path[4096];
-	uint64_t have;
 	int rc;
 
-	*out = NULL;
-	if (spec == NULL || spec[0] == '\0') {
-		lwc_errf(err, errlen, "lmdb store needs a directory (lmdb:DIR)");
-		return LWC_ERR_ARG;
-	}
-	if (mkdir(spec, 0700) != 0 && errno != EEXIST) {
-		lwc_errf(err, errlen, "cannot create %s: %s", spec, strerror(errno));
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		lwc_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 		return LWC_ERR_IO;
 	}
-	st = calloc(1, sizeof(*st));
-	if (st == NULL)
-		return LWC_ERR_NOMEM;
-	pthread_rwlock_init(&st->resize, NULL);
-	st->mapsize = LMDB_INITIAL_MAP;
-	snprintf(path, sizeof(path), "%s/data.mdb", spec);
-	if (stat(path, &sb) == 0 && (size_t)sb.st_size * 2 > st->mapsize)
-		st->mapsize = (size_t)sb.st_size * 2;
-	if ((rc = mdb_env_create(&st->env)) != 0 ||
-	    (rc = mdb_env_set_maxdbs(st->env, 4)) != 0 ||
-	    (rc = mdb_env_set_maxreaders(st->env, 256)) != 0 ||
-	    (rc = mdb_env_set_mapsize(st->env, st->mapsize)) != 0 ||
-	    (rc = mdb_env_open(st->env, spec, MDB_NOTLS | MDB_NORDAHEAD, 0600)) != 0) {
-		lwc_errf(err, errlen, "lmdb open %s: %s", spec, mdb_strerror(rc));
+	pthread_rwlock_init(&sh->resize, NULL);
+	sh->mapsize = LMDB_INITIAL_MAP;
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (stat(path, &sb) == 0 && (size_t)sb.st_size * 2 > sh->mapsize)
+		sh->mapsize = (size_t)sb.st_size * 2;
+	if ((rc = mdb_env_create(&sh->env)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(sh->env, 4)) != 0 ||
+	    (rc = mdb_env_set_maxreaders(sh->env, 256)) != 0 ||
+	    (rc = mdb_env_set_mapsize(sh->env, sh->mapsize)) != 0 ||
+	    (rc = mdb_env_open(sh->env, dir, MDB_NOTLS | MDB_NORDAHEAD, 0600)) != 0) {
+		lwc_errf(err, errlen, "lmdb open %s: %s", dir, mdb_strerror(rc));
 		goto fail;
 	}
 	{
 		int dead = 0;
-		mdb_reader_check(st->env, &dead);   /* clear readers of a killed process */
+		mdb_reader_check(sh->env, &dead);   /* clear readers of a killed process */
 	}
-	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "blocks", MDB_CREATE, &st->blocks)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &st->meta)) != 0 ||
-	    (rc = meta_get_u64(txn, st->meta, "block_size", &have)) != 0) {
-		lwc_errf(err, errlen, "lmdb init %s: %s", spec, mdb_strerror(rc));
-		goto fail;
-	}
-	if (block_size != 0) {
-		if (have != 0 && have != block_size) {
-			lwc_errf(err, errlen, "store %s holds blocks of %llu bytes, not %u",
-				 spec, (unsigned long long)have, block_size);
+	if ((rc = mdb_txn_begin(sh->env, NULL, 0, &txn)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "blocks", MDB_CREATE, &sh->blocks)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &sh->meta)) != 0) {
+		if (txn)
 			mdb_txn_abort(txn);
-			txn = NULL;
-			rc = 0;
-			goto fail_code;
-		}
-		if (have == 0 && (rc = meta_put_u64(txn, st->meta, "block_size", block_size)) != 0) {
-			lwc_errf(err, errlen, "lmdb init %s: %s", spec, mdb_strerror(rc));
-			goto fail;
-		}
+		lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
+		goto fail;
 	}
 	if ((rc = mdb_txn_commit(txn)) != 0) {
-		txn = NULL;
-		lwc_errf(err, errlen, "lmdb init %s: %s", spec, mdb_strerror(rc));
+		lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
 		goto fail;
 	}
-	*out = st;
 	return LWC_OK;
 fail:
-	if (txn)
-		mdb_txn_abort(txn);
-	if (st->env)
-		mdb_env_close(st->env);
-	pthread_rwlock_destroy(&st->resize);
-	free(st);
+	if (sh->env)
+		mdb_env_close(sh->env);
+	sh->env = NULL;
+	pthread_rwlock_destroy(&sh->resize);
 	return LWC_ERR_STORE;
-fail_code:
-	mdb_env_close(st->env);
-	pthread_rwlock_destroy(&st->resize);
-	free(st);
-	return LWC_ERR_BLOCK_SIZE;
+}
+
+static void shard_close(struct shard *sh)
+{
+	if (sh->env == NULL)
+		return;
+	mdb_env_close(sh->env);
+	sh->env = NULL;
+	pthread_rwlock_destroy(&sh->resize);
 }
 
 static void lmdb_close(struct cs_store *st)
 {
 	if (st == NULL)
 		return;
-	mdb_env_close(st->env);
-	pthread_rwlock_destroy(&st->resize);
+	for (unsigned i = 0; i < st->k; i++)
+		shard_close(&st->sh[i]);
 	free(st);
+}
+
+/* "DIR[,shards=N]": the directory into dir, N into *shards (0: not given). */
+static int parse_spec(const char *spec, char *dir, size_t dirlen, unsigned *shards,
+		      char *err, size_t errlen)
+{
+	const char *opt = strrchr(spec, ',');
+	size_t n = strlen(spec);
+
+	*shards = 0;
+	if (opt != NULL && strncmp(opt, ",shards=", 8) == 0) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(opt + 8, &end, 10);
+		if (opt[8] < '0' || opt[8] > '9' || *end != '\0' || errno != 0 || v < 1 ||
+		    v > CS_LMDB_SHARDS_MAX) {
+			lwc_errf(err, errlen, "lmdb store: shards=%s: want 1..%u", opt + 8,
+				 CS_LMDB_SHARDS_MAX);
+			return LWC_ERR_ARG;
+		}
+		*shards = (unsigned)v;
+		n = (size_t)(opt - spec);
+	}
+	if (n == 0) {
+		lwc_errf(err, errlen, "lmdb store needs a directory (lmdb:DIR)");
+		return LWC_ERR_ARG;
+	}
+	if (n >= dirlen) {
+		lwc_errf(err, errlen, "lmdb store directory name too long");
+		return LWC_ERR_ARG;
+	}
+	memcpy(dir, spec, n);
+	dir[n] = '\0';
+	return LWC_OK;
+}
+
+int cs_lmdb_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen)
+{
+	unsigned shards;
+
+	return parse_spec(spec ? spec : "", dir, dirlen, &shards, err, errlen);
+}
+
+static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_size,
+		     char *err, size_t errlen)
+{
+	struct cs_store *st;
+	MDB_txn *txn = NULL;
+	struct shard *s0;
+	char dir[4000];
+	uint64_t have, k, count;
+	unsigned want;
+	int rc, ret;
+
+	*out = NULL;
+	if (spec == NULL)
+		spec = "";
+	if ((ret = parse_spec(spec, dir, sizeof(dir), &want, err, errlen)) != LWC_OK)
+		return ret;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return LWC_ERR_NOMEM;
+	s0 = &st->sh[0];
+	if ((ret = shard_open(s0, dir, err, errlen)) != LWC_OK) {
+		free(st);
+		return ret;
+	}
+	st->k = 1;
+	ret = LWC_ERR_STORE;
+	if ((rc = mdb_txn_begin(s0->env, NULL, 0, &txn)) != 0 ||
+	    (rc = meta_get_u64(txn, s0->meta, "block_size", &have)) != 0 ||
+	    (rc = meta_get_u64(txn, s0->meta, "shards", &k)) != 0 ||
+	    (rc = meta_get_u64(txn, s0->meta, "block_count", &count)) != 0) {
+		lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
+		goto fail;
+	}
+	if (block_size != 0) {
+		if (have != 0 && have != block_size) {
+			lwc_errf(err, errlen, "store %s holds blocks of %llu bytes, not %u",
+				 dir, (unsigned long long)have, block_size);
+			ret = LWC_ERR_BLOCK_SIZE;
+			goto fail;
+		}
+		if (have == 0 && (rc = meta_put_u64(txn, s0->meta, "block_size", block_size)) != 0) {
+			lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
+			goto fail;
+		}
+		have = block_size;
+	}
+	if (k == 0) {
+		/* a store made before shards holds its blocks in one environment */
+		k = count > 0 || have != 0 ? 1 : want ? want : CS_LMDB_SHARDS;
+		if ((rc = meta_put_u64(txn, s0->meta, "shards", k)) != 0) {
+			lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
+			goto fail;
+		}
+	}
+	if (k > CS_LMDB_SHARDS_MAX) {
+		lwc_errf(err, errlen, "store %s has %llu shards (this lwc-cloudstore reads at "
+			 "most %u)", dir, (unsigned long long)k, CS_LMDB_SHARDS_MAX);
+		goto fail;
+	}
+	if (want != 0 && want != k) {
+		lwc_errf(err, errlen, "store %s has %llu shard%s, not %u (the number is fixed "
+			 "when a store is made)", dir, (unsigned long long)k, k == 1 ? "" : "s",
+			 want);
+		ret = LWC_ERR_ARG;
+		goto fail;
+	}
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (rc != 0) {
+		lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
+		goto fail;
+	}
+	atomic_store(&st->bs, have);
+	for (unsigned i = 1; i < k; i++) {
+		char sdir[4096];
+
+		snprintf(sdir, sizeof(sdir), "%s/shard-%u", dir, i);
+		if ((ret = shard_open(&st->sh[i], sdir, err, errlen)) != LWC_OK)
+			goto fail;
+		st->k = i + 1;
+	}
+	*out = st;
+	return LWC_OK;
+fail:
+	if (txn)
+		mdb_txn_abort(txn);
+	lmdb_close(st);
+	return ret;
 }
 
 static int lmdb_session_open(struct cs_store *st, struct cs_session **out,
@@ -206,6 +346,11 @@ static int lmdb_session_open(struct cs_store *st, struct cs_session **out,
 static void lmdb_session_close(struct cs_session *s)
 {
 	free(s);
+}
+
+static unsigned shard_of(const struct cs_store *st, uint64_t id)
+{
+	return (unsigned)(id % st->k);
 }
 
 /* The versions held of id, ascending, at most CS_HELD_MAX (the newest). */
@@ -247,18 +392,18 @@ static int held_versions(MDB_cursor *cur, uint64_t id, struct cs_held *h)
 
 static int lmdb_block_size(struct cs_session *s, uint32_t *out, char *err, size_t errlen)
 {
-	struct cs_store *st = s->st;
+	struct shard *sh = &s->st->sh[0];
 	MDB_txn *txn;
 	uint64_t bs;
 	int rc;
 
-	pthread_rwlock_rdlock(&st->resize);
-	rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn);
+	pthread_rwlock_rdlock(&sh->resize);
+	rc = mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &txn);
 	if (rc == 0) {
-		rc = meta_get_u64(txn, st->meta, "block_size", &bs);
+		rc = meta_get_u64(txn, sh->meta, "block_size", &bs);
 		mdb_txn_abort(txn);
 	}
-	pthread_rwlock_unlock(&st->resize);
+	pthread_rwlock_unlock(&sh->resize);
 	if (rc != 0)
 		return lmdb_err(rc, "block size", err, errlen);
 	*out = (uint32_t)bs;
@@ -298,30 +443,34 @@ static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *
 		     size_t n, uint8_t *out, size_t block_size, char *err, size_t errlen)
 {
 	struct cs_store *st = s->st;
-	MDB_txn *txn;
+	MDB_txn *txn[CS_LMDB_SHARDS_MAX] = { NULL };
 	const uint8_t **at = malloc((n ? n : 1) * sizeof(*at));
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	unsigned k = st->k;
 	int rc, ret = LWC_OK;
 
 	if (at == NULL) {
 		lwc_errf(err, errlen, "out of memory");
 		return LWC_ERR_NOMEM;
 	}
-	pthread_rwlock_rdlock(&st->resize);
-	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {
-		pthread_rwlock_unlock(&st->resize);
-		free(at);
-		return lmdb_err(rc, "read", err, errlen);
-	}
+	for (unsigned j = 0; j < k; j++)
+		pthread_rwlock_rdlock(&st->sh[j].resize);
+	for (unsigned j = 0; j < k && ret == LWC_OK; j++)
+		if ((rc = mdb_txn_begin(st->sh[j].env, NULL, MDB_RDONLY, &txn[j])) != 0) {
+			txn[j] = NULL;
+			ret = lmdb_err(rc, "read", err, errlen);
+		}
 	/* find every block (and advise its pages), then copy them */
-	for (size_t i = 0; i < n; i++) {
-		uint8_t k[16];
-		MDB_val key = { sizeof(k), k }, val;
+	for (size_t i = 0; i < n && ret == LWC_OK; i++) {
+		struct shard *sh = &st->sh[shard_of(st, ids[i])];
+		MDB_txn *t = txn[shard_of(st, ids[i])];
+		uint8_t kb[16];
+		MDB_val key = { sizeof(kb), kb }, val;
 
-		make_key(k, ids[i], versions[i]);
-		rc = mdb_get(txn, st->blocks, &key, &val);
+		make_key(kb, ids[i], versions[i]);
+		rc = mdb_get(t, sh->blocks, &key, &val);
 		if (rc == MDB_NOTFOUND) {
-			describe_missing(txn, st->blocks, ids[i], versions[i], err, errlen);
+			describe_missing(t, sh->blocks, ids[i], versions[i], err, errlen);
 			ret = LWC_ERR_NOT_FOUND;
 			break;
 		}
@@ -340,41 +489,42 @@ static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *
 	}
 	for (size_t i = 0; i < n && ret == LWC_OK; i++)
 		memcpy(out + i * block_size, at[i], block_size);
-	mdb_txn_abort(txn);
-	pthread_rwlock_unlock(&st->resize);
+	for (unsigned j = 0; j < k; j++) {
+		if (txn[j])
+			mdb_txn_abort(txn[j]);
+		pthread_rwlock_unlock(&st->sh[j].resize);
+	}
 	free(at);
 	return ret;
 }
 
-/* One attempt at a WRITE; returns an LMDB code (MDB_MAP_FULL means grow and
- * retry) or -1 with *lwc set to a validation failure. */
-static int write_txn(struct cs_store *st, const struct cs_block *blocks, size_t n,
-		     int *lwc, char *err, size_t errlen)
+/* A shard's blocks into its write transaction: the version rule for each,
+ * the shard's block size (pinned by its first WRITE) and its counters.
+ * Returns an LMDB code, or -1 with *lwc set to a validation failure. */
+static int put_blocks(struct shard *sh, MDB_txn *txn, const struct cs_block *blocks,
+		      size_t n, size_t len, int *lwc, char *err, size_t errlen)
 {
-	MDB_txn *txn = NULL;
 	MDB_cursor *cur = NULL;
 	uint64_t bs, count, held_total;
 	int rc;
 
-	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+	if ((rc = meta_get_u64(txn, sh->meta, "block_size", &bs)) != 0 ||
+	    (rc = meta_get_u64(txn, sh->meta, "block_count", &count)) != 0 ||
+	    (rc = meta_get_u64(txn, sh->meta, "versions_held", &held_total)) != 0)
 		return rc;
-	if ((rc = meta_get_u64(txn, st->meta, "block_size", &bs)) != 0 ||
-	    (rc = meta_get_u64(txn, st->meta, "block_count", &count)) != 0 ||
-	    (rc = meta_get_u64(txn, st->meta, "versions_held", &held_total)) != 0 ||
-	    (rc = mdb_cursor_open(txn, st->blocks, &cur)) != 0)
-		goto out;
 	if (bs == 0) {
-		bs = blocks[0].len;
-		if ((rc = meta_put_u64(txn, st->meta, "block_size", bs)) != 0)
-			goto out;
-	} else if (bs != blocks[0].len) {
-		lwc_errf(err, errlen, "block %llu has %zu bytes; this store's blocks have %llu",
-			 (unsigned long long)blocks[0].id, blocks[0].len,
+		if ((rc = meta_put_u64(txn, sh->meta, "block_size", len)) != 0)
+			return rc;
+	} else if (bs != len) {
+		lwc_errf(err, errlen, "blocks of %zu bytes; this store's blocks have %llu", len,
 			 (unsigned long long)bs);
 		*lwc = LWC_ERR_BLOCK_SIZE;
-		rc = -1;
-		goto out;
+		return -1;
 	}
+	if (n == 0)
+		return 0;
+	if ((rc = mdb_cursor_open(txn, sh->blocks, &cur)) != 0)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		const struct cs_block *b = &blocks[i];
 		struct cs_held h;
@@ -390,7 +540,7 @@ static int write_txn(struct cs_store *st, const struct cs_block *blocks, size_t 
 			goto out;
 		}
 		make_key(k, b->id, b->version);
-		if ((rc = mdb_put(txn, st->blocks, &key, &val, 0)) != 0)
+		if ((rc = mdb_put(txn, sh->blocks, &key, &val, 0)) != 0)
 			goto out;
 		if (h.n == 0)
 			count++;
@@ -402,83 +552,267 @@ static int write_txn(struct cs_store *st, const struct cs_block *blocks, size_t 
 				make_key(k, b->id, h.v[j]);
 				key.mv_size = sizeof(k);
 				key.mv_data = k;
-				if ((rc = mdb_del(txn, st->blocks, &key, NULL)) != 0)
+				if ((rc = mdb_del(txn, sh->blocks, &key, NULL)) != 0)
 					goto out;
 				held_total--;
 			}
 		}
 	}
-	if ((rc = meta_put_u64(txn, st->meta, "block_count", count)) != 0 ||
-	    (rc = meta_put_u64(txn, st->meta, "versions_held", held_total)) != 0)
-		goto out;
-	mdb_cursor_close(cur);
-	cur = NULL;
-	rc = mdb_txn_commit(txn);
-	txn = NULL;
+	if ((rc = meta_put_u64(txn, sh->meta, "block_count", count)) == 0)
+		rc = meta_put_u64(txn, sh->meta, "versions_held", held_total);
 out:
-	if (cur)
-		mdb_cursor_close(cur);
-	if (txn)
-		mdb_txn_abort(txn);
+	mdb_cursor_close(cur);
 	return rc;
+}
+
+/* A WRITE's parts meet twice: to begin their transactions in shard order,
+ * and once all have put their blocks, to commit or abort together. */
+struct wmeet {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned begun;               /* parts past their turn to begin       */
+	unsigned ready;               /* parts done putting                   */
+	unsigned nparts;
+	int failed;                   /* a part failed: every part aborts     */
+};
+
+struct wpart {
+	struct shard *sh;
+	struct wmeet *m;
+	struct cs_block *blocks;
+	size_t n, len;
+	unsigned turn;
+	int skip;                     /* no thread for it: fail the WRITE     */
+	int rc;                       /* LMDB code; -1: lwc says why          */
+	int lwc;
+	char err[512];
+	pthread_t th;
+};
+
+static void *part_main(void *arg)
+{
+	struct wpart *p = arg;
+	struct wmeet *m = p->m;
+	MDB_txn *txn = NULL;
+	int failed;
+
+	p->rc = 0;
+	p->lwc = LWC_OK;
+	if (p->skip) {
+		/* no thread for it: take its turn and fail the WRITE */
+		pthread_mutex_lock(&m->mu);
+		while (m->begun != p->turn)
+			pthread_cond_wait(&m->cv, &m->mu);
+		m->begun++;
+		m->failed = 1;
+		m->ready++;
+		pthread_cond_broadcast(&m->cv);
+		pthread_mutex_unlock(&m->mu);
+		p->rc = -1;
+		p->lwc = LWC_ERR_NOMEM;
+		lwc_errf(p->err, sizeof(p->err), "cannot start a thread for a shard's write");
+		return NULL;
+	}
+	pthread_rwlock_rdlock(&p->sh->resize);
+	pthread_mutex_lock(&m->mu);
+	while (m->begun != p->turn)
+		pthread_cond_wait(&m->cv, &m->mu);
+	pthread_mutex_unlock(&m->mu);
+	if ((p->rc = mdb_txn_begin(p->sh->env, NULL, 0, &txn)) != 0)
+		txn = NULL;
+	pthread_mutex_lock(&m->mu);
+	m->begun++;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+
+	if (p->rc == 0)
+		p->rc = put_blocks(p->sh, txn, p->blocks, p->n, p->len, &p->lwc, p->err,
+				   sizeof(p->err));
+	pthread_mutex_lock(&m->mu);
+	if (p->rc != 0)
+		m->failed = 1;
+	m->ready++;
+	pthread_cond_broadcast(&m->cv);
+	while (m->ready < m->nparts)
+		pthread_cond_wait(&m->cv, &m->mu);
+	failed = m->failed;
+	pthread_mutex_unlock(&m->mu);
+
+	if (txn != NULL) {
+		if (failed) {
+			mdb_txn_abort(txn);
+		} else {
+			p->rc = mdb_txn_commit(txn);
+		}
+	}
+	pthread_rwlock_unlock(&p->sh->resize);
+	return NULL;
+}
+
+/* One attempt: every part on a thread of its own (the last one on this
+ * thread).  Returns the index of the part whose failure to report, or -1. */
+static int write_parts(struct wpart *parts, unsigned np)
+{
+	struct wmeet m;
+	unsigned started = 0;
+	int bad = -1;
+
+	memset(&m, 0, sizeof(m));
+	pthread_mutex_init(&m.mu, NULL);
+	pthread_cond_init(&m.cv, NULL);
+	m.nparts = np;
+	for (unsigned i = 0; i < np; i++) {
+		parts[i].m = &m;
+		parts[i].turn = i;
+		parts[i].skip = 0;
+	}
+	while (started + 1 < np &&
+	       pthread_create(&parts[started].th, NULL, part_main, &parts[started]) == 0)
+		started++;
+	if (started + 1 < np) {
+		/* out of threads: the parts not started fail the WRITE, here, in
+		 * turn, and the started ones abort */
+		for (unsigned i = started; i < np; i++) {
+			parts[i].skip = 1;
+			part_main(&parts[i]);
+		}
+	} else {
+		part_main(&parts[np - 1]);
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(parts[i].th, NULL);
+	/* a check that failed says more than the aborts it caused elsewhere */
+	for (unsigned i = 0; i < np && bad < 0; i++)
+		if (parts[i].rc == -1)
+			bad = (int)i;
+	for (unsigned i = 0; i < np && bad < 0; i++)
+		if (parts[i].rc != 0)
+			bad = (int)i;
+	pthread_cond_destroy(&m.cv);
+	pthread_mutex_destroy(&m.mu);
+	return bad;
 }
 
 static int lmdb_write(struct cs_session *s, const struct cs_block *blocks, size_t n,
 		      char *err, size_t errlen)
 {
 	struct cs_store *st = s->st;
-	int rc, lwc = LWC_OK;
+	struct wpart parts[CS_LMDB_SHARDS_MAX];
+	size_t cnt[CS_LMDB_SHARDS_MAX] = { 0 }, off = 0;
+	struct cs_block *by;
+	uint64_t bs = atomic_load(&st->bs);
+	size_t len = n ? blocks[0].len : 0;
+	unsigned np = 0;
+	int ret = LWC_OK;
 
-	for (;;) {
-		pthread_rwlock_rdlock(&st->resize);
-		rc = write_txn(st, blocks, n, &lwc, err, errlen);
-		pthread_rwlock_unlock(&st->resize);
-		if (rc != MDB_MAP_FULL)
-			break;
-		pthread_rwlock_wrlock(&st->resize);
-		rc = mdb_env_set_mapsize(st->env, st->mapsize * 2);
-		if (rc == 0)
-			st->mapsize *= 2;
-		pthread_rwlock_unlock(&st->resize);
-		if (rc != 0)
-			return lmdb_write_err(st, rc, "grow map", err, errlen);
+	if (n == 0)
+		return LWC_OK;
+	if (bs != 0 && bs != len) {
+		lwc_errf(err, errlen, "block %llu has %zu bytes; this store's blocks have %llu",
+			 (unsigned long long)blocks[0].id, len, (unsigned long long)bs);
+		return LWC_ERR_BLOCK_SIZE;
 	}
-	if (rc == -1)
-		return lwc;
-	if (rc != 0)
-		return lmdb_write_err(st, rc, "write", err, errlen);
-	return LWC_OK;
+	if ((by = malloc(n * sizeof(*by))) == NULL) {
+		lwc_errf(err, errlen, "out of memory");
+		return LWC_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		cnt[shard_of(st, blocks[i].id)]++;
+	memset(parts, 0, sizeof(parts));
+	for (unsigned j = 0; j < st->k; j++) {
+		/* shard 0 pins the store's block size: it takes part in the
+		 * first WRITE whatever its blocks */
+		if (cnt[j] == 0 && !(j == 0 && bs == 0))
+			continue;
+		parts[np].sh = &st->sh[j];
+		parts[np].blocks = by + off;
+		parts[np].len = len;
+		off += cnt[j];
+		cnt[j] = np++;              /* now: the part of shard j */
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct wpart *p = &parts[cnt[shard_of(st, blocks[i].id)]];
+		p->blocks[p->n++] = blocks[i];
+	}
+	for (;;) {
+		int bad = write_parts(parts, np), grown = 0;
+
+		if (bad < 0) {
+			atomic_store(&st->bs, len);
+			break;
+		}
+		/* a full map: grow it (no transaction of it is active) and write
+		 * the whole WRITE again */
+		for (unsigned i = 0; i < np; i++) {
+			struct shard *sh = parts[i].sh;
+			int rc;
+
+			if (parts[i].rc != MDB_MAP_FULL)
+				continue;
+			pthread_rwlock_wrlock(&sh->resize);
+			rc = mdb_env_set_mapsize(sh->env, sh->mapsize * 2);
+			if (rc == 0)
+				sh->mapsize *= 2;
+			pthread_rwlock_unlock(&sh->resize);
+			if (rc != 0) {
+				ret = lmdb_write_err(sh, rc, "grow map", err, errlen);
+				goto out;
+			}
+			grown = 1;
+		}
+		if (grown && parts[bad].rc == MDB_MAP_FULL)
+			continue;
+		if (parts[bad].rc == -1) {
+			lwc_errf(err, errlen, "%s", parts[bad].err);
+			ret = parts[bad].lwc;
+		} else {
+			ret = lmdb_write_err(parts[bad].sh, parts[bad].rc, "write", err, errlen);
+		}
+		break;
+	}
+out:
+	free(by);
+	return ret;
 }
 
 static int lmdb_stat(struct cs_session *s, const uint64_t *ids, size_t n,
 		     struct cs_stat *out, struct cs_held *held, char *err, size_t errlen)
 {
 	struct cs_store *st = s->st;
-	MDB_txn *txn;
-	MDB_cursor *cur = NULL;
-	uint64_t bs = 0;
-	int rc;
+	MDB_txn *txn[CS_LMDB_SHARDS_MAX] = { NULL };
+	MDB_cursor *cur[CS_LMDB_SHARDS_MAX] = { NULL };
+	unsigned k = st->k;
+	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	pthread_rwlock_rdlock(&st->resize);
-	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {
-		pthread_rwlock_unlock(&st->resize);
-		return lmdb_err(rc, "stat", err, errlen);
+	for (unsigned j = 0; j < k; j++)
+		pthread_rwlock_rdlock(&st->sh[j].resize);
+	for (unsigned j = 0; j < k && rc == 0; j++) {
+		uint64_t bs = 0, c = 0, v = 0;
+
+		if ((rc = mdb_txn_begin(st->sh[j].env, NULL, MDB_RDONLY, &txn[j])) != 0) {
+			txn[j] = NULL;
+			break;
+		}
+		if ((rc = meta_get_u64(txn[j], st->sh[j].meta, "block_size", &bs)) != 0 ||
+		    (rc = meta_get_u64(txn[j], st->sh[j].meta, "block_count", &c)) != 0 ||
+		    (rc = meta_get_u64(txn[j], st->sh[j].meta, "versions_held", &v)) != 0 ||
+		    (rc = mdb_cursor_open(txn[j], st->sh[j].blocks, &cur[j])) != 0)
+			break;
+		if (j == 0)
+			out->block_size = (uint32_t)bs;
+		out->block_count += c;
+		out->versions_held += v;
 	}
-	if ((rc = meta_get_u64(txn, st->meta, "block_size", &bs)) != 0 ||
-	    (rc = meta_get_u64(txn, st->meta, "block_count", &out->block_count)) != 0 ||
-	    (rc = meta_get_u64(txn, st->meta, "versions_held", &out->versions_held)) != 0 ||
-	    (rc = mdb_cursor_open(txn, st->blocks, &cur)) != 0)
-		goto out;
-	out->block_size = (uint32_t)bs;
-	for (size_t i = 0; i < n; i++)
-		if ((rc = held_versions(cur, ids[i], &held[i])) != 0)
-			goto out;
-out:
-	if (cur)
-		mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	pthread_rwlock_unlock(&st->resize);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = held_versions(cur[shard_of(st, ids[i])], ids[i], &held[i]);
+	for (unsigned j = 0; j < k; j++) {
+		if (cur[j])
+			mdb_cursor_close(cur[j]);
+		if (txn[j])
+			mdb_txn_abort(txn[j]);
+		pthread_rwlock_unlock(&st->sh[j].resize);
+	}
 	return rc ? lmdb_err(rc, "stat", err, errlen) : LWC_OK;
 }
 

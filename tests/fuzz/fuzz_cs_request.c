@@ -63,9 +63,10 @@ static const uint64_t watch[] = { 0, 1, 2, 3, 4, 5, 100, UINT64_MAX - 1, UINT64_
 		}                                                            \
 	} while (0)
 
-static void wipe(void)
+/* Empty path (the store: its files, and its shards' directories). */
+static void wipe_dir(const char *path, int top)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(path);
 	struct dirent *e;
 	char p[512];
 
@@ -74,10 +75,18 @@ static void wipe(void)
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
+		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+		if (unlink(p) != 0)
+			wipe_dir(p, 0);
 	}
 	closedir(d);
+	if (!top)
+		rmdir(path);
+}
+
+static void wipe(void)
+{
+	wipe_dir(dir, 1);
 }
 
 static void store_close(void)

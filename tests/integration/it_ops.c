@@ -56,6 +56,7 @@
 #include "lwc.h"
 #include "lwc_err.h"
 #include "pxc.h"
+#include "../../cloudstore/store.h"
 
 struct env {
 	struct h_cs cs;
@@ -550,15 +551,29 @@ static void store_delete(struct env *e, const uint64_t *ids, size_t n)
 		PQfinish(pg);
 		return;
 	}
-	{
+	assert_true(WIFEXITED(h_cs_stop(&e->cs, SIGTERM)));
+	/* each shard of the store (store/, store/shard-1/, ...) drops its ids */
+	for (unsigned j = 0;; j++) {
 		char dir[400];
+		struct stat sb;
 		MDB_env *env;
 		MDB_txn *txn;
 		MDB_dbi dbi;
+		unsigned k;
 		int rc;
 
-		assert_true(WIFEXITED(h_cs_stop(&e->cs, SIGTERM)));
-		snprintf(dir, sizeof(dir), "%s/store", e->cs.dir);
+		if (j == 0)
+			snprintf(dir, sizeof(dir), "%s/store", e->cs.dir);
+		else
+			snprintf(dir, sizeof(dir), "%s/store/shard-%u", e->cs.dir, j);
+		if (j > 0 && stat(dir, &sb) != 0)
+			break;
+		for (k = 1; k < CS_LMDB_SHARDS_MAX; k++) {
+			char d2[420];
+			snprintf(d2, sizeof(d2), "%s/store/shard-%u", e->cs.dir, k);
+			if (stat(d2, &sb) != 0)
+				break;
+		}
 		if ((rc = mdb_env_create(&env)) != 0 || (rc = mdb_env_set_maxdbs(env, 4)) != 0 ||
 		    (rc = mdb_env_set_mapsize(env, 1ull << 30)) != 0 ||
 		    (rc = mdb_env_open(env, dir, 0, 0600)) != 0 ||
@@ -567,11 +582,13 @@ static void store_delete(struct env *e, const uint64_t *ids, size_t n)
 			fail_msg("lmdb %s: %s", dir, mdb_strerror(rc));
 		for (size_t i = 0; i < n; i++) {
 			MDB_cursor *cur;
-			uint8_t k[16];
-			MDB_val key = { 16, k }, val;
+			uint8_t kb[16];
+			MDB_val key = { 16, kb }, val;
 
-			cry_put_be64(k, ids[i]);
-			cry_put_be64(k + 8, 0);
+			if (ids[i] % k != j)
+				continue;
+			cry_put_be64(kb, ids[i]);
+			cry_put_be64(kb + 8, 0);
 			assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
 			for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE); rc == 0;
 			     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
@@ -583,8 +600,8 @@ static void store_delete(struct env *e, const uint64_t *ids, size_t n)
 		}
 		assert_int_equal(mdb_txn_commit(txn), 0);
 		mdb_env_close(env);
-		h_cs_start(&e->cs, NULL);
 	}
+	h_cs_start(&e->cs, NULL);
 }
 
 static void test_check_counts(void **state)

@@ -62,6 +62,7 @@
 #include "net.h"
 #include "pxc.h"
 #include "../../cloudstore/rc_cluster.h"
+#include "../../cloudstore/store.h"
 #include "../../proxy/locate.h"
 #include "../../proxy/stash.h"
 #include "wire.h"
@@ -517,9 +518,10 @@ struct raw {
 	struct env *e;
 	int pg;
 	int px_was_running;
-	MDB_env *menv;
-	MDB_txn *txn;
-	MDB_dbi dbi;
+	MDB_env *menv[CS_LMDB_SHARDS_MAX];   /* an LMDB store's shards      */
+	MDB_txn *txn[CS_LMDB_SHARDS_MAX];
+	MDB_dbi dbi[CS_LMDB_SHARDS_MAX];
+	unsigned k;
 	PGconn *conn;
 	struct rc_cluster *rc;        /* Redis Cluster (the cloud store's router) */
 };
@@ -576,18 +578,33 @@ static void raw_open(struct raw *r, struct env *e)
 		h_px_stop(&e->px, SIGTERM);
 	}
 	assert_true(WIFEXITED(h_cs_stop(&e->cs, SIGTERM)));
-	{
+	/* every shard of the store: store/, store/shard-1/, ... */
+	for (r->k = 0; r->k < CS_LMDB_SHARDS_MAX; r->k++) {
 		char dir[400];
+		struct stat sb;
+		unsigned j = r->k;
 		int rc;
-		snprintf(dir, sizeof(dir), "%s/store", e->cs.dir);
-		if ((rc = mdb_env_create(&r->menv)) != 0 ||
-		    (rc = mdb_env_set_maxdbs(r->menv, 4)) != 0 ||
-		    (rc = mdb_env_set_mapsize(r->menv, 1ull << 30)) != 0 ||
-		    (rc = mdb_env_open(r->menv, dir, 0, 0600)) != 0 ||
-		    (rc = mdb_txn_begin(r->menv, NULL, 0, &r->txn)) != 0 ||
-		    (rc = mdb_dbi_open(r->txn, "blocks", 0, &r->dbi)) != 0)
+
+		if (j == 0)
+			snprintf(dir, sizeof(dir), "%s/store", e->cs.dir);
+		else
+			snprintf(dir, sizeof(dir), "%s/store/shard-%u", e->cs.dir, j);
+		if (j > 0 && stat(dir, &sb) != 0)
+			break;
+		if ((rc = mdb_env_create(&r->menv[j])) != 0 ||
+		    (rc = mdb_env_set_maxdbs(r->menv[j], 4)) != 0 ||
+		    (rc = mdb_env_set_mapsize(r->menv[j], 1ull << 30)) != 0 ||
+		    (rc = mdb_env_open(r->menv[j], dir, 0, 0600)) != 0 ||
+		    (rc = mdb_txn_begin(r->menv[j], NULL, 0, &r->txn[j])) != 0 ||
+		    (rc = mdb_dbi_open(r->txn[j], "blocks", 0, &r->dbi[j])) != 0)
 			fail_msg("lmdb %s: %s", dir, mdb_strerror(rc));
 	}
+}
+
+/* The shard of an LMDB store that holds the block of key k (id || version). */
+static unsigned raw_shard(const struct raw *r, const uint8_t *k)
+{
+	return (unsigned)(cry_get_be64(k) % r->k);
 }
 
 static void raw_close(struct raw *r)
@@ -600,9 +617,11 @@ static void raw_close(struct raw *r)
 		PQfinish(r->conn);
 		return;
 	}
-	if (mdb_txn_commit(r->txn) != 0)
-		fail_msg("lmdb commit");
-	mdb_env_close(r->menv);
+	for (unsigned j = 0; j < r->k; j++) {
+		if (mdb_txn_commit(r->txn[j]) != 0)
+			fail_msg("lmdb commit");
+		mdb_env_close(r->menv[j]);
+	}
 	h_cs_start(&r->e->cs, NULL);
 	if (r->px_was_running)
 		h_px_start(&r->e->px, r->e->serve);
@@ -656,7 +675,7 @@ static size_t raw_get(struct raw *r, uint64_t id, uint64_t ver, uint8_t *buf, si
 		return n;
 	} else {
 		MDB_val key = { 16, k }, val;
-		int rc = mdb_get(r->txn, r->dbi, &key, &val);
+		int rc = mdb_get(r->txn[raw_shard(r, k)], r->dbi[raw_shard(r, k)], &key, &val);
 		if (rc == MDB_NOTFOUND)
 			return 0;
 		if (rc != 0)
@@ -700,7 +719,8 @@ static uint64_t raw_newest(struct raw *r, uint64_t id)
 		cry_put_be64(k + 8, 0);
 		key.mv_size = 16;
 		key.mv_data = k;
-		assert_int_equal(mdb_cursor_open(r->txn, r->dbi, &cur), 0);
+		assert_int_equal(mdb_cursor_open(r->txn[raw_shard(r, k)], r->dbi[raw_shard(r, k)], &cur),
+				 0);
 		for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE); rc == 0;
 		     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
 			if (key.mv_size != 16 || cry_get_be64(key.mv_data) != id)
@@ -738,7 +758,7 @@ static void raw_put(struct raw *r, uint64_t id, uint64_t ver, const uint8_t *buf
 		PQclear(res);
 	} else {
 		MDB_val key = { 16, k }, val = { len, (void *)(uintptr_t)buf };
-		int rc = mdb_put(r->txn, r->dbi, &key, &val, 0);
+		int rc = mdb_put(r->txn[raw_shard(r, k)], r->dbi[raw_shard(r, k)], &key, &val, 0);
 		if (rc != 0)
 			fail_msg("mdb_put: %s", mdb_strerror(rc));
 	}
@@ -784,7 +804,7 @@ static void raw_del(struct raw *r, uint64_t id, uint64_t ver)
 			     2, v, l, PGRES_COMMAND_OK));
 	} else {
 		MDB_val key = { 16, k };
-		int rc = mdb_del(r->txn, r->dbi, &key, NULL);
+		int rc = mdb_del(r->txn[raw_shard(r, k)], r->dbi[raw_shard(r, k)], &key, NULL);
 		if (rc != 0)
 			fail_msg("mdb_del: %s", mdb_strerror(rc));
 	}
@@ -2063,9 +2083,23 @@ static void test_no_plaintext(void **state)
 		char path[400];
 		h_px_stop(&e->px, SIGTERM);
 		h_cs_stop(&e->cs, SIGTERM);
+		/* every shard's environment: store/ and store/shard-N/ */
 		snprintf(path, sizeof(path), "%s/store/data.mdb", e->cs.dir);
 		hay = read_file(path, &hay_len);
 		assert_non_null(hay);
+		for (unsigned i = 1;; i++) {
+			size_t more_len;
+			uint8_t *more;
+
+			snprintf(path, sizeof(path), "%s/store/shard-%u/data.mdb", e->cs.dir, i);
+			if ((more = read_file(path, &more_len)) == NULL)
+				break;
+			hay = realloc(hay, hay_len + more_len);
+			assert_non_null(hay);
+			memcpy(hay + hay_len, more, more_len);
+			hay_len += more_len;
+			free(more);
+		}
 		assert_true(hay_len >= e->nblocks * BLOCK_BYTES);
 		assert_non_null(find_bytes(hay, hay_len, probe, sizeof(probe)));
 		scan("the LMDB store file", hay, hay_len, &nd);

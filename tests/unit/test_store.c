@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <lmdb.h>
 #include <sodium.h>
 
 #include "cry.h"
@@ -40,6 +42,7 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
+/* Remove dir and what is in it (a store: its files and shard-N/ directories). */
 static void rm_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -52,7 +55,8 @@ static void rm_dir(const char *dir)
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
+		if (unlink(p) != 0)
+			rm_dir(p);
 	}
 	closedir(d);
 	rmdir(dir);
@@ -983,6 +987,248 @@ static void test_pinned_block_size_and_reopen(void **state)
 	assert_null(st2);
 }
 
+/* ------------------------------------------------------------- shards */
+
+/* Entries of the blocks database of the LMDB environment in dir. */
+static size_t env_blocks(const char *dir)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_stat ms;
+
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 4), 0);
+	assert_int_equal(mdb_env_open(env, dir, MDB_RDONLY | MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "blocks", 0, &dbi), 0);
+	assert_int_equal(mdb_stat(txn, dbi, &ms), 0);
+	mdb_txn_abort(txn);
+	mdb_env_close(env);
+	return ms.ms_entries;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Close the fixture's store (LMDB: never open one environment twice in a
+ * process, so env_blocks() looks only at closed stores). */
+static void close_fx(struct fx *f)
+{
+	if (f->s)
+		cs_store_lmdb.session_close(f->s);
+	if (f->st)
+		cs_store_lmdb.close(f->st);
+	f->s = NULL;
+	f->st = NULL;
+}
+
+static void reopen(struct fx *f, const char *spec)
+{
+	char err[256] = "";
+
+	close_fx(f);
+	if (cs_store_lmdb.open(&f->st, spec, 0, err, sizeof(err)) != LWC_OK)
+		fail_msg("open %s: %s", spec, err);
+	assert_int_equal(cs_store_lmdb.session_open(f->st, &f->s, err, sizeof(err)), LWC_OK);
+}
+
+/* A new store is split by block id over CS_LMDB_SHARDS environments: each
+ * holds its share, and READ, STAT and WRITE see one store. */
+static void test_shards_default(void **state)
+{
+	struct fx *f = *state;
+	struct wb w[20];
+	uint64_t ids[20], v1[20], v2[20];
+	char path[256];
+	size_t total = 0;
+
+	assert_true(CS_LMDB_SHARDS >= 2);
+	for (size_t i = 0; i < 20; i++) {
+		w[i] = (struct wb){ i, 1, BS, 0 };
+		ids[i] = i;
+		v1[i] = 1;
+		v2[i] = 2;
+	}
+	write_ok(f, w, 20);
+	close_fx(f);
+	for (unsigned j = 1; j < CS_LMDB_SHARDS; j++) {
+		snprintf(path, sizeof(path), "%s/shard-%u", f->dir, j);
+		assert_true(is_dir(path));
+	}
+	snprintf(path, sizeof(path), "%s/shard-%u", f->dir, CS_LMDB_SHARDS);
+	assert_false(is_dir(path));
+	for (unsigned j = 0; j < CS_LMDB_SHARDS; j++) {
+		size_t n;
+
+		if (j == 0)
+			snprintf(path, sizeof(path), "%s", f->dir);
+		else
+			snprintf(path, sizeof(path), "%s/shard-%u", f->dir, j);
+		n = env_blocks(path);
+		assert_int_equal(n, (20 + CS_LMDB_SHARDS - 1 - j) / CS_LMDB_SHARDS);
+		total += n;
+	}
+	assert_int_equal(total, 20);
+	reopen(f, f->dir);
+	expect_totals(f, 20, 20, BS);
+	read_check(f, ids, v1, 20, NULL);
+	for (size_t i = 0; i < 20; i++)
+		w[i].version = 2;
+	write_ok(f, w, 20);
+	read_check(f, ids, v1, 20, NULL);           /* the previous versions stay */
+	read_check(f, ids, v2, 20, NULL);
+	expect_totals(f, 20, 40, BS);
+	/* the number is the store's: reopened without it, with it, or not */
+	reopen(f, f->dir);
+	read_check(f, ids, v2, 20, NULL);
+	snprintf(path, sizeof(path), "%s,shards=%u", f->dir, CS_LMDB_SHARDS);
+	reopen(f, path);
+	read_check(f, ids, v2, 20, NULL);
+	{
+		struct cs_store *st2 = NULL;
+		char err[256] = "";
+
+		snprintf(path, sizeof(path), "%s,shards=%u", f->dir, CS_LMDB_SHARDS + 1);
+		assert_int_equal(cs_store_lmdb.open(&st2, path, 0, err, sizeof(err)), LWC_ERR_ARG);
+		assert_null(st2);
+		assert_non_null(strstr(err, "fixed when a store is made"));
+	}
+}
+
+/* A WRITE whose check fails in one shard changes no shard; one that passes
+ * changes all of them. */
+static void test_shards_all_or_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct wb w[16];
+	uint64_t ids[16];
+	size_t before_len, after_len;
+	uint8_t *before, *after;
+
+	for (size_t i = 0; i < 16; i++) {
+		w[i] = (struct wb){ i, 1, BS, 0 };
+		ids[i] = i;
+	}
+	write_ok(f, w, 16);
+	before = snapshot(f, ids, 16, &before_len);
+	for (size_t i = 0; i < 16; i++)
+		w[i].version = 2;
+	for (size_t bad = 0; bad < CS_LMDB_SHARDS; bad++) {
+		w[bad + 8].version = 5;             /* skips ahead: refused */
+		write_err(f, w, 16, LWC_ERR_VERSION);
+		w[bad + 8].version = 2;
+		after = snapshot(f, ids, 16, &after_len);
+		assert_int_equal(after_len, before_len);
+		assert_memory_equal(after, before, before_len);
+		free(after);
+	}
+	{
+		struct wb other[2] = { { 3, 2, BS / 2, 0 }, { 4, 2, BS / 2, 0 } };
+		write_err(f, other, 2, LWC_ERR_BLOCK_SIZE);
+	}
+	after = snapshot(f, ids, 16, &after_len);
+	assert_memory_equal(after, before, before_len);
+	free(after);
+	free(before);
+	write_ok(f, w, 16);
+	for (size_t i = 0; i < 16; i++) {
+		uint64_t v[2] = { 1, 2 };
+		expect_held(f, i, 2, v);
+	}
+}
+
+/* A store made before shards (one environment, no "shards" entry) stays one
+ * environment; shards=N picks the number for a new store only. */
+static void test_shards_legacy_and_chosen(void **state)
+{
+	struct fx *f = *state;
+	char legacy[64], path[256], err[256] = "";
+	struct cs_store *st2 = NULL;
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi blocks, meta;
+	uint8_t key[16], data[BS], u64[8];
+	MDB_val k, v;
+	uint64_t ids[6] = { 0, 1, 2, 3, 4, 5 }, vs[6] = { 1, 1, 1, 1, 1, 1 };
+	struct wb w[6];
+
+	/* a store written by the previous release: block 3 at version 1 */
+	snprintf(legacy, sizeof(legacy), "/tmp/lwc-test-legacy-XXXXXX");
+	assert_non_null(mkdtemp(legacy));
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(env, 4), 0);
+	assert_int_equal(mdb_env_open(env, legacy, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, "blocks", MDB_CREATE, &blocks), 0);
+	assert_int_equal(mdb_dbi_open(txn, "meta", MDB_CREATE, &meta), 0);
+	cry_put_be64(key, 3);
+	cry_put_be64(key + 8, 1);
+	memset(data, fill_of(3, 1, 0), sizeof(data));
+	k = (MDB_val){ 16, key };
+	v = (MDB_val){ sizeof(data), data };
+	assert_int_equal(mdb_put(txn, blocks, &k, &v, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		static const char *const names[3] = { "block_size", "block_count", "versions_held" };
+		cry_put_be64(u64, i == 0 ? BS : 1);
+		k = (MDB_val){ strlen(names[i]), (void *)(uintptr_t)names[i] };
+		v = (MDB_val){ 8, u64 };
+		assert_int_equal(mdb_put(txn, meta, &k, &v, 0), 0);
+	}
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+
+	reopen(f, legacy);
+	expect_totals(f, 1, 1, BS);
+	read_check(f, &ids[3], &vs[3], 1, NULL);
+	for (size_t i = 0; i < 6; i++)
+		w[i] = (struct wb){ i, 1, BS, 0 };
+	write_ok(f, w, 6);
+	read_check(f, ids, vs, 6, NULL);
+	close_fx(f);
+	snprintf(path, sizeof(path), "%s/shard-1", legacy);
+	assert_false(is_dir(path));
+	assert_int_equal(env_blocks(legacy), 6);
+	snprintf(path, sizeof(path), "%s,shards=2", legacy);
+	assert_int_equal(cs_store_lmdb.open(&st2, path, 0, err, sizeof(err)), LWC_ERR_ARG);
+	assert_non_null(strstr(err, "has 1 shard, not 2"));
+	rm_dir(legacy);
+
+	/* a new store of three shards */
+	rm_dir(f->dir);
+	snprintf(path, sizeof(path), "%s,shards=3", f->dir);
+	reopen(f, path);
+	write_ok(f, w, 6);
+	close_fx(f);
+	for (unsigned j = 0; j < 3; j++) {
+		char d[256];
+
+		if (j == 0)
+			snprintf(d, sizeof(d), "%s", f->dir);
+		else
+			snprintf(d, sizeof(d), "%s/shard-%u", f->dir, j);
+		assert_int_equal(env_blocks(d), 2);
+	}
+	reopen(f, f->dir);
+	read_check(f, ids, vs, 6, NULL);
+	expect_totals(f, 6, 6, BS);
+	/* bad numbers */
+	{
+		static const char *const bad[] = { ",shards=0", ",shards=17", ",shards=x",
+						   ",shards=", ",shards=-1", ",shards=2x" };
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			snprintf(path, sizeof(path), "%s%s", f->dir, bad[i]);
+			assert_int_equal(cs_store_lmdb.open(&st2, path, 0, err, sizeof(err)),
+					 LWC_ERR_ARG);
+			assert_null(st2);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -996,6 +1242,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_proto_bad_requests, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_proto_read_too_big, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_proto_trace, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_shards_default, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_shards_all_or_nothing, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_shards_legacy_and_chosen, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_pinned_block_size_and_reopen, fx_setup,
 						fx_teardown),
 	};
