@@ -250,7 +250,7 @@ static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_siz
 	char dir[4000];
 	uint64_t have, k, count;
 	unsigned want;
-	int rc, ret;
+	int rc, ret, used;
 
 	*out = NULL;
 	if (spec == NULL)
@@ -274,6 +274,7 @@ static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_siz
 		lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
 		goto fail;
 	}
+	used = count > 0 || have != 0;
 	if (block_size != 0) {
 		if (have != 0 && have != block_size) {
 			lwc_errf(err, errlen, "store %s holds blocks of %llu bytes, not %u",
@@ -289,7 +290,7 @@ static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_siz
 	}
 	if (k == 0) {
 		/* a store made before shards holds its blocks in one environment */
-		k = count > 0 || have != 0 ? 1 : want ? want : CS_LMDB_SHARDS;
+		k = used ? 1 : want ? want : CS_LMDB_SHARDS;
 		if ((rc = meta_put_u64(txn, s0->meta, "shards", k)) != 0) {
 			lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
 			goto fail;

@@ -1216,6 +1216,20 @@ static void test_shards_legacy_and_chosen(void **state)
 	reopen(f, f->dir);
 	read_check(f, ids, vs, 6, NULL);
 	expect_totals(f, 6, 6, BS);
+	/* a new store whose block size is pinned at open is a new store all
+	 * the same: the default number of shards */
+	close_fx(f);
+	rm_dir(f->dir);
+	{
+		char err2[256] = "";
+		assert_int_equal(cs_store_lmdb.open(&f->st, f->dir, BS, err2, sizeof(err2)), LWC_OK);
+		assert_int_equal(cs_store_lmdb.session_open(f->st, &f->s, err2, sizeof(err2)),
+				 LWC_OK);
+		snprintf(path, sizeof(path), "%s/shard-%u", f->dir, CS_LMDB_SHARDS - 1);
+		assert_true(is_dir(path));
+		write_ok(f, w, 6);
+		read_check(f, ids, vs, 6, NULL);
+	}
 	/* bad numbers */
 	{
 		static const char *const bad[] = { ",shards=0", ",shards=17", ",shards=x",
