@@ -34,6 +34,27 @@ const char *h_backend(void)
 	return b && b[0] ? b : "lmdb";
 }
 
+void h_cs_shard_dir(const struct h_cs *cs, unsigned j, char *buf, size_t len)
+{
+	if (j == 0)
+		snprintf(buf, len, "%s/store", cs->dir);
+	else
+		snprintf(buf, len, "%s/store/shard-%u", cs->dir, j);
+}
+
+unsigned h_cs_shards(const struct h_cs *cs)
+{
+	unsigned k = 1;
+	char dir[400];
+	struct stat sb;
+
+	for (;; k++) {
+		h_cs_shard_dir(cs, k, dir, sizeof(dir));
+		if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+			return k;
+	}
+}
+
 const char *h_bin(const char *name, char *buf, size_t len)
 {
 	const char *dir = getenv("LWC_BIN");

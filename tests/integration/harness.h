@@ -96,6 +96,12 @@ int h_free_port(int n);
 /* Path of a binary under test. */
 const char *h_bin(const char *name, char *buf, size_t len);
 
+/* An LMDB cloud store (cs->dir/store) is split into shards: shard 0 in
+ * store/, shard j in store/shard-j/.  How many there are, and shard j's
+ * directory. */
+unsigned h_cs_shards(const struct h_cs *cs);
+void h_cs_shard_dir(const struct h_cs *cs, unsigned j, char *buf, size_t len);
+
 /* ---- lwc-cloudstore --trace ---------------------------------------------- */
 
 #define H_MAX_IDS 8192

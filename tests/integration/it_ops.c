@@ -56,7 +56,6 @@
 #include "lwc.h"
 #include "lwc_err.h"
 #include "pxc.h"
-#include "../../cloudstore/store.h"
 
 struct env {
 	struct h_cs cs;
@@ -553,27 +552,14 @@ static void store_delete(struct env *e, const uint64_t *ids, size_t n)
 	}
 	assert_true(WIFEXITED(h_cs_stop(&e->cs, SIGTERM)));
 	/* each shard of the store (store/, store/shard-1/, ...) drops its ids */
-	for (unsigned j = 0;; j++) {
+	for (unsigned j = 0, k = h_cs_shards(&e->cs); j < k; j++) {
 		char dir[400];
-		struct stat sb;
 		MDB_env *env;
 		MDB_txn *txn;
 		MDB_dbi dbi;
-		unsigned k;
 		int rc;
 
-		if (j == 0)
-			snprintf(dir, sizeof(dir), "%s/store", e->cs.dir);
-		else
-			snprintf(dir, sizeof(dir), "%s/store/shard-%u", e->cs.dir, j);
-		if (j > 0 && stat(dir, &sb) != 0)
-			break;
-		for (k = 1; k < CS_LMDB_SHARDS_MAX; k++) {
-			char d2[420];
-			snprintf(d2, sizeof(d2), "%s/store/shard-%u", e->cs.dir, k);
-			if (stat(d2, &sb) != 0)
-				break;
-		}
+		h_cs_shard_dir(&e->cs, j, dir, sizeof(dir));
 		if ((rc = mdb_env_create(&env)) != 0 || (rc = mdb_env_set_maxdbs(env, 4)) != 0 ||
 		    (rc = mdb_env_set_mapsize(env, 1ull << 30)) != 0 ||
 		    (rc = mdb_env_open(env, dir, 0, 0600)) != 0 ||

@@ -579,18 +579,13 @@ static void raw_open(struct raw *r, struct env *e)
 	}
 	assert_true(WIFEXITED(h_cs_stop(&e->cs, SIGTERM)));
 	/* every shard of the store: store/, store/shard-1/, ... */
-	for (r->k = 0; r->k < CS_LMDB_SHARDS_MAX; r->k++) {
+	r->k = h_cs_shards(&e->cs);
+	assert_true(r->k <= CS_LMDB_SHARDS_MAX);
+	for (unsigned j = 0; j < r->k; j++) {
 		char dir[400];
-		struct stat sb;
-		unsigned j = r->k;
 		int rc;
 
-		if (j == 0)
-			snprintf(dir, sizeof(dir), "%s/store", e->cs.dir);
-		else
-			snprintf(dir, sizeof(dir), "%s/store/shard-%u", e->cs.dir, j);
-		if (j > 0 && stat(dir, &sb) != 0)
-			break;
+		h_cs_shard_dir(&e->cs, j, dir, sizeof(dir));
 		if ((rc = mdb_env_create(&r->menv[j])) != 0 ||
 		    (rc = mdb_env_set_maxdbs(r->menv[j], 4)) != 0 ||
 		    (rc = mdb_env_set_mapsize(r->menv[j], 1ull << 30)) != 0 ||
@@ -2080,20 +2075,19 @@ static void test_no_plaintext(void **state)
 		assert_non_null(find_bytes(hay, hay_len, probe, sizeof(probe)));
 		scan("the PostgreSQL table lwc_blocks", hay, hay_len, &nd);
 	} else {
-		char path[400];
+		char path[420];
 		h_px_stop(&e->px, SIGTERM);
 		h_cs_stop(&e->cs, SIGTERM);
 		/* every shard's environment: store/ and store/shard-N/ */
-		snprintf(path, sizeof(path), "%s/store/data.mdb", e->cs.dir);
-		hay = read_file(path, &hay_len);
-		assert_non_null(hay);
-		for (unsigned i = 1;; i++) {
+		for (unsigned j = 0, k = h_cs_shards(&e->cs); j < k; j++) {
+			char dir[400];
 			size_t more_len;
 			uint8_t *more;
 
-			snprintf(path, sizeof(path), "%s/store/shard-%u/data.mdb", e->cs.dir, i);
-			if ((more = read_file(path, &more_len)) == NULL)
-				break;
+			h_cs_shard_dir(&e->cs, j, dir, sizeof(dir));
+			snprintf(path, sizeof(path), "%s/data.mdb", dir);
+			more = read_file(path, &more_len);
+			assert_non_null(more);
 			hay = realloc(hay, hay_len + more_len);
 			assert_non_null(hay);
 			memcpy(hay + hay_len, more, more_len);
