@@ -250,7 +250,8 @@ static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_siz
 	char dir[4000];
 	uint64_t have, k, count;
 	unsigned want;
-	int rc, ret, used;
+	struct stat sb;
+	int rc, ret, used, made;
 
 	*out = NULL;
 	if (spec == NULL)
@@ -288,6 +289,7 @@ static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_siz
 		}
 		have = block_size;
 	}
+	made = k == 0;
 	if (k == 0) {
 		/* a store made before shards holds its blocks in one environment */
 		k = used ? 1 : want ? want : CS_LMDB_SHARDS;
@@ -308,21 +310,33 @@ static int lmdb_open(struct cs_store **out, const char *spec, uint32_t block_siz
 		ret = LWC_ERR_ARG;
 		goto fail;
 	}
-	rc = mdb_txn_commit(txn);
-	txn = NULL;
-	if (rc != 0) {
-		lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
-		goto fail;
-	}
-	atomic_store(&st->bs, have);
+	/* the shards' environments before the number is committed: a store
+	 * whose number is on disk has every shard's directory */
 	for (unsigned i = 1; i < k; i++) {
 		char sdir[4096];
 
 		snprintf(sdir, sizeof(sdir), "%s/shard-%u", dir, i);
+		if (!made && stat(sdir, &sb) != 0) {
+			/* never an empty shard in place of a lost one: its blocks
+			 * would be missing, not refused */
+			lwc_errf(err, errlen, "store %s has %llu shards but %s is missing: restore "
+				 "every shard of the store together (docs/operations.md, "
+				 "section 6)", dir, (unsigned long long)k, sdir);
+			ret = LWC_ERR_STORE;
+			goto fail;
+		}
 		if ((ret = shard_open(&st->sh[i], sdir, err, errlen)) != LWC_OK)
 			goto fail;
 		st->k = i + 1;
 	}
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (rc != 0) {
+		lwc_errf(err, errlen, "lmdb init %s: %s", dir, mdb_strerror(rc));
+		ret = LWC_ERR_STORE;
+		goto fail;
+	}
+	atomic_store(&st->bs, have);
 	*out = st;
 	return LWC_OK;
 fail:

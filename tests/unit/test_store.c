@@ -1216,6 +1216,23 @@ static void test_shards_legacy_and_chosen(void **state)
 	reopen(f, f->dir);
 	read_check(f, ids, vs, 6, NULL);
 	expect_totals(f, 6, 6, BS);
+	/* a lost shard is refused, not made again empty */
+	close_fx(f);
+	{
+		char d[256], moved[256];
+
+		snprintf(d, sizeof(d), "%s/shard-2", f->dir);
+		snprintf(moved, sizeof(moved), "%s/away", f->dir);
+		assert_int_equal(rename(d, moved), 0);
+		assert_int_equal(cs_store_lmdb.open(&st2, f->dir, 0, err, sizeof(err)),
+				 LWC_ERR_STORE);
+		assert_null(st2);
+		assert_non_null(strstr(err, "shard-2 is missing"));
+		assert_false(is_dir(d));
+		assert_int_equal(rename(moved, d), 0);
+	}
+	reopen(f, f->dir);
+	read_check(f, ids, vs, 6, NULL);
 	/* a new store whose block size is pinned at open is a new store all
 	 * the same: the default number of shards */
 	close_fx(f);
