@@ -454,6 +454,31 @@ static void will_need(const void *p, size_t len, uintptr_t page)
 	(void)posix_madvise((void *)lo, hi - lo, POSIX_MADV_WILLNEED);
 }
 
+/* A read transaction on every shard (each shard's map held against growth
+ * meanwhile); an LMDB code.  read_end undoes it, whatever began. */
+static int read_begin(struct cs_store *st, MDB_txn **txn)
+{
+	int rc = 0;
+
+	for (unsigned j = 0; j < st->k; j++) {
+		pthread_rwlock_rdlock(&st->sh[j].resize);
+		txn[j] = NULL;
+	}
+	for (unsigned j = 0; j < st->k && rc == 0; j++)
+		if ((rc = mdb_txn_begin(st->sh[j].env, NULL, MDB_RDONLY, &txn[j])) != 0)
+			txn[j] = NULL;
+	return rc;
+}
+
+static void read_end(struct cs_store *st, MDB_txn **txn)
+{
+	for (unsigned j = 0; j < st->k; j++) {
+		if (txn[j])
+			mdb_txn_abort(txn[j]);
+		pthread_rwlock_unlock(&st->sh[j].resize);
+	}
+}
+
 static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
 		     size_t n, uint8_t *out, size_t block_size, char *err, size_t errlen)
 {
@@ -461,20 +486,14 @@ static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *
 	MDB_txn *txn[CS_LMDB_SHARDS_MAX] = { NULL };
 	const uint8_t **at = malloc((n ? n : 1) * sizeof(*at));
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	unsigned k = st->k;
 	int rc, ret = LWC_OK;
 
 	if (at == NULL) {
 		lwc_errf(err, errlen, "out of memory");
 		return LWC_ERR_NOMEM;
 	}
-	for (unsigned j = 0; j < k; j++)
-		pthread_rwlock_rdlock(&st->sh[j].resize);
-	for (unsigned j = 0; j < k && ret == LWC_OK; j++)
-		if ((rc = mdb_txn_begin(st->sh[j].env, NULL, MDB_RDONLY, &txn[j])) != 0) {
-			txn[j] = NULL;
-			ret = lmdb_err(rc, "read", err, errlen);
-		}
+	if ((rc = read_begin(st, txn)) != 0)
+		ret = lmdb_err(rc, "read", err, errlen);
 	/* find every block (and advise its pages), then copy them */
 	for (size_t i = 0; i < n && ret == LWC_OK; i++) {
 		struct shard *sh = &st->sh[shard_of(st, ids[i])];
@@ -504,11 +523,7 @@ static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *
 	}
 	for (size_t i = 0; i < n && ret == LWC_OK; i++)
 		memcpy(out + i * block_size, at[i], block_size);
-	for (unsigned j = 0; j < k; j++) {
-		if (txn[j])
-			mdb_txn_abort(txn[j]);
-		pthread_rwlock_unlock(&st->sh[j].resize);
-	}
+	read_end(st, txn);
 	free(at);
 	return ret;
 }
@@ -714,14 +729,16 @@ static int lmdb_write(struct cs_session *s, const struct cs_block *blocks, size_
 	struct cs_store *st = s->st;
 	struct wpart parts[CS_LMDB_SHARDS_MAX];
 	size_t cnt[CS_LMDB_SHARDS_MAX] = { 0 }, off = 0;
+	unsigned part_of[CS_LMDB_SHARDS_MAX];
 	struct cs_block *by;
 	uint64_t bs = atomic_load(&st->bs);
-	size_t len = n ? blocks[0].len : 0;
+	size_t len;
 	unsigned np = 0;
 	int ret = LWC_OK;
 
 	if (n == 0)
 		return LWC_OK;
+	len = blocks[0].len;
 	if (bs != 0 && bs != len) {
 		lwc_errf(err, errlen, "block %llu has %zu bytes; this store's blocks have %llu",
 			 (unsigned long long)blocks[0].id, len, (unsigned long long)bs);
@@ -743,10 +760,10 @@ static int lmdb_write(struct cs_session *s, const struct cs_block *blocks, size_
 		parts[np].blocks = by + off;
 		parts[np].len = len;
 		off += cnt[j];
-		cnt[j] = np++;              /* now: the part of shard j */
+		part_of[j] = np++;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct wpart *p = &parts[cnt[shard_of(st, blocks[i].id)]];
+		struct wpart *p = &parts[part_of[shard_of(st, blocks[i].id)]];
 		p->blocks[p->n++] = blocks[i];
 	}
 	for (;;) {
@@ -796,19 +813,13 @@ static int lmdb_stat(struct cs_session *s, const uint64_t *ids, size_t n,
 	struct cs_store *st = s->st;
 	MDB_txn *txn[CS_LMDB_SHARDS_MAX] = { NULL };
 	MDB_cursor *cur[CS_LMDB_SHARDS_MAX] = { NULL };
-	unsigned k = st->k;
-	int rc = 0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	for (unsigned j = 0; j < k; j++)
-		pthread_rwlock_rdlock(&st->sh[j].resize);
-	for (unsigned j = 0; j < k && rc == 0; j++) {
+	rc = read_begin(st, txn);
+	for (unsigned j = 0; j < st->k && rc == 0; j++) {
 		uint64_t bs = 0, c = 0, v = 0;
 
-		if ((rc = mdb_txn_begin(st->sh[j].env, NULL, MDB_RDONLY, &txn[j])) != 0) {
-			txn[j] = NULL;
-			break;
-		}
 		if ((rc = meta_get_u64(txn[j], st->sh[j].meta, "block_size", &bs)) != 0 ||
 		    (rc = meta_get_u64(txn[j], st->sh[j].meta, "block_count", &c)) != 0 ||
 		    (rc = meta_get_u64(txn[j], st->sh[j].meta, "versions_held", &v)) != 0 ||
@@ -821,13 +832,10 @@ static int lmdb_stat(struct cs_session *s, const uint64_t *ids, size_t n,
 	}
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = held_versions(cur[shard_of(st, ids[i])], ids[i], &held[i]);
-	for (unsigned j = 0; j < k; j++) {
+	for (unsigned j = 0; j < st->k; j++)
 		if (cur[j])
 			mdb_cursor_close(cur[j]);
-		if (txn[j])
-			mdb_txn_abort(txn[j]);
-		pthread_rwlock_unlock(&st->sh[j].resize);
-	}
+	read_end(st, txn);
 	return rc ? lmdb_err(rc, "stat", err, errlen) : LWC_OK;
 }
 
