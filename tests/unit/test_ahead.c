@@ -42,21 +42,16 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	static const char *const files[] = {
+		"data.mdb", "lock.mdb", "copy.mdb", "copy.mdb-lock", "copy/data.mdb", "copy/lock.mdb",
+	};
 	char p[160];
 
 	(void)state;
-	snprintf(p, sizeof(p), "%s/data.mdb", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/lock.mdb", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/copy.mdb", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/copy.mdb-lock", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/copy/data.mdb", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/copy/lock.mdb", dir);
-	unlink(p);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+		unlink(p);
+	}
 	snprintf(p, sizeof(p), "%s/copy", dir);
 	rmdir(p);
 	rmdir(dir);
