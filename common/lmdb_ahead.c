@@ -50,7 +50,7 @@ void lmdb_ahead_init(struct lmdb_ahead *a, MDB_env *env)
 	int fd;
 
 	a->fd = -1;
-	a->end = a->read_to = a->done = 0;
+	a->read_to = a->done = 0;
 	a->stop = 0;
 	if (mdb_env_get_path(env, &path) != 0 || path == NULL ||
 	    mdb_env_get_flags(env, &flags) != 0 || mdb_env_stat(env, &ms) != 0)
@@ -78,31 +78,24 @@ void lmdb_ahead_keep(struct lmdb_ahead *a, MDB_env *env)
 {
 	MDB_envinfo info;
 	struct stat sb;
-	uint64_t used, want, from;
+	uint64_t used, want;
 	int wfd;
 
-	if (a->fd < 0 || mdb_env_info(env, &info) != 0)
+	if (a->fd < 0 || mdb_env_info(env, &info) != 0 || mdb_env_get_fd(env, &wfd) != 0)
 		return;
 	used = ((uint64_t)info.me_last_pgno + 1) * a->psize;
-	if (a->end >= used + LMDB_AHEAD_LOW)
-		return;
 	want = used + LMDB_AHEAD_WINDOW;
-	if (mdb_env_get_fd(env, &wfd) != 0 || fstat(wfd, &sb) != 0)
-		return;
-	/* only ever longer: the writer lock keeps LMDB from writing meanwhile */
-	if ((uint64_t)sb.st_size < want && ftruncate(wfd, (off_t)want) != 0)
-		return;
-	from = a->end > used ? a->end : used;
-	a->end = want;
 	pthread_mutex_lock(&a->mu);
-	if (a->done < a->read_to) {
-		/* still reading: go on to the new end from where it is */
+	/* only ever longer: the writer lock keeps LMDB from writing meanwhile */
+	if (a->read_to < used + LMDB_AHEAD_LOW && fstat(wfd, &sb) == 0 &&
+	    ((uint64_t)sb.st_size >= want || ftruncate(wfd, (off_t)want) == 0)) {
+		/* an idle reader starts again at the last page; a busy one goes
+		 * on to the new end from where it is */
+		if (a->done >= a->read_to && a->done < used)
+			a->done = used - used % AHEAD_CHUNK;
 		a->read_to = want;
-	} else {
-		a->done = from - from % AHEAD_CHUNK;
-		a->read_to = want;
+		pthread_cond_broadcast(&a->cv);
 	}
-	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
 }
 

@@ -35,11 +35,10 @@
 struct lmdb_ahead {
 	int fd;                       /* the data file, read-only, advised random; -1: off */
 	unsigned psize;               /* the environment's page size                      */
-	uint64_t end;                 /* the file extended to (writer lock held)          */
 	pthread_t th;                 /* the reader                                       */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	uint64_t read_to;             /* the reader: read the file up to here ...         */
+	uint64_t read_to;             /* the file extended to, the reader reads to ... */
 	uint64_t done;                /* ... and has up to here (under mu)                */
 	int stop;
 };
