@@ -844,6 +844,72 @@ static void test_large_frames(void **state)
 	free(buf);
 }
 
+/* An answer larger than the socket takes at once (11 MB to a client that
+ * reads nothing for a while): the worker sends what the socket takes, the
+ * event loop the rest, and a request queued behind it is answered after
+ * it, whole and in order. */
+static void test_answer_in_parts(void **state)
+{
+	struct h_cs *cs = *state;
+	enum { NB = 1024 };
+	struct cs_client *cl = connect_cs(cs);
+	Lwc__CsRequest rreq = LWC__CS_REQUEST__INIT, sreq = LWC__CS_REQUEST__INIT;
+	Lwc__CsReadReq rd = LWC__CS_READ_REQ__INIT;
+	Lwc__CsStatReq stat = LWC__CS_STAT_REQ__INIT;
+	uint64_t *ids = malloc(NB * sizeof(*ids)), *vs = malloc(NB * sizeof(*vs));
+	uint8_t *buf = malloc(64u << 10), *want = malloc(BS);
+	size_t len = 0;
+	struct chan *ch;
+	Lwc__CsResponse *r;
+	int fd;
+
+	assert_non_null(ids);
+	assert_non_null(vs);
+	assert_non_null(buf);
+	assert_non_null(want);
+	assert_int_equal(write_range(cl, 5000, NB, 1), LWC_OK);
+	cs_client_close(cl);
+	for (size_t i = 0; i < NB; i++) {
+		ids[i] = 5000 + i;
+		vs[i] = 1;
+	}
+	rd.n_ids = rd.n_versions = NB;
+	rd.ids = ids;
+	rd.versions = vs;
+	rreq.op_case = LWC__CS_REQUEST__OP_READ;
+	rreq.read = &rd;
+	rreq.seq = 1;
+	sreq.op_case = LWC__CS_REQUEST__OP_STAT;
+	sreq.stat = &stat;
+	sreq.seq = 2;
+	fd = raw_session(cs, &ch);
+	seal_frame(ch, &rreq, buf, &len);
+	seal_frame(ch, &sreq, buf, &len);
+	assert_int_equal(wire_write_all(fd, buf, len), LWC_OK);
+	usleep(300000);                  /* the socket fills; the loop holds the rest */
+	r = recv_resp(ch, fd);
+	assert_int_equal(r->result_case, LWC__CS_RESPONSE__RESULT_READ);
+	assert_int_equal(r->seq, 1);
+	assert_int_equal(r->read->n_blocks, NB);
+	for (size_t i = 0; i < NB; i++) {
+		assert_int_equal(r->read->blocks[i]->id, 5000 + i);
+		assert_int_equal(r->read->blocks[i]->data.len, BS);
+		fill(want, BS, 5000 + i, 1);
+		assert_memory_equal(r->read->blocks[i]->data.data, want, BS);
+	}
+	cs_client_free_resp(r);
+	r = recv_resp(ch, fd);
+	assert_int_equal(r->result_case, LWC__CS_RESPONSE__RESULT_STAT);
+	assert_int_equal(r->seq, 2);
+	cs_client_free_resp(r);
+	close(fd);
+	chan_free(ch);
+	free(ids);
+	free(vs);
+	free(buf);
+	free(want);
+}
+
 static void test_sigterm(void **state)
 {
 	struct h_cs *cs = *state;
@@ -1051,6 +1117,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wrong_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_postauth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_frames, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answer_in_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigterm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keyfiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
