@@ -99,6 +99,7 @@ enum au_kind {
 	AU_UPDATE,             /* UPDATE ... SET v = v + 1 WHERE id = X            */
 	AU_DELETE,             /* DELETE ... WHERE id = X                          */
 	AU_IN,                 /* SELECT * ... WHERE id IN (k ids)                */
+	AU_RANGE,              /* SELECT * ... WHERE id BETWEEN a AND a + k - 1   */
 	AU_NKINDS
 };
 
@@ -110,6 +111,8 @@ enum au_phase {
 	AU_P_WARM,             /* attack 4: statements before the typed ones     */
 	AU_P_TYPES,            /* attack 4: the four statement types, shuffled   */
 	AU_P_SIZE,             /* attack 5: k rows matched                       */
+	AU_P_RANGE,            /* attacks 7 and 8: ranges read again among others */
+	AU_P_COREAD,           /* attack 9: single rows of the ranges, later      */
 	AU_NPHASES
 };
 
@@ -125,7 +128,11 @@ struct au_stmt {
 	uint32_t k;            /* rows the statement matches                     */
 	uint64_t truth;        /* ground truth: the block holding id right before
 				  the statement; AU_NO_BLOCK: stash or none      */
-	uint32_t kblocks;      /* ground truth, AU_IN: blocks holding the k rows */
+	uint32_t kblocks;      /* ground truth, AU_IN, AU_RANGE: blocks holding the
+				  k rows                                         */
+	uint64_t *real;        /* ground truth, AU_RANGE: those blocks, ascending
+				  (malloc'ed; kblocks of them)                   */
+	uint32_t rep;          /* AU_RANGE: which read of its range (0: first)   */
 	double secs;           /* client-side latency                            */
 	struct au_obs o;       /* the trace                                      */
 };
@@ -222,6 +229,40 @@ struct au_recency {
 
 int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res) LWC_WUR;
 
+/* 7. Ranges read again (phase AU_P_RANGE, target = the range): do the READ
+ * sets of two reads of one range overlap more than those of two different
+ * ranges?  Over every pair of reads of a range, and over npairs random
+ * pairs of reads of different ranges. */
+int au_attack_range_linkage(const struct au_stmt *s, size_t n, uint64_t npairs,
+			    struct au_rng *rng, struct au_link *res) LWC_WUR;
+
+/* 8. Shared writer: each statement writes back every block it READ, so the
+ * cloud knows each block's last writer.  Rows a statement wrote back
+ * together share it; padding blocks drawn one by one seldom do.  The
+ * guess, for each range read: the blocks of its READ set whose last writer
+ * (among the audited statements before it) wrote the most blocks of the
+ * set, when that is two or more.  Scored against the ground truth of AU_RANGE statements, the
+ * first reads of their ranges apart from the later ones: precision of the
+ * guess against the base rate (real blocks / blocks READ). */
+struct au_shared {
+	uint64_t stmts;               /* range reads scored                        */
+	uint64_t blocks, real;        /* blocks READ; of them real                 */
+	uint64_t guessed, hits;       /* blocks guessed real; of them real         */
+};
+
+int au_attack_shared_writer(const struct au_stmt *s, size_t n, int later,
+			    struct au_shared *res) LWC_WUR;
+
+/* 9. Rows read together before (phase AU_P_COREAD: point SELECTs of rows
+ * of the ranges of attacks 7 and 8, once their reads are over, target =
+ * the range): do the READ sets of two point SELECTs of rows of one range
+ * overlap more than those of rows of different ranges?  Rows written back
+ * into one block stay together until each is read, so a later reader of
+ * one shares that block with a later reader of another.  Over every pair
+ * of one range, and npairs random pairs of different ranges. */
+int au_attack_coread(const struct au_stmt *s, size_t n, uint64_t npairs, struct au_rng *rng,
+		     struct au_link *res) LWC_WUR;
+
 /* Median of n values (sorts v in place); 0 for n = 0. */
 double au_median(double *v, size_t n);
 
@@ -244,6 +285,10 @@ extern const uint32_t au_size_k[AU_NSIZE];    /* k = 1, 10, 100              */
 #define AU_LIM_TYPE     0.30      /* classifier accuracy (chance 0.25)       */
 #define AU_LIM_REC      0.05      /* |rec(INSERT) - rec(SELECT)|             */
 #define AU_LIM_RECENCY  0.03      /* recency hit rate beyond chance           */
+#define AU_LIM_RLINK    0.05      /* range linkage advantage                  */
+#define AU_LIM_SHARED   0.10      /* shared writer: precision beyond the base
+				     rate, ranges read again                  */
+#define AU_LIM_COREAD   0.05      /* rows read together: linkage advantage    */
 
 struct au_kv {
 	char *key, *value;
@@ -253,6 +298,7 @@ struct au_kv {
 struct au_run {
 	const char *table, *trace, *state, *started;
 	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, zipf_rounds, per_type, seed;
+	uint64_t ranges, range_rows, range_reps, coread_rows;
 	double zipf_s;
 	uint64_t setup_stmts;         /* DROP, CREATE, the load                   */
 	uint64_t foreign;             /* cloud accesses between audited statements */
@@ -274,6 +320,11 @@ struct au_results {
 	struct au_freq freq;
 	struct au_type type;
 	struct au_recency recency;
+	struct au_link rlink;                /* 7                              */
+	struct au_link coread;               /* 9                              */
+	struct au_shared shared[2];          /* 8: first reads, later reads    */
+	struct au_gstat range_gamma[2];      /* gamma of first and later reads */
+	struct au_gstat range_blocks[2];     /* blocks the rows were in        */
 	struct au_gstat gamma[AU_NKINDS];
 	struct au_gstat latency[AU_NKINDS]; /* client-side, milliseconds        */
 	struct au_gstat size[AU_NSIZE];     /* gamma per k                      */
@@ -292,7 +343,7 @@ struct au_check {
 
 /* intersection at each r, linkage, frequency, type, recurrence, recency,
  * the ground truth's consistency */
-#define AU_MAX_CHECKS (AU_NISECT + 6)
+#define AU_MAX_CHECKS (AU_NISECT + 9)
 
 int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
 	       struct au_results *R) LWC_WUR;

@@ -14,12 +14,13 @@
 
 const char *const au_kind_names[AU_NKINDS] = {
 	[AU_SELECT] = "SELECT", [AU_INSERT] = "INSERT", [AU_UPDATE] = "UPDATE",
-	[AU_DELETE] = "DELETE", [AU_IN] = "SELECT IN",
+	[AU_DELETE] = "DELETE", [AU_IN] = "SELECT IN", [AU_RANGE] = "SELECT BETWEEN",
 };
 
 const char *const au_phase_names[AU_NPHASES] = {
 	[AU_P_REPEAT] = "repeat", [AU_P_ZIPF] = "zipf", [AU_P_WARM] = "warm-up",
-	[AU_P_TYPES] = "types", [AU_P_SIZE] = "size",
+	[AU_P_TYPES] = "types", [AU_P_SIZE] = "size", [AU_P_RANGE] = "ranges",
+	[AU_P_COREAD] = "co-read",
 };
 
 const char *const au_feat_names[AU_NFEAT] = {
@@ -412,6 +413,150 @@ int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res)
 	}
 	free(last);
 	return LWC_OK;
+}
+
+/* ---- 7. ranges read again: linkage ----------------------------------------------- */
+
+int au_attack_range_linkage(const struct au_stmt *s, size_t n, uint64_t npairs,
+			    struct au_rng *rng, struct au_link *res)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), m = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (idx == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (s[i].phase == AU_P_RANGE && s[i].kind == AU_RANGE)
+			idx[m++] = i;
+	for (size_t a = 0; a < m; a++)
+		for (size_t b = a + 1; b < m; b++)
+			if (s[idx[a]].target == s[idx[b]].target) {
+				res->same_pairs++;
+				res->same_overlap += (uint64_t)overlaps(&s[idx[a]].o, &s[idx[b]].o);
+			}
+	for (uint64_t tries = 0; m >= 2 && res->diff_pairs < npairs && tries < npairs * 20;
+	     tries++) {
+		size_t a = idx[au_rng_below(rng, m)], b = idx[au_rng_below(rng, m)];
+
+		if (s[a].target == s[b].target)
+			continue;
+		res->diff_pairs++;
+		res->diff_overlap += (uint64_t)overlaps(&s[a].o, &s[b].o);
+	}
+	free(idx);
+	return LWC_OK;
+}
+
+/* ---- 9. rows read together ------------------------------------------------------- */
+
+int au_attack_coread(const struct au_stmt *s, size_t n, uint64_t npairs, struct au_rng *rng,
+		     struct au_link *res)
+{
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), m = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (idx == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (s[i].phase == AU_P_COREAD && s[i].kind == AU_SELECT && s[i].target >= 0)
+			idx[m++] = i;
+	for (size_t a = 0; a < m; a++)
+		for (size_t b = a + 1; b < m; b++)
+			if (s[idx[a]].target == s[idx[b]].target && s[idx[a]].id != s[idx[b]].id) {
+				res->same_pairs++;
+				res->same_overlap += (uint64_t)overlaps(&s[idx[a]].o, &s[idx[b]].o);
+			}
+	for (uint64_t tries = 0; m >= 2 && res->diff_pairs < npairs && tries < npairs * 20;
+	     tries++) {
+		size_t a = idx[au_rng_below(rng, m)], b = idx[au_rng_below(rng, m)];
+
+		if (s[a].target == s[b].target)
+			continue;
+		res->diff_pairs++;
+		res->diff_overlap += (uint64_t)overlaps(&s[a].o, &s[b].o);
+	}
+	free(idx);
+	return LWC_OK;
+}
+
+/* ---- 8. shared writer -------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int au_attack_shared_writer(const struct au_stmt *s, size_t n, int later,
+			    struct au_shared *res)
+{
+	uint64_t maxid = 0;
+	int64_t *last, *w = NULL, *sorted = NULL;
+	size_t cap = 0;
+	int rc = LWC_OK;
+
+	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < s[i].o.nrset; j++)
+			if (s[i].o.rset[j] > maxid)
+				maxid = s[i].o.rset[j];
+	if ((last = malloc((maxid + 1) * sizeof(*last))) == NULL)
+		return LWC_ERR_NOMEM;
+	for (uint64_t b = 0; b <= maxid; b++)
+		last[b] = -1;                   /* not written by an audited statement */
+	for (size_t i = 0; i < n; i++) {
+		const struct au_obs *o = &s[i].o;
+
+		if (s[i].kind == AU_RANGE && (s[i].rep > 0) == (later != 0) && o->nrset > 0) {
+			if (o->nrset > cap) {
+				free(w);
+				free(sorted);
+				cap = o->nrset;
+				w = malloc(cap * sizeof(*w));
+				sorted = malloc(cap * sizeof(*sorted));
+				if (w == NULL || sorted == NULL) {
+					rc = LWC_ERR_NOMEM;
+					break;
+				}
+			}
+			size_t best = 1;
+
+			for (size_t j = 0; j < o->nrset; j++)
+				sorted[j] = w[j] = last[o->rset[j]];
+			qsort(sorted, o->nrset, sizeof(*sorted), cmp_i64);
+			/* the most blocks of the set one writer wrote */
+			for (size_t j = 0, run = 0; j < o->nrset; j++) {
+				run = j > 0 && sorted[j] == sorted[j - 1] ? run + 1 : 1;
+				if (sorted[j] >= 0 && run > best)
+					best = run;
+			}
+			res->stmts++;
+			for (size_t j = 0; j < o->nrset; j++) {
+				int real = bsearch(&o->rset[j], s[i].real, s[i].kblocks,
+						   sizeof(*s[i].real), cmp_u64) != NULL;
+				size_t cnt = 0;
+				int shared;
+
+				for (size_t x = 0; x < o->nrset && best > 1 && w[j] >= 0; x++)
+					cnt += sorted[x] == w[j];
+				/* a block of the writer (or writers) with the most
+				 * blocks in the set, when that is two or more */
+				shared = best > 1 && cnt == best;
+
+				res->blocks++;
+				res->real += (uint64_t)real;
+				res->guessed += (uint64_t)shared;
+				res->hits += (uint64_t)(shared && real);
+			}
+		}
+		for (size_t j = 0; j < o->nrset; j++)
+			last[o->rset[j]] = (int64_t)i;
+	}
+	free(w);
+	free(sorted);
+	free(last);
+	return rc;
 }
 
 /* ---- 4. statement type ------------------------------------------------------------- */

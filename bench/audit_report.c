@@ -129,6 +129,35 @@ static int stat_of(const struct au_stmt *s, size_t n, int ph, enum au_kind kind,
 	return LWC_OK;
 }
 
+/* gamma or the ground truth's blocks of the range reads: first reads of
+ * their ranges (later = 0) or the reads after them (later = 1). */
+static int range_stat(const struct au_stmt *s, size_t n, int later, int what,
+		      struct au_gstat *g)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+
+	memset(g, 0, sizeof(*g));
+	if (v == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (s[i].kind == AU_RANGE && (s[i].rep > 0) == (later != 0))
+			v[g->n++] = what == ST_KBLOCKS ? (double)s[i].kblocks :
+				    (double)s[i].o.read_blocks;
+	if (g->n) {
+		g->median = au_median(v, g->n);
+		g->min = v[0];
+		g->max = v[g->n - 1];
+	}
+	free(v);
+	return LWC_OK;
+}
+
+/* Attack 8's figure: precision of the guess beyond the base rate. */
+static double shared_adv(const struct au_shared *x)
+{
+	return x->guessed ? frac(x->hits, x->guessed) - frac(x->real, x->blocks) : 0;
+}
+
 int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
 	       struct au_results *R)
 {
@@ -149,7 +178,15 @@ int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, stru
 				    &R->link)) != LWC_OK ||
 	    (rc = frequency_rounds(s, n, run, &R->freq)) != LWC_OK ||
 	    (rc = au_attack_type(s, n, AU_TYPE_WINDOW, AU_TYPE_SPLITS, rng, &R->type)) != LWC_OK ||
-	    (rc = au_attack_recency(s, n, &R->recency)) != LWC_OK)
+	    (rc = au_attack_recency(s, n, &R->recency)) != LWC_OK ||
+	    (rc = au_attack_range_linkage(s, n, AU_LINK_PAIRS, rng, &R->rlink)) != LWC_OK ||
+	    (rc = au_attack_coread(s, n, AU_LINK_PAIRS, rng, &R->coread)) != LWC_OK ||
+	    (rc = au_attack_shared_writer(s, n, 0, &R->shared[0])) != LWC_OK ||
+	    (rc = au_attack_shared_writer(s, n, 1, &R->shared[1])) != LWC_OK ||
+	    (rc = range_stat(s, n, 0, ST_GAMMA, &R->range_gamma[0])) != LWC_OK ||
+	    (rc = range_stat(s, n, 1, ST_GAMMA, &R->range_gamma[1])) != LWC_OK ||
+	    (rc = range_stat(s, n, 0, ST_KBLOCKS, &R->range_blocks[0])) != LWC_OK ||
+	    (rc = range_stat(s, n, 1, ST_KBLOCKS, &R->range_blocks[1])) != LWC_OK)
 		return rc;
 	for (int k = 0; k < AU_NKINDS && rc == LWC_OK; k++)
 		if ((rc = stat_of(s, n, -1, (enum au_kind)k, 0, ST_GAMMA, &R->gamma[k])) == LWC_OK)
@@ -162,6 +199,13 @@ int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, stru
 	for (size_t i = 0; i < n; i++) {
 		const struct au_stmt *x = &s[i];
 
+		/* a range read READs every block its rows were in */
+		for (uint32_t j = 0; x->kind == AU_RANGE && j < x->kblocks; j++) {
+			R->truth_checked++;
+			if (bsearch(&x->real[j], x->o.rset, x->o.nrset, sizeof(*x->o.rset),
+				    cmp_u64) == NULL)
+				R->truth_unread++;
+		}
 		/* an INSERT's row has no block yet; an exact DELETE reads none
 		 * (the access of a statement matching nothing: its row's block
 		 * only by chance) */
@@ -209,6 +253,19 @@ size_t au_checks(const struct au_results *R, struct au_check *c)
 	c[n++] = (struct au_check){ "recency hit rate beyond chance",
 				 R->recency.tries ? (R->recency.hits - R->recency.chance) /
 				 (double)R->recency.tries : 0, AU_LIM_RECENCY, 0 };
+	if (R->rlink.same_pairs > 0)
+		c[n++] = (struct au_check){ "range linkage advantage",
+					 frac(R->rlink.same_overlap, R->rlink.same_pairs) -
+					 frac(R->rlink.diff_overlap, R->rlink.diff_pairs),
+					 AU_LIM_RLINK, 0 };
+	if (R->shared[1].stmts > 0)
+		c[n++] = (struct au_check){ "shared writer beyond base rate, ranges read again",
+					 shared_adv(&R->shared[1]), AU_LIM_SHARED, 0 };
+	if (R->coread.same_pairs > 0)
+		c[n++] = (struct au_check){ "co-read linkage advantage",
+					 frac(R->coread.same_overlap, R->coread.same_pairs) -
+					 frac(R->coread.diff_overlap, R->coread.diff_pairs),
+					 AU_LIM_COREAD, 0 };
 	c[n++] = (struct au_check){ "ground truth blocks not READ (--state/--trace mismatch)",
 				 (double)R->truth_unread, 0, 0 };
 	for (size_t i = 0; i < n; i++)
@@ -362,6 +419,59 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		       "<= 0.03", verdict(&ck[ci]));
 		printf("%-16s %-44s %8llu\n", "", "point SELECTs with the record in a block",
 		       (unsigned long long)Y->tries);
+		ci++;
+	}
+	if (R->rlink.same_pairs > 0 || R->shared[0].stmts > 0) {
+		const struct au_link *Q = &R->rlink;
+		double qs = frac(Q->same_overlap, Q->same_pairs);
+		double qd = frac(Q->diff_overlap, Q->diff_pairs);
+
+		printf("%-16s %llu ranges of %llu ids, %llu reads each: gamma of first reads "
+		       "%.0f (rows in %.0f blocks), of later reads %.0f (rows in %.0f blocks)\n",
+		       "7 ranges", (unsigned long long)run->ranges,
+		       (unsigned long long)run->range_rows, (unsigned long long)run->range_reps,
+		       R->range_gamma[0].median, R->range_blocks[0].median,
+		       R->range_gamma[1].median, R->range_blocks[1].median);
+		printf("%-16s %-44s %8.3f %7.3f\n", "", "P(overlap | same range)", qs,
+		       ci_prop((double)Q->same_overlap, (double)Q->same_pairs));
+		printf("%-16s %-44s %8.3f %7.3f\n", "", "P(overlap | other ranges)", qd,
+		       ci_prop((double)Q->diff_overlap, (double)Q->diff_pairs));
+		if (Q->same_pairs > 0) {
+			printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", "", "range linkage advantage",
+			       qs - qd, ci_diff((double)Q->same_overlap, (double)Q->same_pairs,
+						(double)Q->diff_overlap, (double)Q->diff_pairs),
+			       "<= 0.05", verdict(&ck[ci]));
+			ci++;
+		}
+		for (int l = 0; l < 2; l++) {
+			const struct au_shared *X = &R->shared[l];
+
+			printf("%-16s %s reads: %llu blocks READ, %.3f real; guessed %llu, "
+			       "precision %.3f\n", l ? "" : "8 shared writer", l ? "later" : "first",
+			       (unsigned long long)X->blocks, frac(X->real, X->blocks),
+			       (unsigned long long)X->guessed, frac(X->hits, X->guessed));
+		}
+		if (R->shared[1].stmts > 0) {
+			printf("%-16s %-44s %8.3f %7s %8s  %s\n", "",
+			       "precision beyond base rate, later reads", ck[ci].value, "", "<= 0.10",
+			       verdict(&ck[ci]));
+			ci++;
+		}
+	}
+	if (R->coread.same_pairs > 0) {
+		const struct au_link *Q = &R->coread;
+		double qs = frac(Q->same_overlap, Q->same_pairs);
+		double qd = frac(Q->diff_overlap, Q->diff_pairs);
+
+		printf("%-16s %-44s %8.3f %7.3f\n", "9 co-read", "P(overlap | rows of one range)",
+		       qs, ci_prop((double)Q->same_overlap, (double)Q->same_pairs));
+		printf("%-16s %-44s %8.3f %7.3f\n", "", "P(overlap | rows of two ranges)", qd,
+		       ci_prop((double)Q->diff_overlap, (double)Q->diff_pairs));
+		printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", "", "co-read linkage advantage",
+		       qs - qd, ci_diff((double)Q->same_overlap, (double)Q->same_pairs,
+					(double)Q->diff_overlap, (double)Q->diff_pairs),
+		       "<= 0.05", verdict(&ck[ci]));
+		ci++;
 	}
 }
 
@@ -503,6 +613,34 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 		R->recency.tries ? R->recency.hits / (double)R->recency.tries : 0,
 		R->recency.tries ? R->recency.chance / (double)R->recency.tries : 0,
 		(unsigned long long)R->recency.unwritten);
+	fprintf(f, "  \"ranges\": {\"ranges\": %llu, \"range_rows\": %llu, \"range_reps\": %llu, "
+		"\"same_pairs\": %llu, \"p_overlap_same\": %.4f, \"diff_pairs\": %llu, "
+		"\"p_overlap_diff\": %.4f, \"gamma_first\": ", (unsigned long long)run->ranges,
+		(unsigned long long)run->range_rows, (unsigned long long)run->range_reps,
+		(unsigned long long)R->rlink.same_pairs,
+		frac(R->rlink.same_overlap, R->rlink.same_pairs),
+		(unsigned long long)R->rlink.diff_pairs,
+		frac(R->rlink.diff_overlap, R->rlink.diff_pairs));
+	json_gstat(f, &R->range_gamma[0]);
+	fprintf(f, ", \"gamma_later\": ");
+	json_gstat(f, &R->range_gamma[1]);
+	fprintf(f, ", \"blocks_of_rows_first\": ");
+	json_gstat(f, &R->range_blocks[0]);
+	fprintf(f, ", \"blocks_of_rows_later\": ");
+	json_gstat(f, &R->range_blocks[1]);
+	for (int l = 0; l < 2; l++)
+		fprintf(f, ", \"shared_writer_%s\": {\"statements\": %llu, \"blocks\": %llu, "
+			"\"real\": %llu, \"guessed\": %llu, \"hits\": %llu}", l ? "later" : "first",
+			(unsigned long long)R->shared[l].stmts, (unsigned long long)R->shared[l].blocks,
+			(unsigned long long)R->shared[l].real, (unsigned long long)R->shared[l].guessed,
+			(unsigned long long)R->shared[l].hits);
+	fprintf(f, "},\n");
+	fprintf(f, "  \"coread\": {\"rows_per_range\": %llu, \"same_pairs\": %llu, "
+		"\"p_overlap_same\": %.4f, \"diff_pairs\": %llu, \"p_overlap_diff\": %.4f},\n",
+		(unsigned long long)run->coread_rows, (unsigned long long)R->coread.same_pairs,
+		frac(R->coread.same_overlap, R->coread.same_pairs),
+		(unsigned long long)R->coread.diff_pairs,
+		frac(R->coread.diff_overlap, R->coread.diff_pairs));
 	fprintf(f, "  \"size\": {\"padding\": ");
 	json_str(f, status_get(run, "padding") ? status_get(run, "padding") : "unknown");
 	fprintf(f, ", \"k\": [");

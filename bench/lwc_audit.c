@@ -24,6 +24,15 @@
  *   5 size          gamma observed for k = 1, 10, 100 rows matched
  *   6 recency       every point SELECT whose row is in a block: is it the
  *                   block of its READ set written last?  (chance: 1 / γ)
+ *   7 range linkage --ranges ranges of --range-rows consecutive ids, each
+ *                   read --range-reps times among point SELECTs of other
+ *                   ids (--range-others each): P(READ sets overlap | same
+ *                   range) - P(overlap | other ranges)
+ *   8 shared writer the blocks of a range read whose last writer wrote the
+ *                   most blocks of its READ set, guessed real
+ *   9 co-read       once the ranges' reads are over, point SELECTs of
+ *                   --coread-rows rows of each range: P(READ sets overlap |
+ *                   rows of one range) - P(overlap | rows of two ranges)
  *
  * The labels (which statement targeted which id, of which kind) and the
  * ground truth (where the proxy keeps each row right before the statement,
@@ -64,6 +73,7 @@ struct opts {
 	const char *key, *proxy, *trace, *state, *json;
 	char table[64];
 	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, zipf_rounds, per_type;
+	uint64_t ranges, range_rows, range_reps, range_others, coread_rows;
 	double zipf_s;
 	uint64_t seed;
 	int seed_given, check;
@@ -72,6 +82,7 @@ struct opts {
 static struct opts O = {
 	.rows = 20000, .targets = 50, .reps = 5, .others = 500, .zipf_s = 1.0, .zipf_rounds = 1,
 	.zipf_ids = 1000, .zipf_queries = 2000, .per_type = 60,
+	.ranges = 100, .range_rows = 32, .range_reps = 5, .range_others = 1, .coread_rows = 5,
 };
 
 /* ---- everything the run owns (released by cleanup, also on errors) ----------- */
@@ -110,8 +121,10 @@ static void cleanup(void)
 	if (C.tokkey)
 		sodium_free(C.tokkey);
 	C.tokkey = NULL;
-	for (size_t i = 0; i < C.nst; i++)
+	for (size_t i = 0; i < C.nst; i++) {
 		au_obs_free(&C.st[i].o);
+		free(C.st[i].real);
+	}
 	free(C.st);
 	C.st = NULL;
 	C.nst = C.capst = 0;
@@ -555,6 +568,111 @@ static void phase_size(void)
 	C.phase_secs[AU_P_SIZE] = now_s() - t0;
 }
 
+/* Attacks 7 and 8: ranges of consecutive ids (the table's ids are 1..rows,
+ * loaded in random order, so a range's first read finds its rows spread),
+ * each read range_reps times in random order among range_others point
+ * SELECTs of ids outside every range per range read.  Runs before the
+ * types phase, whose DELETEs remove ids. */
+static void phase_range(void)
+{
+	size_t nr = (size_t)(O.ranges * O.range_reps), no = (size_t)(nr * O.range_others);
+	size_t n = nr + no, k = 0, nout = 0;
+	int64_t *seq = xcalloc(n, sizeof(*seq));      /* range index, or -1 - other */
+	int64_t *first = xcalloc(O.ranges, sizeof(*first)), *outside;
+	uint32_t *reads = xcalloc(O.ranges, sizeof(*reads));
+	uint64_t span = O.rows / O.ranges, K = O.range_rows;
+	double t0 = now_s();
+
+	/* range r: ids [first, first + K) inside the r-th slice of 1..rows */
+	for (uint64_t r = 0; r < O.ranges; r++)
+		first[r] = (int64_t)(r * span + 1 + au_rng_below(&C.rng, span - K + 1));
+	outside = xcalloc(O.rows, sizeof(*outside));
+	for (uint64_t r = 0, id = 1; id <= O.rows; id++) {
+		while (r < O.ranges && (int64_t)id >= first[r] + (int64_t)K)
+			r++;
+		if (r < O.ranges && (int64_t)id >= first[r])
+			continue;
+		outside[nout++] = (int64_t)id;
+	}
+	for (uint64_t r = 0; r < O.ranges; r++)
+		for (uint64_t x = 0; x < O.range_reps; x++)
+			seq[k++] = (int64_t)r;
+	for (size_t o = 0; o < no; o++)
+		seq[k++] = -1;
+	au_rng_shuffle(&C.rng, seq, n, sizeof(*seq));
+	say("ranges: %llu ranges of %llu ids x %llu reads among %zu point SELECTs",
+	    (unsigned long long)O.ranges, (unsigned long long)K,
+	    (unsigned long long)O.range_reps, no);
+	for (size_t i = 0; i < n; i++) {
+		if (seq[i] < 0) {
+			point(AU_P_RANGE, AU_SELECT, outside[au_rng_below(&C.rng, nout)], -1);
+		} else {
+			struct au_stmt *s = new_stmt(AU_P_RANGE, AU_RANGE, -1, (int32_t)seq[i],
+						     (uint32_t)K);
+			uint64_t *b = xcalloc(K, sizeof(*b));
+			uint32_t m = 0, d = 0;
+
+			s->rep = reads[seq[i]]++;
+			for (uint64_t j = 0; j < K; j++)
+				if ((b[m] = locate(first[seq[i]] + (int64_t)j)) != AU_NO_BLOCK)
+					m++;
+			qsort(b, m, sizeof(*b), cmp_u64);
+			for (uint32_t j = 0; j < m; j++)
+				if (j == 0 || b[j] != b[j - 1])
+					b[d++] = b[j];
+			s->real = b;
+			s->kblocks = d;
+			sql_reset();
+			sql_add("SELECT * FROM %s WHERE id BETWEEN %lld AND %lld", O.table,
+				(long long)first[seq[i]], (long long)(first[seq[i]] + (int64_t)K - 1));
+			audited(s);
+		}
+		progress("ranges", i + 1, n);
+	}
+	C.phase_secs[AU_P_RANGE] = now_s() - t0;
+
+	/* attack 9: once every range's rows are back in blocks (two eviction
+	 * delays of point SELECTs of other ids), coread_rows rows of each
+	 * range, one point SELECT each, all ranges shuffled together */
+	if (O.coread_rows > 0) {
+		size_t nc = (size_t)(O.ranges * O.coread_rows), fill = 2 * 64;
+		int64_t *rows = xcalloc(nc, sizeof(*rows)), *tgt = xcalloc(nc, sizeof(*tgt));
+		size_t *order = xcalloc(nc, sizeof(*order));
+		int64_t *pick = xcalloc(K, sizeof(*pick));
+
+		t0 = now_s();
+		say("co-read: %zu point SELECTs of other ids, then %llu rows of each range",
+		    fill, (unsigned long long)O.coread_rows);
+		for (size_t i = 0; i < fill; i++)
+			point(AU_P_COREAD, AU_SELECT, outside[au_rng_below(&C.rng, nout)], -1);
+		for (uint64_t r = 0, c = 0; r < O.ranges; r++) {
+			for (uint64_t j = 0; j < K; j++)
+				pick[j] = first[r] + (int64_t)j;
+			au_rng_shuffle(&C.rng, pick, K, sizeof(*pick));
+			for (uint64_t j = 0; j < O.coread_rows; j++, c++) {
+				rows[c] = pick[j];
+				tgt[c] = (int64_t)r;
+			}
+		}
+		for (size_t i = 0; i < nc; i++)
+			order[i] = i;
+		au_rng_shuffle(&C.rng, order, nc, sizeof(*order));
+		for (size_t i = 0; i < nc; i++) {
+			point(AU_P_COREAD, AU_SELECT, rows[order[i]], (int32_t)tgt[order[i]]);
+			progress("co-read", i + 1, nc);
+		}
+		free(rows);
+		free(tgt);
+		free(order);
+		free(pick);
+		C.phase_secs[AU_P_COREAD] = now_s() - t0;
+	}
+	free(seq);
+	free(first);
+	free(reads);
+	free(outside);
+}
+
 /* The proxy's status over its admin socket (padding, geometry, counters);
  * best effort: the attacks do not need it. */
 static void proxy_status(void)
@@ -597,21 +715,27 @@ static void usage(FILE *f)
 		"                     [--rows 20000] [--targets 50] [--reps 5] [--others 500]\n"
 		"                     [--zipf-s 1.0] [--zipf-ids 1000] [--zipf-queries 2000]\n"
 		"                     [--zipf-rounds 1]\n"
-		"                     [--per-type 60] [--seed N] [--table audit_t]\n"
+		"                     [--per-type 60] [--ranges 100] [--range-rows 32]\n"
+		"                     [--range-reps 5] [--range-others 1] [--coread-rows 5]\n"
+		"                     [--seed N] [--table audit_t]\n"
 		"                     [--json FILE] [--check]\n"
 		"\n"
 		"Runs a labelled workload through liblwc against a running LWC deployment and\n"
 		"attacks the cloud store's trace (--trace, as lwc-cloudstore --trace writes it)\n"
 		"across statements: intersection of repeated accesses, linkage, frequency,\n"
-		"statement type, size.  --state is the proxy's state directory: the ground\n"
+		"statement type, size, recency, ranges read again (linkage, shared writer),\n"
+		"rows read together (co-read).  --state is the proxy's state directory: the ground\n"
 		"truth that scores the attacks.  The table is dropped and recreated.\n"
 		"--check: exit 1 when a figure misses its threshold (identified <= %.2f for\n"
 		"r = 2, 3, 5; linkage advantage <= %.2f; frequency <= %d of 20 beyond chance;\n"
 		"type accuracy <= %.2f; |rec(INSERT) - rec(SELECT)| <= %.2f; recency <= %.2f\n"
-		"beyond chance), or when a statement did not\n"
+		"beyond chance; range linkage advantage <= %.2f; shared writer <= %.2f beyond\n"
+		"the base rate, ranges read again; co-read advantage <= %.2f), or when a\n"
+		"statement did not\n"
 		"READ the block --state says its row was in (--state and --trace of different\n"
 		"deployments).  Errors exit 2.\n",
-		AU_LIM_ISECT, AU_LIM_LINK, AU_LIM_FREQ, AU_LIM_TYPE, AU_LIM_REC, AU_LIM_RECENCY);
+		AU_LIM_ISECT, AU_LIM_LINK, AU_LIM_FREQ, AU_LIM_TYPE, AU_LIM_REC, AU_LIM_RECENCY,
+		AU_LIM_RLINK, AU_LIM_SHARED, AU_LIM_COREAD);
 }
 
 static uint64_t opt_u64(const char *name, const char *s, uint64_t min, uint64_t max)
@@ -645,6 +769,11 @@ static void parse_opts(int argc, char **argv)
 		{ "zipf-queries", required_argument, NULL, 'q' },
 		{ "zipf-rounds", required_argument, NULL, 'R' },
 		{ "per-type", required_argument, NULL, 'y' },
+		{ "ranges", required_argument, NULL, 'g' },
+		{ "range-rows", required_argument, NULL, 'G' },
+		{ "range-reps", required_argument, NULL, 'P' },
+		{ "range-others", required_argument, NULL, 'O' },
+		{ "coread-rows", required_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "check", no_argument, NULL, 'c' },
@@ -669,6 +798,11 @@ static void parse_opts(int argc, char **argv)
 		case 'q': O.zipf_queries = opt_u64("--zipf-queries", optarg, 1, 1u << 24); break;
 		case 'R': O.zipf_rounds = opt_u64("--zipf-rounds", optarg, 1, AU_FREQ_MAX_ROUNDS); break;
 		case 'y': O.per_type = opt_u64("--per-type", optarg, 2, 1u << 20); break;
+		case 'g': O.ranges = opt_u64("--ranges", optarg, 0, 1u << 16); break;
+		case 'G': O.range_rows = opt_u64("--range-rows", optarg, 2, 1u << 16); break;
+		case 'P': O.range_reps = opt_u64("--range-reps", optarg, 2, 100); break;
+		case 'O': O.range_others = opt_u64("--range-others", optarg, 0, 1000); break;
+		case 'C': O.coread_rows = opt_u64("--coread-rows", optarg, 0, 1u << 16); break;
 		case 'S': O.seed = opt_u64("--seed", optarg, 0, UINT64_MAX); O.seed_given = 1; break;
 		case 'j': O.json = optarg; break;
 		case 'c': O.check = 1; break;
@@ -725,6 +859,13 @@ static void parse_opts(int argc, char **argv)
 	else if (O.zipf_ids > O.rows)
 		fprintf(stderr, "lwc-audit: --zipf-ids (%llu) exceeds --rows (%llu)\n",
 			(unsigned long long)O.zipf_ids, (unsigned long long)O.rows);
+	else if (O.coread_rows > O.range_rows)
+		fprintf(stderr, "lwc-audit: --coread-rows (%llu) exceeds --range-rows (%llu)\n",
+			(unsigned long long)O.coread_rows, (unsigned long long)O.range_rows);
+	else if (O.ranges > 0 && O.rows / O.ranges < 2 * O.range_rows)
+		fprintf(stderr, "lwc-audit: --ranges x 2 x --range-rows (%llu) exceeds --rows "
+			"(%llu)\n", (unsigned long long)(O.ranges * 2 * O.range_rows),
+			(unsigned long long)O.rows);
 	else if (O.rows < O.per_type + au_size_k[AU_NSIZE - 1] || O.rows < O.per_type + AU_TYPE_WINDOW)
 		fprintf(stderr, "lwc-audit: --rows must exceed --per-type by at least %u (the "
 			"DELETEs take --per-type rows, the size attack reads %u others)\n",
@@ -799,6 +940,8 @@ int main(int argc, char **argv)
 	load();
 	phase_repeat();
 	phase_zipf();
+	if (O.ranges > 0)
+		phase_range();
 	phase_types();
 	phase_size();
 	C.t_end = now_s();
@@ -811,6 +954,8 @@ int main(int argc, char **argv)
 		.rows = O.rows, .targets = O.targets, .reps = O.reps, .others = O.others,
 		.zipf_ids = O.zipf_ids, .zipf_queries = O.zipf_queries, .zipf_rounds = O.zipf_rounds,
 		.per_type = O.per_type,
+		.ranges = O.ranges, .range_rows = O.range_rows, .range_reps = O.range_reps,
+		.coread_rows = O.coread_rows,
 		.seed = O.seed, .zipf_s = O.zipf_s, .setup_stmts = C.setup_stmts,
 		.foreign = C.foreign, .secs_total = C.t_end - C.t_start, .secs_load = C.t_load,
 		.status = C.status, .nstatus = C.nstatus, .status_err = C.status_err,

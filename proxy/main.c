@@ -52,6 +52,7 @@ static void usage(FILE *f)
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
+		"                      [--evict-group N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
 		"                      [--pad-age match|uniform]\n"
 		"                      [--index-run-min N] [--index-run-max N] [--journal-kb 16384]\n"
@@ -328,6 +329,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "stash-max", required_argument, NULL, 'X' },
 		{ "relocate-max", required_argument, NULL, 'M' },
 		{ "relocate", required_argument, NULL, 'o' },
+		{ "evict-group", required_argument, NULL, 'E' },
 		{ "block-threads", required_argument, NULL, 'T' },
 		{ "read-ahead", required_argument, NULL, 'A' },
 		{ "pad-age", required_argument, NULL, 'G' },
@@ -341,6 +343,7 @@ static int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX, block_threads = UINT32_MAX;
+	uint32_t evict_group = UINT32_MAX;
 	uint32_t run_min = 65536, run_max = 0, journal_kb = PX_JOURNAL_FOLD_DEFAULT >> 10;
 	int relocate = -1, accept_stale = 0;
 	struct pidlock lock = { -1, "" };
@@ -377,6 +380,7 @@ static int cmd_serve(int argc, char **argv)
 		case 'f': if (parse_u32(optarg, "--max-frame", 4096, WIRE_FRAME_MAX, &cfg.max_frame)) return 1; break;
 		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &stash_max)) return 1; break;
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &relocate_max)) return 1; break;
+		case 'E': if (parse_u32(optarg, "--evict-group", 1, 1024, &evict_group)) return 1; break;
 		case 'T': if (parse_u32(optarg, "--block-threads", 0, 256, &block_threads)) return 1; break;
 		case 'A':
 			if (parse_pair(optarg, "serve", "--read-ahead", "on", "off",
@@ -437,10 +441,12 @@ static int cmd_serve(int argc, char **argv)
 		st->relocate_max = relocate_max;
 	if (relocate >= 0)
 		st->relocate = relocate;
+	if (evict_group != UINT32_MAX)
+		st->evict_group = evict_group;
 	st->jr_fold_bytes = (uint64_t)journal_kb << 10;
 	log_info("relocation %s: stash of %zu rows (at most %u), statements touching over %u rows "
-		 "move none", st->relocate ? "on" : "off", st->nstash, st->stash_max,
-		 st->relocate_max);
+		 "move none, written back in groups of up to %u", st->relocate ? "on" : "off",
+		 st->nstash, st->stash_max, st->relocate_max, st->evict_group);
 	if (cfg.engine.batch_blocks * st->g.sealed_bytes > WIRE_FRAME_MAX / 2) {
 		cfg.engine.batch_blocks = (uint32_t)(WIRE_FRAME_MAX / 2 / st->g.sealed_bytes);
 		if (cfg.engine.batch_blocks == 0)

@@ -200,8 +200,8 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	size_t words = g->words, total = 0, n, k = 0, want, nopen = 0;
 	uint32_t *capb = calloc(s->gamma, sizeof(uint32_t));
 	uint32_t *cnt = calloc(s->gamma, sizeof(uint32_t));
-	size_t *units = NULL, *blk = NULL, *byblk = NULL, *first = NULL;
-	uint64_t *rows = NULL;
+	size_t *units = NULL, *blk = NULL, *byblk = NULL, *first = NULL, norig = 0;
+	uint64_t *rows = NULL, *grps = NULL, *origins = NULL;
 	uint32_t *tabs = NULL, *slots = malloc(g->m * sizeof(uint32_t));
 	MDB_txn *txn = NULL;
 	int rc = LWC_OK;
@@ -228,11 +228,13 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		goto out;
 	rows = malloc(want * sizeof(*rows));
 	tabs = malloc(want * sizeof(*tabs));
-	if (!rows || !tabs) {
+	grps = malloc(want * sizeof(*grps));
+	origins = malloc(want * sizeof(*origins));
+	if (!rows || !tabs || !grps || !origins) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	n = stash_pick(st, s->owner, s->seq, want, rows, tabs);
+	n = stash_pick(st, s->owner, s->seq, want, rows, tabs, grps);
 	if (n == 0)
 		goto out;
 	s->ev = malloc(n * sizeof(*s->ev));
@@ -247,17 +249,35 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	/* for each row a block, uniformly among the padding blocks with room
-	 * it may go to (not one it was last read with: stash_may_land); a row
-	 * with none stays in the stash */
+	/* for each group a block, uniformly among the padding blocks with room
+	 * it may go to (not one it was last read with: stash_may_land, the
+	 * same for a group's rows); as many of its rows as the block has room
+	 * for go there, the rest wait a new delay (stash_defer): a group is
+	 * never in two blocks of one statement, nor are two groups of one
+	 * origin (stash.h).  A group with no block stays in the stash.
+	 * Groups of one row (--evict-group 1): a block for each row, any
+	 * origin. */
 	for (size_t i = 0; i < s->gamma; i++)
 		if (capb[i] > 0)
 			units[nopen++] = i;
-	for (size_t r = 0; r < n; r++) {
+	for (size_t r = 0, ge; r < n; r = ge) {
 		const struct px_stash_ent *e = stash_find(st, rows[r]);
-		size_t j = SIZE_MAX, ok = 0;
+		size_t j = SIZE_MAX, ok = 0, b, take;
 
-		blk[r] = SIZE_MAX;
+		for (ge = r + 1; ge < n && grps[ge] == grps[r]; ge++)
+			;
+		for (size_t x = r; x < ge; x++)
+			blk[x] = SIZE_MAX;
+		if (st->evict_group > 1) {
+			size_t o = 0;
+
+			while (o < norig && origins[o] != e->origin)
+				o++;
+			if (o < norig) {                 /* its origin has a block here */
+				stash_defer(st, rows + r, ge - r, s->seq);
+				continue;
+			}
+		}
 		for (int tries = 0; tries < 8 && nopen > 0 && j == SIZE_MAX; tries++) {
 			size_t c = (size_t)cry_uniform(nopen);
 			if (stash_may_land(e, s->ids[units[c]]))
@@ -275,9 +295,16 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		}
 		if (j == SIZE_MAX)
 			continue;
-		blk[r] = units[j];
-		cnt[units[j]]++;
-		if (--capb[units[j]] == 0)
+		b = units[j];
+		take = ge - r < capb[b] ? ge - r : capb[b];
+		for (size_t x = r; x < r + take; x++)
+			blk[x] = b;
+		if (take < ge - r)                       /* the rest: a group of its own */
+			stash_defer(st, rows + r + take, ge - r - take, s->seq);
+		cnt[b] += (uint32_t)take;
+		capb[b] -= (uint32_t)take;
+		origins[norig++] = e->origin;
+		if (capb[b] == 0)
 			units[j] = units[--nopen];
 	}
 	/* the rows by block (a counting sort: byblk[first[i]..] are block
@@ -349,6 +376,8 @@ out:
 	free(first);
 	free(rows);
 	free(tabs);
+	free(grps);
+	free(origins);
 	free(slots);
 	return rc;
 }

@@ -858,6 +858,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("journal_bytes", "%llu", (unsigned long long)jbytes);
 	ST_ADD("journal_folds", "%llu", (unsigned long long)jfolds);
 	ST_ADD("relocate_max", "%u", st->relocate_max);
+	ST_ADD("evict_group", "%u", st->evict_group);
 	ST_ADD("rows_relocated", "%llu", (unsigned long long)atomic_load(&st->rows_relocated));
 	ST_ADD("rows_evicted", "%llu", (unsigned long long)atomic_load(&st->rows_evicted));
 	ST_ADD("inserts_via_stash", "%llu", (unsigned long long)atomic_load(&st->inserts_stashed));

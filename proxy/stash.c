@@ -32,34 +32,101 @@ static int table_held(const struct px_state *st, uint32_t id)
 	return 1;                                /* no such table: leave it */
 }
 
-size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
-		  uint64_t *rowids, uint32_t *tables)
+/* A group's candidates, chained (stash_pick). */
+struct gslot {
+	uint64_t grp;
+	size_t first, last;           /* candidates, chained by next[]   */
+	int used, taken;
+};
+
+static struct gslot *gslot_of(struct gslot *t, size_t mask, uint64_t grp)
 {
-	size_t *cand, nc = 0, n;
+	size_t i = (size_t)(grp * UINT64_C(0x9E3779B97F4A7C15) >> 32) & mask;
+
+	while (t[i].used && t[i].grp != grp)
+		i = (i + 1) & mask;
+	return &t[i];
+}
+
+size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
+		  uint64_t *rowids, uint32_t *tables, uint64_t *grps)
+{
+	size_t *cand, *next, *perm, nc = 0, n = 0, cap = 16, mask;
+	struct gslot *gs = NULL;
 	int any = st->nstash * 2 > st->stash_max;
 
 	if (max == 0 || st->nstash == 0)
 		return 0;
-	if ((cand = malloc(st->nstash * sizeof(*cand))) == NULL)
-		return 0;
+	while (cap < 2 * st->nstash)
+		cap *= 2;
+	mask = cap - 1;
+	cand = malloc(st->nstash * sizeof(*cand));
+	next = malloc(st->nstash * sizeof(*next));
+	perm = malloc(st->nstash * sizeof(*perm));
+	gs = calloc(cap, sizeof(*gs));
+	if (cand == NULL || next == NULL || perm == NULL || gs == NULL)
+		goto out;
 	for (size_t i = 0; i < st->nstash; i++) {
 		const struct px_stash_ent *e = &st->stash[i];
 		if (e->owner == 0 && (any || e->eligible <= seq) && !table_held(st, e->table))
 			cand[nc++] = i;
 	}
-	n = nc < max ? nc : max;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = i + randombytes_uniform((uint32_t)(nc - i));
-		size_t tmp = cand[i];
+	/* each group's candidates in a chain, in row id order */
+	for (size_t c = 0; c < nc; c++) {
+		struct gslot *g = gslot_of(gs, mask, st->stash[cand[c]].grp);
 
-		cand[i] = cand[j];
-		cand[j] = tmp;
-		st->stash[cand[i]].owner = owner;
-		rowids[i] = st->stash[cand[i]].rowid;
-		tables[i] = st->stash[cand[i]].table;
+		next[c] = SIZE_MAX;
+		perm[c] = c;
+		if (!g->used) {
+			g->used = 1;
+			g->grp = st->stash[cand[c]].grp;
+			g->first = c;
+		} else {
+			next[g->last] = c;
+		}
+		g->last = c;
 	}
+	/* rows drawn uniformly; each brings its group (Fisher-Yates, on demand) */
+	for (size_t i = 0; i < nc && n < max; i++) {
+		size_t j = i + randombytes_uniform((uint32_t)(nc - i)), c = perm[j];
+		struct gslot *g;
+
+		perm[j] = perm[i];
+		perm[i] = c;
+		g = gslot_of(gs, mask, st->stash[cand[c]].grp);
+		if (g->taken)
+			continue;
+		g->taken = 1;
+		for (size_t x = g->first; x != SIZE_MAX && n < max; x = next[x]) {
+			struct px_stash_ent *e = &st->stash[cand[x]];
+
+			e->owner = owner;
+			rowids[n] = e->rowid;
+			tables[n] = e->table;
+			grps[n] = e->grp;
+			n++;
+		}
+	}
+out:
 	free(cand);
+	free(next);
+	free(perm);
+	free(gs);
 	return n;
+}
+
+void stash_defer(struct px_state *st, const uint64_t *rowids, size_t n, uint64_t seq)
+{
+	uint64_t grp = ++st->next_grp, at = seq + 1 + randombytes_uniform(PX_EVICT_DELAY);
+
+	for (size_t i = 0; i < n; i++) {
+		struct px_stash_ent *e = stash_find(st, rowids[i]);
+
+		if (e != NULL) {
+			e->grp = grp;
+			e->eligible = at;
+		}
+	}
 }
 
 void stash_release(struct px_state *st, uint64_t owner)
@@ -101,7 +168,9 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 	struct add *a = NULL;
 	uint64_t *d = NULL;
 	struct px_stash_ent *out;
-	size_t i = 0, j = 0, k = 0, n = 0;
+	size_t i = 0, j = 0, k = 0, n = 0, nnew = 0;
+	uint32_t G = st->evict_group ? st->evict_group : 1;
+	uint64_t grp = 0, at = 0;
 
 	if (ndel == 0 && nadd == 0)
 		return LWC_OK;
@@ -132,10 +201,17 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 			if (i < st->nstash && a[j].rowid == st->stash[i].rowid)
 				i++;
 			if (n == 0 || out[n - 1].rowid != a[j].rowid) {
+				/* every G rows (in row id order) a group: one delay */
+				if (nnew++ % G == 0) {
+					grp = ++st->next_grp;
+					at = st->seq + 1 + randombytes_uniform(PX_EVICT_DELAY);
+				}
 				out[n].rowid = a[j].rowid;
 				out[n].table = a[j].table;
 				out[n].owner = 0;
-				out[n].eligible = st->seq + 1 + randombytes_uniform(PX_EVICT_DELAY);
+				out[n].grp = grp;
+				out[n].origin = st->seq;
+				out[n].eligible = at;
 				out[n].nfrom = nfrom <= PX_FROM_MAX ? (uint32_t)nfrom : 0;
 				if (out[n].nfrom)
 					memcpy(out[n].from, from, out[n].nfrom * sizeof(*from));

@@ -24,12 +24,35 @@
 
 struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid);
 
-/* Pick up to max rows uniformly among those that may be evicted by
- * statement seq: not in use, of a table nobody holds exclusively, and
- * eligible (or any, when the stash is over half full).  They are marked as
- * the owner's.  Returns how many were picked. */
+/* Groups.  The rows one statement puts in the stash are cut, in row id
+ * order, into groups of at most st->evict_group rows (serve
+ * --evict-group); a group draws one delay, so its rows become eligible
+ * together, and is written back into one block (stash_pick, then
+ * plan_evictions): a range read again later costs the blocks its groups
+ * went to, not one block a row.  No group goes into two blocks of one
+ * statement, and each group leaves at its own random time, so the blocks a
+ * later read of the range finds real were last written by different
+ * statements at independent times, as single rows' are; for the same
+ * reason a statement places at most one group of the rows one statement
+ * put here (their origin), and the others it picked wait a new delay.
+ * The price: rows of one group stay in one block until each is read, so
+ * later statements touching different rows of it share that block, which
+ * links them (lwc-audit's co-read attack); hence groups of 1 by default,
+ * where every row is alone (the behaviour before groups). */
+
+/* Pick up to max rows among those that may be evicted by statement seq:
+ * not in use, of a table nobody holds exclusively, and eligible (or any,
+ * when the stash is over half full); a row drawn uniformly brings the
+ * eligible rows of its group with it.  They are marked as
+ * the owner's and come out group by group, grps[i] the group of row i.
+ * Returns how many were picked. */
 size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
-		  uint64_t *rowids, uint32_t *tables);
+		  uint64_t *rowids, uint32_t *tables, uint64_t *grps);
+
+/* Rows a statement picked but did not place (their group was larger than
+ * the room of its block, or it placed a group of the same origin): they
+ * wait a new random delay, as a group. */
+void stash_defer(struct px_state *st, const uint64_t *rowids, size_t n, uint64_t seq);
 
 /* Let go of every row owner uses. */
 void stash_release(struct px_state *st, uint64_t owner);

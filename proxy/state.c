@@ -810,6 +810,8 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 		e = &st->stash[st->nstash++];
 		memset(e, 0, sizeof(*e));
 		e->rowid = cry_get_be64(k.mv_data);
+		e->grp = ++st->next_grp;         /* groups are not kept: each row alone */
+		e->origin = UINT64_MAX - e->grp;
 		e->table = (uint32_t)((const uint8_t *)d.mv_data)[0] << 24 |
 			   (uint32_t)((const uint8_t *)d.mv_data)[1] << 16 |
 			   (uint32_t)((const uint8_t *)d.mv_data)[2] << 8 |
@@ -1020,6 +1022,7 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 		st->relocate = reloc != 0;
 		st->stash_max = smax > UINT32_MAX ? UINT32_MAX : (uint32_t)smax;
 		st->relocate_max = rmax > UINT32_MAX ? UINT32_MAX : (uint32_t)rmax;
+		st->evict_group = PX_EVICT_GROUP_DEFAULT;
 		if (fmt == 1 && (rc = convert_format1(st, txn)) != 0)
 			goto lmdb_error;
 		/* 2 -> 3: the journal database, opened (created) above; 3 -> 4:

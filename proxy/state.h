@@ -140,6 +140,12 @@ struct px_stash_ent {
 	uint64_t rowid;
 	uint64_t eligible;               /* may be evicted from this statement on */
 	uint64_t owner;                  /* statement using it, 0: free     */
+	uint64_t grp;                    /* its group: rows that entered together,
+					    written back together (stash.h); not
+					    persisted */
+	uint64_t origin;                 /* the statement that put it here: its
+					    groups go to one block of a statement
+					    at most (stash.h); not persisted */
 	uint32_t table;
 	uint32_t nfrom;                  /* blocks it may not be written back to: */
 	uint64_t from[PX_FROM_MAX];      /* the READ set of the statement that
@@ -148,6 +154,7 @@ struct px_stash_ent {
 };
 
 #define PX_STASH_MAX_DEFAULT     8192u
+#define PX_EVICT_GROUP_DEFAULT   1u      /* serve --evict-group (stash.h) */
 #define PX_RELOCATE_MAX_DEFAULT  1024u
 
 struct px_journal;
@@ -196,6 +203,8 @@ struct px_state {
 	int relocate;                    /* move on access, evict, INSERT via the stash */
 	uint32_t stash_max;              /* rows the stash may hold         */
 	uint32_t relocate_max;           /* a statement touching more moves none */
+	uint32_t evict_group;            /* rows a group at most (serve --evict-group) */
+	uint64_t next_grp;               /* the last group handed out           */
 	uint64_t next_rowid;
 	uint64_t epoch;                  /* meta "epoch" (epoch.h)          */
 	uint64_t seq;                    /* statements planned so far       */

@@ -11,6 +11,9 @@
  *   test_relocation      rows move through the stash: taken out when read,
  *                        served from it, written back into a block of a later
  *                        statement; INSERTs through it; restart; --relocate-max
+ *   test_relocation_groups --evict-group 16: rows read together go back in
+ *                        groups, one block a group and an origin per
+ *                        statement; the default (1): a block a row
  *   test_trace_padding   READs and WRITEs (one of each per batch) of the same
  *                        gamma ids per statement; gamma per --pad; fresh
  *                        blocks each time
@@ -1585,6 +1588,116 @@ static int in_ids(const uint64_t *ids, size_t n, uint64_t b)
 		if (ids[i] == b)
 			return 1;
 	return 0;
+}
+
+/* One round of test_relocation_groups: read the n rows k = first.. at once
+ * (they go to the stash together), let point SELECTs write them back, and
+ * return how many blocks they went to.  With groups (one_block_each), the
+ * rows landing in one statement all go to one block: a statement places
+ * at most one group of one origin. */
+static unsigned groups_round(struct env *e, struct pxc *c, const struct pxc_table *kv,
+			     struct model *m, struct stmt_obs *o, int64_t first, int n,
+			     int one_block_each, int64_t *miss)
+{
+	struct pxc_val *vals = calloc((size_t)n, sizeof(*vals));
+	uint64_t *at = calloc((size_t)n, sizeof(*at)), blocks[64];
+	int *back = calloc((size_t)n, sizeof(*back)), left = n;
+	unsigned nb = 0;
+
+	assert_non_null(vals);
+	assert_non_null(at);
+	assert_non_null(back);
+	for (int i = 0; i < n; i++)
+		vals[i] = pxc_int(first + i);
+	check_select(c, kv, m, pxc_in(pxc_keys(c), kv, "k", vals, (size_t)n));
+	for (int i = 0; i < n; i++)
+		if (where(e, c, kv, first + i) != PX_LOCATE_STASH)
+			fail_msg("k = %lld is not in the stash after it was read",
+				 (long long)(first + i));
+	for (int s = 0; s < 4 * (int)PX_EVICT_DELAY && left > 0; s++) {
+		uint64_t here = PX_LOCATE_STASH;
+
+		obs_begin(o);
+		sel_key(c, kv, m, (*miss)++);
+		obs_end(o, 4, NULL, 0, "SELECT matching nothing");
+		for (int i = 0; i < n; i++) {
+			uint64_t b;
+
+			if (back[i] || (b = where(e, c, kv, first + i)) == PX_LOCATE_STASH)
+				continue;
+			back[i] = 1;
+			left--;
+			at[i] = b;
+			if (!in_ids(o->ids, o->n, b))
+				fail_msg("k = %lld went back to block %" PRIu64 ", which the "
+					 "statement did not access", (long long)(first + i), b);
+			if (one_block_each && here != PX_LOCATE_STASH && b != here)
+				fail_msg("rows of one statement's read went back into blocks %" PRIu64
+					 " and %" PRIu64 " of one statement", here, b);
+			here = b;
+		}
+	}
+	if (left > 0)
+		fail_msg("%d of %d rows still in the stash after %u statements", left, n,
+			 4 * PX_EVICT_DELAY);
+	for (int i = 0; i < n; i++) {
+		unsigned j = 0;
+
+		while (j < nb && blocks[j] != at[i])
+			j++;
+		if (j == nb && nb < 64)
+			blocks[nb++] = at[i];
+	}
+	free(vals);
+	free(at);
+	free(back);
+	return nb;
+}
+
+static void test_relocation_groups(void **state)
+{
+	struct env *e = *state;
+	const char *groups[] = { "--pad", "ratio:2", "--pad-min", "4", "--evict-group", "16", NULL };
+	const char *alone[] = { "--pad", "ratio:2", "--pad-min", "4", NULL };
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_row *rows = calloc(400, sizeof(*rows));
+	struct stmt_obs o;
+	struct pxc *c;
+	int64_t miss = 100000;
+	unsigned g, a;
+
+	deploy(e, 128, groups);
+	obs_init(&o, e);
+	c = conn(e);
+	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+	OK(c, pxc_create_table(c, &kv, 0));
+	for (int i = 0; i < 400; i++)
+		rows[i] = kv_row(&kv, i, "v");
+	do_insert(c, &kv, &m, rows, 400);
+	/* the INSERT's rows drain to their blocks first */
+	for (int s = 0; s < 4 * (int)PX_EVICT_DELAY; s++)
+		sel_key(c, &kv, &m, miss++);
+	/* 32 rows read together: two groups of 16, each into one block (or two
+	 * or three blocks of different statements when a block had less room) */
+	g = groups_round(e, c, &kv, &m, &o, 0, 32, 1, &miss);
+	fprintf(stderr, "    groups of 16: 32 rows read together went back into %u blocks\n", g);
+	assert_true(g >= 2 && g <= 8);
+	pxc_close(c);
+
+	/* the default, --evict-group 1: every row alone, a block of its own most
+	 * of the time */
+	h_px_stop(&e->px, SIGTERM);
+	px_start(e, alone);
+	c = conn(e);
+	a = groups_round(e, c, &kv, &m, &o, 100, 32, 0, &miss);
+	fprintf(stderr, "    groups of 1: 32 rows read together went back into %u blocks\n", a);
+	assert_true(a >= 12);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	obs_free(&o);
+	model_free(&m);
+	free(rows);
 }
 
 static void test_relocation(void **state)
@@ -4533,6 +4646,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_end_to_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace_padding, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_relocation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relocation_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_plaintext, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tamper, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),

@@ -187,8 +187,83 @@ static struct au_stmt mk(enum au_phase ph, enum au_kind kind, int64_t id, int32_
 
 static void free_stmts(struct au_stmt *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		au_obs_free(&s[i].o);
+		free(s[i].real);
+	}
+}
+
+/* A read of range `target` (its rep-th) with ground truth real[0..nreal). */
+static struct au_stmt mk_range(int32_t target, uint32_t rep, const uint64_t *rset, size_t n,
+			       const uint64_t *real, uint32_t nreal)
+{
+	struct au_stmt s = mk(AU_P_RANGE, AU_RANGE, -1, target, AU_NO_BLOCK, rset, n);
+
+	s.k = 100;
+	s.rep = rep;
+	s.kblocks = nreal;
+	s.real = malloc((nreal ? nreal : 1) * sizeof(*real));
+	assert_non_null(s.real);
+	memcpy(s.real, real, nreal * sizeof(*real));
+	return s;
+}
+
+static void test_shared_writer_known(void **state)
+{
+	struct au_stmt s[6];
+	struct au_shared first, later;
+	struct au_link L;
+	struct au_rng rng;
+	size_t n = 0;
+
+	(void)state;
+	/* s[0] writes 1, 2, 3; s[1] writes 4, 5.  s[2], a later read: 1 and 2
+	 * share their writer (s[0]), 4 and 9 do not: guessed {1, 2}, real
+	 * {1, 4}: one hit.  s[3], a first read: 3 (s[0]) and 5 (s[1]) share
+	 * nothing.  s[4], a later read: 1 and 2 now share s[2]: guessed {1, 2},
+	 * real {2, 6}: one hit.  s[5], a point SELECT, is not scored. */
+	s[n++] = mk(AU_P_RANGE, AU_SELECT, 7, -1, 1, (uint64_t[]){ 1, 2, 3 }, 3);
+	s[n++] = mk(AU_P_RANGE, AU_SELECT, 8, -1, 4, (uint64_t[]){ 4, 5 }, 2);
+	s[n++] = mk_range(0, 1, (uint64_t[]){ 1, 2, 4, 9 }, 4, (uint64_t[]){ 1, 4 }, 2);
+	s[n++] = mk_range(1, 0, (uint64_t[]){ 3, 5 }, 2, (uint64_t[]){ 3 }, 1);
+	s[n++] = mk_range(0, 2, (uint64_t[]){ 1, 2, 6 }, 3, (uint64_t[]){ 2, 6 }, 2);
+	s[n++] = mk(AU_P_RANGE, AU_SELECT, 9, -1, 1, (uint64_t[]){ 1, 2 }, 2);
+	assert_int_equal(au_attack_shared_writer(s, n, 1, &later), LWC_OK);
+	assert_int_equal(later.stmts, 2);
+	assert_int_equal(later.blocks, 7);
+	assert_int_equal(later.real, 4);
+	assert_int_equal(later.guessed, 4);
+	assert_int_equal(later.hits, 2);
+	assert_int_equal(au_attack_shared_writer(s, n, 0, &first), LWC_OK);
+	assert_int_equal(first.stmts, 1);
+	assert_int_equal(first.blocks, 2);
+	assert_int_equal(first.real, 1);
+	assert_int_equal(first.guessed, 0);
+	/* linkage of the range reads: s[2] and s[4] (range 0) overlap; the
+	 * other pairs are of different ranges: s[3] meets neither */
+	au_rng_seed(&rng, 7);
+	assert_int_equal(au_attack_range_linkage(s, n, 100, &rng, &L), LWC_OK);
+	assert_int_equal(L.same_pairs, 1);
+	assert_int_equal(L.same_overlap, 1);
+	assert_int_equal(L.diff_pairs, 100);
+	assert_int_equal(L.diff_overlap, 0);
+	free_stmts(s, n);
+
+	/* 9: rows 1 and 2 of range 0 share block 2; rows 5 and 6 of range 1
+	 * share nothing; no pair of different ranges overlaps; the statement
+	 * of target -1 (a filler) is not paired */
+	n = 0;
+	s[n++] = mk(AU_P_COREAD, AU_SELECT, 1, 0, 2, (uint64_t[]){ 1, 2 }, 2);
+	s[n++] = mk(AU_P_COREAD, AU_SELECT, 5, 1, 7, (uint64_t[]){ 7, 8 }, 2);
+	s[n++] = mk(AU_P_COREAD, AU_SELECT, 2, 0, 2, (uint64_t[]){ 2, 3 }, 2);
+	s[n++] = mk(AU_P_COREAD, AU_SELECT, 9, -1, 1, (uint64_t[]){ 1, 7, 9 }, 3);
+	s[n++] = mk(AU_P_COREAD, AU_SELECT, 6, 1, 9, (uint64_t[]){ 9, 10 }, 2);
+	assert_int_equal(au_attack_coread(s, n, 50, &rng, &L), LWC_OK);
+	assert_int_equal(L.same_pairs, 2);
+	assert_int_equal(L.same_overlap, 1);
+	assert_int_equal(L.diff_pairs, 50);
+	assert_int_equal(L.diff_overlap, 0);
+	free_stmts(s, n);
 }
 
 static void test_intersection_known(void **state)
@@ -329,6 +404,18 @@ static void test_checks(void **state)
 	R->recency.tries = 1000;
 	R->recency.chance = 250;
 	R->recency.hits = 275;                                  /* 0.025: passes */
+	R->rlink.same_pairs = 100;
+	R->rlink.same_overlap = 30;
+	R->rlink.diff_pairs = 1000;
+	R->rlink.diff_overlap = 200;                            /* 0.10: fails */
+	R->shared[1].stmts = 40;
+	R->shared[1].blocks = 1000;
+	R->shared[1].real = 100;
+	R->shared[1].guessed = 50;
+	R->shared[1].hits = 9;                                  /* 0.08: passes */
+	R->coread.same_pairs = R->coread.diff_pairs = 1000;
+	R->coread.same_overlap = 100;
+	R->coread.diff_overlap = 40;                            /* 0.06: fails */
 	n = au_checks(R, c);
 	assert_int_equal(n, AU_MAX_CHECKS);
 	assert_int_equal(c[0].pass, 0);
@@ -340,13 +427,26 @@ static void test_checks(void **state)
 	assert_int_equal(c[AU_NISECT + 3].pass, 0);             /* recurrence */
 	assert_int_equal(c[AU_NISECT + 4].pass, 1);             /* recency */
 	assert_true(strstr(c[AU_NISECT + 4].name, "recency") != NULL);
-	assert_int_equal(c[AU_NISECT + 5].pass, 1);             /* ground truth */
+	assert_int_equal(c[AU_NISECT + 5].pass, 0);             /* range linkage */
+	assert_true(strstr(c[AU_NISECT + 5].name, "range linkage") != NULL);
+	assert_int_equal(c[AU_NISECT + 6].pass, 1);             /* shared writer */
+	assert_true(fabs(c[AU_NISECT + 6].value - 0.08) < 1e-9);
+	assert_int_equal(c[AU_NISECT + 7].pass, 0);             /* co-read */
+	assert_true(strstr(c[AU_NISECT + 7].name, "co-read") != NULL);
+	assert_int_equal(c[AU_NISECT + 8].pass, 1);             /* ground truth */
 	/* the recency leak of uniform padding fails; the frequency at chance passes */
 	R->recency.hits = 394;
 	R->freq.hits = 3;
+	R->shared[1].hits = 11;                                 /* 0.12: fails */
 	n = au_checks(R, c);
 	assert_int_equal(c[AU_NISECT + 4].pass, 0);
 	assert_int_equal(c[AU_NISECT + 1].pass, 1);
+	assert_int_equal(c[AU_NISECT + 6].pass, 0);
+	/* no range phase (--ranges 0): neither range check */
+	memset(&R->rlink, 0, sizeof(R->rlink));
+	memset(&R->shared, 0, sizeof(R->shared));
+	memset(&R->coread, 0, sizeof(R->coread));
+	assert_int_equal(au_checks(R, c), AU_MAX_CHECKS - 3);
 	free(c);
 	free(R);
 }
@@ -553,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_linkage_known),
 		cmocka_unit_test(test_frequency_known),
 		cmocka_unit_test(test_recency_known),
+		cmocka_unit_test(test_shared_writer_known),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sim_leaky),
 		cmocka_unit_test(test_sim_ideal),
