@@ -51,26 +51,45 @@ static struct gslot *gslot_of(struct gslot *t, size_t mask, uint64_t grp)
 size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
 		  uint64_t *rowids, uint32_t *tables, uint64_t *grps)
 {
-	size_t *cand, *next, *perm, nc = 0, n = 0, cap = 16, mask;
+	size_t *cand, *next = NULL, *perm = NULL, nc = 0, n = 0, cap = 16, mask;
 	struct gslot *gs = NULL;
 	int any = st->nstash * 2 > st->stash_max;
 
 	if (max == 0 || st->nstash == 0)
 		return 0;
-	while (cap < 2 * st->nstash)
-		cap *= 2;
-	mask = cap - 1;
-	cand = malloc(st->nstash * sizeof(*cand));
-	next = malloc(st->nstash * sizeof(*next));
-	perm = malloc(st->nstash * sizeof(*perm));
-	gs = calloc(cap, sizeof(*gs));
-	if (cand == NULL || next == NULL || perm == NULL || gs == NULL)
-		goto out;
+	if ((cand = malloc(st->nstash * sizeof(*cand))) == NULL)
+		return 0;
 	for (size_t i = 0; i < st->nstash; i++) {
 		const struct px_stash_ent *e = &st->stash[i];
 		if (e->owner == 0 && (any || e->eligible <= seq) && !table_held(st, e->table))
 			cand[nc++] = i;
 	}
+	if (st->evict_group <= 1) {
+		/* every row its own group: max of them uniformly (partial
+		 * Fisher-Yates), no group bookkeeping */
+		for (; n < nc && n < max; n++) {
+			size_t j = n + randombytes_uniform((uint32_t)(nc - n)), tmp = cand[n];
+			struct px_stash_ent *e;
+
+			cand[n] = cand[j];
+			cand[j] = tmp;
+			e = &st->stash[cand[n]];
+			e->owner = owner;
+			rowids[n] = e->rowid;
+			tables[n] = e->table;
+			grps[n] = e->grp;
+		}
+		free(cand);
+		return n;
+	}
+	while (cap < 2 * nc)
+		cap *= 2;
+	mask = cap - 1;
+	next = malloc((nc ? nc : 1) * sizeof(*next));
+	perm = malloc((nc ? nc : 1) * sizeof(*perm));
+	gs = calloc(cap, sizeof(*gs));
+	if (next == NULL || perm == NULL || gs == NULL)
+		goto out;
 	/* each group's candidates in a chain, in row id order */
 	for (size_t c = 0; c < nc; c++) {
 		struct gslot *g = gslot_of(gs, mask, st->stash[cand[c]].grp);
