@@ -150,6 +150,22 @@ static int overlaps(const struct au_obs *x, const struct au_obs *y)
 	return 0;
 }
 
+/* Up to npairs random pairs of the statements idx[0..m) with different ids
+ * (by_id) or targets, and whether their READ sets overlap (res->diff_*). */
+static void random_pairs(const struct au_stmt *s, const size_t *idx, size_t m, int by_id,
+			 uint64_t npairs, struct au_rng *rng, struct au_link *res)
+{
+	for (uint64_t tries = 0; m >= 2 && res->diff_pairs < npairs && tries < npairs * 20;
+	     tries++) {
+		size_t a = idx[au_rng_below(rng, m)], b = idx[au_rng_below(rng, m)];
+
+		if (by_id ? s[a].id == s[b].id : s[a].target == s[b].target)
+			continue;
+		res->diff_pairs++;
+		res->diff_overlap += (uint64_t)overlaps(&s[a].o, &s[b].o);
+	}
+}
+
 /* ---- 1. intersection ---------------------------------------------------------- */
 
 int au_attack_intersection(const struct au_stmt *s, size_t n, uint32_t ntargets,
@@ -229,15 +245,7 @@ int au_attack_linkage(const struct au_stmt *s, size_t n, uint32_t ntargets, uint
 	for (size_t i = 0; i < n; i++)
 		if (s[i].phase == AU_P_REPEAT && s[i].kind == AU_SELECT)
 			idx[m++] = i;
-	for (uint64_t tries = 0; m >= 2 && res->diff_pairs < npairs && tries < npairs * 20;
-	     tries++) {
-		size_t a = idx[au_rng_below(rng, m)], b = idx[au_rng_below(rng, m)];
-
-		if (s[a].id == s[b].id)
-			continue;
-		res->diff_pairs++;
-		res->diff_overlap += (uint64_t)overlaps(&s[a].o, &s[b].o);
-	}
+	random_pairs(s, idx, m, 1, npairs, rng, res);
 	free(idx);
 	return LWC_OK;
 }
@@ -365,20 +373,34 @@ out:
 
 /* ---- 5. recency ------------------------------------------------------------------- */
 
-int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res)
+/* Each block's last writer among the audited statements, indexed by block
+ * id up to the largest READ: all -1 (none yet), for the caller to update
+ * statement by statement (*maxid: that largest id); NULL when out of
+ * memory. */
+static int64_t *last_writers(const struct au_stmt *s, size_t n, uint64_t *maxid_out)
 {
 	uint64_t maxid = 0;
 	int64_t *last;
 
-	memset(res, 0, sizeof(*res));
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < s[i].o.nrset; j++)
 			if (s[i].o.rset[j] > maxid)
 				maxid = s[i].o.rset[j];
-	if ((last = malloc((maxid + 1) * sizeof(*last))) == NULL)
+	if ((last = malloc((maxid + 1) * sizeof(*last))) != NULL)
+		for (uint64_t b = 0; b <= maxid; b++)
+			last[b] = -1;
+	*maxid_out = maxid;
+	return last;
+}
+
+int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res)
+{
+	uint64_t maxid;
+	int64_t *last;
+
+	memset(res, 0, sizeof(*res));
+	if ((last = last_writers(s, n, &maxid)) == NULL)
 		return LWC_ERR_NOMEM;
-	for (uint64_t b = 0; b <= maxid; b++)
-		last[b] = -1;                   /* not written by an audited statement */
 	for (size_t i = 0; i < n; i++) {
 		const struct au_obs *o = &s[i].o;
 
@@ -415,10 +437,14 @@ int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res)
 	return LWC_OK;
 }
 
-/* ---- 7. ranges read again: linkage ----------------------------------------------- */
+/* ---- 7 and 9: linkage of labelled statements ------------------------------------ */
 
-int au_attack_range_linkage(const struct au_stmt *s, size_t n, uint64_t npairs,
-			    struct au_rng *rng, struct au_link *res)
+/* Over the statements of phase ph and kind, with a target: every pair of one
+ * target (of different ids when distinct_ids), and npairs random pairs of
+ * different targets, and whether their READ sets overlap. */
+static int target_linkage(const struct au_stmt *s, size_t n, enum au_phase ph,
+			  enum au_kind kind, int distinct_ids, uint64_t npairs, struct au_rng *rng,
+			  struct au_link *res)
 {
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), m = 0;
 
@@ -426,57 +452,30 @@ int au_attack_range_linkage(const struct au_stmt *s, size_t n, uint64_t npairs,
 	if (idx == NULL)
 		return LWC_ERR_NOMEM;
 	for (size_t i = 0; i < n; i++)
-		if (s[i].phase == AU_P_RANGE && s[i].kind == AU_RANGE)
+		if (s[i].phase == ph && s[i].kind == kind && s[i].target >= 0)
 			idx[m++] = i;
 	for (size_t a = 0; a < m; a++)
 		for (size_t b = a + 1; b < m; b++)
-			if (s[idx[a]].target == s[idx[b]].target) {
+			if (s[idx[a]].target == s[idx[b]].target &&
+			    (!distinct_ids || s[idx[a]].id != s[idx[b]].id)) {
 				res->same_pairs++;
 				res->same_overlap += (uint64_t)overlaps(&s[idx[a]].o, &s[idx[b]].o);
 			}
-	for (uint64_t tries = 0; m >= 2 && res->diff_pairs < npairs && tries < npairs * 20;
-	     tries++) {
-		size_t a = idx[au_rng_below(rng, m)], b = idx[au_rng_below(rng, m)];
-
-		if (s[a].target == s[b].target)
-			continue;
-		res->diff_pairs++;
-		res->diff_overlap += (uint64_t)overlaps(&s[a].o, &s[b].o);
-	}
+	random_pairs(s, idx, m, 0, npairs, rng, res);
 	free(idx);
 	return LWC_OK;
 }
 
-/* ---- 9. rows read together ------------------------------------------------------- */
+int au_attack_range_linkage(const struct au_stmt *s, size_t n, uint64_t npairs,
+			    struct au_rng *rng, struct au_link *res)
+{
+	return target_linkage(s, n, AU_P_RANGE, AU_RANGE, 0, npairs, rng, res);
+}
 
 int au_attack_coread(const struct au_stmt *s, size_t n, uint64_t npairs, struct au_rng *rng,
 		     struct au_link *res)
 {
-	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), m = 0;
-
-	memset(res, 0, sizeof(*res));
-	if (idx == NULL)
-		return LWC_ERR_NOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (s[i].phase == AU_P_COREAD && s[i].kind == AU_SELECT && s[i].target >= 0)
-			idx[m++] = i;
-	for (size_t a = 0; a < m; a++)
-		for (size_t b = a + 1; b < m; b++)
-			if (s[idx[a]].target == s[idx[b]].target && s[idx[a]].id != s[idx[b]].id) {
-				res->same_pairs++;
-				res->same_overlap += (uint64_t)overlaps(&s[idx[a]].o, &s[idx[b]].o);
-			}
-	for (uint64_t tries = 0; m >= 2 && res->diff_pairs < npairs && tries < npairs * 20;
-	     tries++) {
-		size_t a = idx[au_rng_below(rng, m)], b = idx[au_rng_below(rng, m)];
-
-		if (s[a].target == s[b].target)
-			continue;
-		res->diff_pairs++;
-		res->diff_overlap += (uint64_t)overlaps(&s[a].o, &s[b].o);
-	}
-	free(idx);
-	return LWC_OK;
+	return target_linkage(s, n, AU_P_COREAD, AU_SELECT, 1, npairs, rng, res);
 }
 
 /* ---- 8. shared writer -------------------------------------------------------------- */
@@ -491,20 +490,14 @@ static int cmp_i64(const void *a, const void *b)
 int au_attack_shared_writer(const struct au_stmt *s, size_t n, int later,
 			    struct au_shared *res)
 {
-	uint64_t maxid = 0;
+	uint64_t maxid;
 	int64_t *last, *w = NULL, *sorted = NULL;
 	size_t cap = 0;
 	int rc = LWC_OK;
 
 	memset(res, 0, sizeof(*res));
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < s[i].o.nrset; j++)
-			if (s[i].o.rset[j] > maxid)
-				maxid = s[i].o.rset[j];
-	if ((last = malloc((maxid + 1) * sizeof(*last))) == NULL)
+	if ((last = last_writers(s, n, &maxid)) == NULL)
 		return LWC_ERR_NOMEM;
-	for (uint64_t b = 0; b <= maxid; b++)
-		last[b] = -1;                   /* not written by an audited statement */
 	for (size_t i = 0; i < n; i++) {
 		const struct au_obs *o = &s[i].o;
 

@@ -99,6 +99,17 @@ static int frequency_rounds(const struct au_stmt *s, size_t n, const struct au_r
 	return rc;
 }
 
+/* The median, min and max of the g->n values v (sorted in place, freed). */
+static void gstat_close(struct au_gstat *g, double *v)
+{
+	if (g->n) {
+		g->median = au_median(v, g->n);
+		g->min = v[0];
+		g->max = v[g->n - 1];
+	}
+	free(v);
+}
+
 /* A figure (gamma, the ground truth's kblocks, or the latency) of the
  * statements of a kind (of phase ph, or any when ph < 0; with k rows
  * matched, or any when k = 0). */
@@ -120,12 +131,7 @@ static int stat_of(const struct au_stmt *s, size_t n, int ph, enum au_kind kind,
 		v[g->n++] = what == ST_KBLOCKS ? (double)x->kblocks :
 			    what == ST_LATENCY_MS ? x->secs * 1000.0 : (double)x->o.read_blocks;
 	}
-	if (g->n) {
-		g->median = au_median(v, g->n);
-		g->min = v[0];
-		g->max = v[g->n - 1];
-	}
-	free(v);
+	gstat_close(g, v);
 	return LWC_OK;
 }
 
@@ -143,12 +149,7 @@ static int range_stat(const struct au_stmt *s, size_t n, int later, int what,
 		if (s[i].kind == AU_RANGE && (s[i].rep > 0) == (later != 0))
 			v[g->n++] = what == ST_KBLOCKS ? (double)s[i].kblocks :
 				    (double)s[i].o.read_blocks;
-	if (g->n) {
-		g->median = au_median(v, g->n);
-		g->min = v[0];
-		g->max = v[g->n - 1];
-	}
-	free(v);
+	gstat_close(g, v);
 	return LWC_OK;
 }
 
