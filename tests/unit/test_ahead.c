@@ -177,13 +177,18 @@ static void test_ahead_of_growth(void **state)
 	assert_true(used > LMDB_AHEAD_WINDOW / 2);
 	assert_true(file_size(file) >= used + LMDB_AHEAD_LOW);
 	assert_true(file_size(file) <= used + LMDB_AHEAD_WINDOW);
-	/* what lies ahead is cached already, read by the helper's thread */
+	/* what lies ahead is cached already, read by the helper's thread; the
+	 * kernel may reclaim clean pages at any moment (a make tsan run once
+	 * found 87 of 7,359 gone), so nine in ten, where without the reader
+	 * none would be */
 	lmdb_ahead_wait(&a);
 	{
 		size_t page = (size_t)sysconf(_SC_PAGESIZE);
 		uint64_t from = (used + page - 1) / page * page, to = file_size(file);
+		size_t in = resident(file, from, to), all = (to - from) / page;
 
-		assert_int_equal(resident(file, from, to), (to - from) / page);
+		if (in * 10 < all * 9)
+			fail_msg("%zu of the %zu pages ahead are in the page cache", in, all);
 	}
 	/* a copy (mdb_copy without -c) stops at the last page */
 	snprintf(copy, sizeof(copy), "%s/copy", dir);
