@@ -445,8 +445,12 @@ static int cmd_serve(int argc, char **argv)
 		st->evict_group = evict_group;
 	st->jr_fold_bytes = (uint64_t)journal_kb << 10;
 	log_info("relocation %s: stash of %zu rows (at most %u), statements touching over %u rows "
-		 "move none, written back in groups of up to %u", st->relocate ? "on" : "off",
-		 st->nstash, st->stash_max, st->relocate_max, st->evict_group);
+		 "move none%s", st->relocate ? "on" : "off", st->nstash, st->stash_max,
+		 st->relocate_max, st->evict_group > 1 ? ", written back in groups" : "");
+	if (st->evict_group > 1)
+		log_info("write-back in groups of up to %u rows (--evict-group): rows read together "
+			 "stay together, which links later statements over different rows of a group "
+			 "(docs/threat-model.md)", st->evict_group);
 	if (cfg.engine.batch_blocks * st->g.sealed_bytes > WIRE_FRAME_MAX / 2) {
 		cfg.engine.batch_blocks = (uint32_t)(WIRE_FRAME_MAX / 2 / st->g.sealed_bytes);
 		if (cfg.engine.batch_blocks == 0)
