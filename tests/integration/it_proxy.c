@@ -1679,10 +1679,11 @@ static void test_relocation_groups(void **state)
 	for (int s = 0; s < 4 * (int)PX_EVICT_DELAY; s++)
 		sel_key(c, &kv, &m, miss++);
 	/* 32 rows read together: two groups of 16, each into one block (or two
-	 * or three blocks of different statements when a block had less room) */
+	 * or three blocks of different statements when a block had less room;
+	 * both groups may meet in one block, written by two statements) */
 	g = groups_round(e, c, &kv, &m, &o, 0, 32, 1, &miss);
 	fprintf(stderr, "    groups of 16: 32 rows read together went back into %u blocks\n", g);
-	assert_true(g >= 2 && g <= 8);
+	assert_true(g >= 1 && g <= 8);
 	pxc_close(c);
 
 	/* the default, --evict-group 1: every row alone, a block of its own most
