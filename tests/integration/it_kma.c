@@ -2140,7 +2140,14 @@ static void test_lwc_local(void **state)
 	local(e, &r, "up", NULL, NULL, NULL);
 	expect_ok(&r);
 	res_free(&r);
-	c = connect_uk(admin->proxy, admin);
+	if ((rc = try_connect(admin->proxy, admin, &c, err, sizeof(err))) != LWC_OK) {
+		/* what the servers said, for the failure's cause */
+		snprintf(path, sizeof(path), "%s/proxy.log", e->local);
+		h_tail(path, 20);
+		snprintf(path, sizeof(path), "%s/cloudstore.log", e->local);
+		h_tail(path, 20);
+		fail_msg("connect as admin after lwc-local up: %s (%s)", lwc_errname(rc), err);
+	}
 	check_table(c, &kv, &m);
 	pxc_close(c);
 	rc = try_connect(dave->proxy, dave, &cx, err, sizeof(err));
