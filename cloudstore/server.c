@@ -371,14 +371,14 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 			struct evbuffer *out = bufferevent_get_output(c->bev);
 
 			/* the output buffer owns what the worker did not send */
-			if (j->sent == j->resp_len)
-				;
-			else if (evbuffer_add_reference(out, j->resp + j->sent,
-							j->resp_len - j->sent, free_ref,
-							j->resp) == 0)
-				j->resp = NULL;
-			else
-				j->close_after = 1;
+			if (j->sent < j->resp_len) {
+				if (evbuffer_add_reference(out, j->resp + j->sent,
+							   j->resp_len - j->sent, free_ref,
+							   j->resp) == 0)
+					j->resp = NULL;
+				else
+					j->close_after = 1;
+			}
 			if (j->close_after || srv->shutting_down) {
 				conn_set_state(c, CONN_CLOSING);
 				if (evbuffer_get_length(out) == 0)
