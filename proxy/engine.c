@@ -56,6 +56,8 @@ static void stmt_free(struct stmt *s)
 	free(s->mrow);
 	free(s->mrec);
 	free(s->mdel);
+	free(s->mmate);
+	free(s->lmate);
 	free(s->ev);
 	free(s->evrec);
 	locset_free(&s->dels);

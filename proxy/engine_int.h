@@ -43,6 +43,7 @@ struct evict {
 	uint32_t table;
 	size_t blk;                    /* index into s->ids                 */
 	uint32_t slot;
+	uint64_t grp;                  /* its group (groups.h)              */
 };
 
 struct stmt {
@@ -58,6 +59,8 @@ struct stmt {
 	struct locset locs;            /* matched, or allocated for INSERT: the
 					  locations in blocks, sorted        */
 	uint64_t *lrow;                /* the row id of each locs entry      */
+	uint8_t *lmate;                /* [locs.n] or NULL: 1, not matched but
+					  of a matched row's group (plan_mates) */
 	struct locset dels;            /* row ids deleted                   */
 
 	/* rows the statement finds in the stash (served from there) */
@@ -77,6 +80,8 @@ struct stmt {
 	uint8_t *evrec;
 	size_t nev;
 	uint8_t *mdel;                 /* [capmoved] deleted by the statement */
+	uint8_t *mmate;                /* [capmoved] a group mate, not for the user */
+	size_t nmates;                 /* of nmoved                          */
 	int blocks_done;               /* every block written back: what fails
 					  later (the user's decisions) still
 					  commits the moves, unchanged rows */
@@ -231,11 +236,12 @@ void pending_drop(struct px_state *st, uint64_t owner);
 /* relocate.c */
 int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn);
 int plan_relocation(struct px_state *st, struct stmt *s);
+int plan_mates(struct px_state *st, struct stmt *s, MDB_txn *txn);
 void plan_undo_stash(struct px_state *st, struct stmt *s);
 void stash_release_evictions(struct px_state *st, struct stmt *s);
 int plan_evictions(struct px_worker *w, struct stmt *s);
 uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec, uint64_t *bits,
-		  uint32_t slot);
+		  uint32_t slot, int mate);
 int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err);
 void commit_stash(struct px_state *st, struct stmt *s);
 

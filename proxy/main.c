@@ -513,6 +513,17 @@ static int cmd_serve(int argc, char **argv)
 			 restored ? "restored from the last clean stop"
 			 : "unknown (no clean stop saved it), a random one to begin with");
 	}
+	{
+		size_t restored = 0;
+		int grc = px_groups_restore(st, &restored);
+
+		if (grc != 0)
+			log_warn("the saved groups of rows could not be read or dropped: %s",
+				 mdb_strerror(grc));
+		else if (restored > 0)
+			log_info("groups of rows in blocks: %zu rows, restored from the last clean stop",
+				 restored);
+	}
 	rc = px_server_run(st, &cfg);
 	par_stop();
 	{
@@ -521,6 +532,10 @@ static int cmd_serve(int argc, char **argv)
 		if (orc != 0)
 			log_warn("could not save the blocks' write order (%s): the next start "
 				 "begins with a random one", orc == ENOMEM ? "out of memory"
+				 : mdb_strerror(orc));
+		if ((orc = px_groups_save(st)) != 0)
+			log_warn("could not save the groups of rows in blocks (%s): their rows "
+				 "move one by one until read", orc == ENOMEM ? "out of memory"
 				 : mdb_strerror(orc));
 	}
 	px_state_close(st);

@@ -907,8 +907,9 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 			s->err = rc;
 			break;
 		}
-		if ((rc = map_rows(st, s, txn)) == LWC_OK)
-			rc = plan_relocation(st, s);
+		if ((rc = map_rows(st, s, txn)) == LWC_OK &&
+		    (rc = plan_relocation(st, s)) == LWC_OK)
+			rc = plan_mates(st, s, txn);
 		break;
 	}
 	case ST_DROP:

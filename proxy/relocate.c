@@ -43,6 +43,8 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 	free(s->srec);
 	free(s->sdel);
 	free(s->sshared);
+	free(s->lmate);
+	s->lmate = NULL;
 	s->sshared = NULL;
 	s->srow = NULL;
 	s->srec = NULL;
@@ -149,17 +151,142 @@ int plan_relocation(struct px_state *st, struct stmt *s)
 	free(s->mrow);
 	free(s->mrec);
 	free(s->mdel);
+	free(s->mmate);
 	s->mrow = malloc(n * sizeof(*s->mrow));
 	s->mrec = malloc(n * st->g.S);
 	s->mdel = calloc(n, 1);
-	if (s->mrow == NULL || s->mrec == NULL || s->mdel == NULL)
+	s->mmate = calloc(n, 1);
+	if (s->mrow == NULL || s->mrec == NULL || s->mdel == NULL || s->mmate == NULL)
 		return stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 	s->capmoved = n;
 	s->nmoved = 0;
+	s->nmates = 0;
 	s->relocating = 1;
 	s->reserved = n;
 	st->stash_reserved += n;
 	return LWC_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Move the group on access (groups.h): the rows of a matched row's group
+ * that are in a block this statement reads anyway leave it too, for the
+ * stash, without going to the user (s->lmate).  Only rows the position map
+ * puts in one of those blocks: a stale group entry moves nothing.  None
+ * when the stash or relocate_max has no room for them. */
+int plan_mates(struct px_state *st, struct stmt *s, MDB_txn *txn)
+{
+	size_t n = s->locs.n, nc = 0, cap = 0, nm = 0;
+	uint64_t *cand = NULL, *sorted = NULL, *v = NULL, *r = NULL;
+	struct locrow *add = NULL;
+	uint8_t *mate = NULL, *mdel = NULL, *mmate = NULL, *mrec = NULL;
+	uint64_t *mrow = NULL;
+	uint32_t tid = s->t ? s->t->id : 0;
+	int rc = LWC_OK;
+
+	if (!s->relocating || n == 0 || grp_rows(&st->grps) == 0)
+		return LWC_OK;
+	for (size_t i = 0; i < n; i++) {
+		/* room for a whole group: it was written into one block */
+		if (nc + PX_MAX_SLOTS > cap) {
+			size_t cap2 = cap ? cap * 2 : 2 * PX_MAX_SLOTS;
+			uint64_t *c2 = realloc(cand, cap2 * sizeof(*cand));
+
+			if (c2 == NULL)
+				goto nomem;
+			cand = c2;
+			cap = cap2;
+		}
+		nc += grp_mates(&st->grps, s->lrow[i], tid, cand + nc, PX_MAX_SLOTS);
+	}
+	if (nc == 0)
+		goto out;
+	qsort(cand, nc, sizeof(*cand), cmp_u64);
+	if ((sorted = malloc(n * sizeof(*sorted))) == NULL ||
+	    (add = malloc(nc * sizeof(*add))) == NULL)
+		goto nomem;
+	memcpy(sorted, s->lrow, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_u64);
+	for (size_t i = 0; i < nc; i++) {
+		uint64_t row = cand[i], loc;
+		size_t lo, hi;
+
+		if ((i > 0 && cand[i - 1] == row) ||
+		    bsearch(&row, sorted, n, sizeof(*sorted), cmp_u64) != NULL)
+			continue;                        /* matched itself, or twice */
+		if (jr_pos_get(st, txn, NULL, row, &loc) != 0 || loc == PX_LOC_STASH)
+			continue;
+		block_range(&s->locs, PX_LOC_BLOCK(loc), &lo, &hi);
+		if (hi == lo || PX_LOC_SLOT(loc) >= st->g.m ||
+		    !px_bit(st->bits + PX_LOC_BLOCK(loc) * st->g.words, PX_LOC_SLOT(loc)))
+			continue;                        /* not in a block it reads */
+		add[nm].loc = loc;
+		add[nm].row = row;
+		nm++;
+	}
+	if (nm == 0 || n + nm > st->relocate_max ||
+	    st->nstash + st->stash_reserved + nm > st->stash_max)
+		goto out;
+	/* the locations, merged in order, and room for the rows to move */
+	qsort(add, nm, sizeof(*add), cmp_locrow);
+	v = malloc((n + nm) * sizeof(*v));
+	r = malloc((n + nm) * sizeof(*r));
+	mate = malloc(n + nm);
+	mrow = malloc((n + nm) * sizeof(*mrow));
+	mrec = malloc((n + nm) * st->g.S);
+	mdel = calloc(n + nm, 1);
+	mmate = calloc(n + nm, 1);
+	if (!v || !r || !mate || !mrow || !mrec || !mdel || !mmate)
+		goto nomem;
+	for (size_t i = 0, j = 0, k = 0; k < n + nm; k++) {
+		if (j < nm && (i == n || add[j].loc < s->locs.v[i])) {
+			v[k] = add[j].loc;
+			r[k] = add[j++].row;
+			mate[k] = 1;
+		} else {
+			v[k] = s->locs.v[i];
+			r[k] = s->lrow[i++];
+			mate[k] = 0;
+		}
+	}
+	free(s->locs.v);
+	free(s->lrow);
+	free(s->mrow);
+	free(s->mrec);
+	free(s->mdel);
+	free(s->mmate);
+	s->locs.v = v;
+	s->locs.n = s->locs.cap = n + nm;
+	s->lrow = r;
+	s->lmate = mate;
+	s->mrow = mrow;
+	s->mrec = mrec;
+	s->mdel = mdel;
+	s->mmate = mmate;
+	s->capmoved = n + nm;
+	s->reserved += nm;
+	st->stash_reserved += nm;
+	v = r = mrow = NULL;
+	mate = mdel = mmate = mrec = NULL;
+	goto out;
+nomem:
+	rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+out:
+	free(cand);
+	free(sorted);
+	free(add);
+	free(v);
+	free(r);
+	free(mate);
+	free(mrow);
+	free(mrec);
+	free(mdel);
+	free(mmate);
+	return rc;
 }
 
 /* Undo what a planning attempt took in the stash. */
@@ -338,6 +465,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 			slots[j] = t;
 			s->ev[k].row = rows[r];
 			s->ev[k].table = tabs[r];
+			s->ev[k].grp = grps[r];
 			s->ev[k].blk = i;
 			s->ev[k].slot = slots[c];
 			blk[r] = SIZE_MAX - 1;           /* placed */
@@ -387,7 +515,7 @@ out:
  * freed (random bytes when the block is written).  Returns where the
  * record now is, so an UPDATE can put the new one there. */
 uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec,
-			 uint64_t *bits, uint32_t slot)
+			 uint64_t *bits, uint32_t slot, int mate)
 {
 	uint8_t *dst;
 
@@ -395,6 +523,8 @@ uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec,
 		return NULL;
 	dst = s->mrec + s->nmoved * S;
 	memcpy(dst, rec, S);
+	s->mmate[s->nmoved] = (uint8_t)(mate != 0);
+	s->nmates += mate != 0;
 	s->mrow[s->nmoved++] = row;
 	px_bit_set(bits, slot, 0);
 	return dst;
@@ -410,7 +540,7 @@ uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec,
 int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
 {
 	const size_t S = w->st->g.S;
-	size_t n = s->nsrow + s->nmoved;
+	size_t n = s->nsrow + s->nmoved - s->nmates, k = s->nsrow;
 	uint8_t **recs;
 	uint64_t *rows;
 
@@ -437,8 +567,10 @@ int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_
 		rows[i] = s->srow[i];
 	}
 	for (size_t i = 0; i < s->nmoved; i++) {
-		recs[s->nsrow + i] = s->mrec + i * S;
-		rows[s->nsrow + i] = s->mrow[i];
+		if (s->mmate[i])
+			continue;                /* a group's other row: the stash's */
+		recs[k] = s->mrec + i * S;
+		rows[k++] = s->mrow[i];
 	}
 	s->batch_upd = s->nupds;
 	s->npend = 0;
@@ -462,6 +594,65 @@ int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_
 	free(recs);
 	free(rows);
 	return s->aborted ? (s->err != LWC_OK ? s->err : LWC_ERR_ABORTED) : LWC_OK;
+}
+
+struct evgrp {
+	uint64_t blk, grp, row;
+	uint32_t table;
+};
+
+static int cmp_evgrp(const void *a, const void *b)
+{
+	const struct evgrp *x = a, *y = b;
+
+	if (x->blk != y->blk)
+		return x->blk < y->blk ? -1 : 1;
+	if (x->grp != y->grp)
+		return x->grp < y->grp ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* The groups in blocks after a commit (groups.h): rows that left their
+ * blocks leave their groups; the rows of one group this statement wrote
+ * into one block are a group there.  Out of memory, a group is not kept
+ * (its rows move one by one: logged). */
+static void note_groups(struct px_state *st, struct stmt *s)
+{
+	struct evgrp *e;
+	uint64_t *rows;
+	size_t nrun = 0;
+
+	for (size_t i = 0; i < s->nmoved; i++)
+		grp_forget(&st->grps, s->mrow[i]);
+	for (size_t i = 0; i < s->dels.n; i++)
+		grp_forget(&st->grps, s->dels.v[i]);
+	if (s->nev < 2)
+		return;
+	e = malloc(s->nev * sizeof(*e));
+	rows = malloc(s->nev * sizeof(*rows));
+	if (e == NULL || rows == NULL) {
+		log_warn("out of memory noting groups of rows: %zu rows written back go alone",
+			 s->nev);
+		goto out;
+	}
+	for (size_t i = 0; i < s->nev; i++) {
+		e[i].blk = s->ev[i].blk;
+		e[i].grp = s->ev[i].grp;
+		e[i].row = s->ev[i].row;
+		e[i].table = s->ev[i].table;
+	}
+	qsort(e, s->nev, sizeof(*e), cmp_evgrp);
+	for (size_t i = 0; i < s->nev; i++) {
+		rows[nrun++] = e[i].row;
+		if (i + 1 < s->nev && e[i + 1].blk == e[i].blk && e[i + 1].grp == e[i].grp)
+			continue;
+		if (nrun > 1 && grp_note(&st->grps, e[i].grp, e[i].table, rows, nrun) != 0)
+			log_warn("out of memory noting a group of %zu rows: they go alone", nrun);
+		nrun = 0;
+	}
+out:
+	free(e);
+	free(rows);
 }
 
 /* The committed stash changes, in memory: rows written back or deleted
@@ -503,7 +694,9 @@ void commit_stash(struct px_state *st, struct stmt *s)
 		}
 	if (stash_apply(st, dels, d, adds, tabs, a, s->ids, s->gamma) != LWC_OK)
 		goto fail;
+	note_groups(st, s);
 	atomic_fetch_add(&st->rows_relocated, s->nmoved);
+	atomic_fetch_add(&st->group_mates_moved, s->nmates);
 	atomic_fetch_add(&st->rows_evicted, s->nev);
 	free(adds);
 	free(tabs);

@@ -802,10 +802,12 @@ static void admin_status(struct conn *c)
 	const char *keys[48];
 	size_t n = 0;
 	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds, by_age, uniform;
+	uint64_t grouped;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
 
 	pthread_mutex_lock(&st->mu);
 	nstash = st->nstash;
+	grouped = grp_rows(&st->grps);
 	jbytes = jr_bytes(st);
 	jfolds = jr_folds(st);
 	blocks = st->nblocks;
@@ -861,6 +863,9 @@ static void admin_status(struct conn *c)
 	ST_ADD("evict_group", "%u", st->evict_group);
 	ST_ADD("rows_relocated", "%llu", (unsigned long long)atomic_load(&st->rows_relocated));
 	ST_ADD("rows_evicted", "%llu", (unsigned long long)atomic_load(&st->rows_evicted));
+	ST_ADD("rows_in_groups", "%llu", (unsigned long long)grouped);
+	ST_ADD("group_mates_moved", "%llu",
+	       (unsigned long long)atomic_load(&st->group_mates_moved));
 	ST_ADD("inserts_via_stash", "%llu", (unsigned long long)atomic_load(&st->inserts_stashed));
 	ST_ADD("inserts_placed", "%llu", (unsigned long long)atomic_load(&st->inserts_placed));
 	ST_ADD("inserts_bulk", "%llu", (unsigned long long)atomic_load(&st->inserts_bulk));

@@ -894,6 +894,60 @@ int px_order_restore(struct px_state *st, int *restored)
 	return rc;
 }
 
+/* meta "row_groups": the groups of rows in blocks (groups.h), saved by a
+ * clean stop, taken back and dropped by serve like the write order. */
+#define PX_GROUPS_KEY "row_groups"
+
+int px_groups_save(struct px_state *st)
+{
+	uint8_t *buf;
+	size_t len;
+	MDB_txn *txn;
+	int rc;
+
+	if (grp_serialize(&st->grps, &buf, &len) != 0)
+		return ENOMEM;
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) == 0) {
+		if ((rc = meta_put_str(txn, st->meta, PX_GROUPS_KEY, buf, len)) == 0)
+			rc = mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+	}
+	free(buf);
+	return rc;
+}
+
+int px_groups_restore(struct px_state *st, size_t *restored)
+{
+	MDB_txn *txn;
+	MDB_val v;
+	MDB_val k = { strlen(PX_GROUPS_KEY), (void *)(uintptr_t)PX_GROUPS_KEY };
+	int rc;
+
+	*restored = 0;
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return rc;
+	rc = meta_get(txn, st->meta, PX_GROUPS_KEY, &v);
+	if (rc == MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return 0;
+	}
+	if (rc == 0) {
+		/* a malformed record keeps what it gave: each entry is a hint */
+		if (grp_deserialize(&st->grps, v.mv_data, v.mv_size) != 0)
+			log_warn("the saved groups of rows are malformed or too large; kept %zu rows",
+				 grp_rows(&st->grps));
+		*restored = grp_rows(&st->grps);
+		/* used once: after a crash they would be stale */
+		rc = mdb_del(txn, st->meta, &k, NULL);
+	}
+	if (rc == 0)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	return rc;
+}
+
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen)
 {
 	struct px_state *st;
@@ -1068,6 +1122,7 @@ void px_state_close(struct px_state *st)
 		return;
 	jr_free(st);
 	pa_free(&st->pa);
+	grp_free(&st->grps);
 	while (st->tables) {
 		struct px_table *t = st->tables;
 		st->tables = t->next;

@@ -54,6 +54,7 @@
 #include <lmdb.h>
 
 #include "cry.h"
+#include "groups.h"
 #include "lwc_err.h"
 #include "padage.h"
 
@@ -205,6 +206,7 @@ struct px_state {
 	uint32_t relocate_max;           /* a statement touching more moves none */
 	uint32_t evict_group;            /* rows a group at most (serve --evict-group) */
 	uint64_t next_grp;               /* the last group handed out           */
+	struct px_groups grps;           /* groups in blocks (groups.h)         */
 	uint64_t next_rowid;
 	uint64_t epoch;                  /* meta "epoch" (epoch.h)          */
 	uint64_t seq;                    /* statements planned so far       */
@@ -219,6 +221,7 @@ struct px_state {
 	/* counters for status */
 	_Atomic uint64_t stmts, stmt_errors, reads, writes, blocks_moved;
 	_Atomic uint64_t rows_relocated, rows_evicted, inserts_stashed, inserts_placed;
+	_Atomic uint64_t group_mates_moved;   /* of rows_relocated: a read row's group */
 	_Atomic uint64_t inserts_bulk;        /* of inserts_placed: into fresh blocks */
 	_Atomic uint64_t read_ahead;          /* requests read while the one before ran */
 	_Atomic uint64_t made_ahead;          /* bulk INSERTs whose blocks were made then */
@@ -251,6 +254,10 @@ void px_state_close(struct px_state *st);
  * it so that a crash later does not leave a stale one. */
 int px_order_save(struct px_state *st) LWC_WUR;
 int px_order_restore(struct px_state *st, int *restored) LWC_WUR;
+/* The groups of rows in blocks (groups.h) the same way: saved by a clean
+ * stop, taken back (*restored: how many rows) and dropped at serve's start. */
+int px_groups_save(struct px_state *st) LWC_WUR;
+int px_groups_restore(struct px_state *st, size_t *restored) LWC_WUR;
 
 /* An LMDB failure writing the state: LWC_ERR_NO_SPACE and "no space left on
  * device" when the disk holding it is full (ENOSPC, or the EIO LMDB gives

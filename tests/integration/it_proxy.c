@@ -1595,17 +1595,18 @@ static int in_ids(const uint64_t *ids, size_t n, uint64_t b)
  * return how many blocks they went to.  With groups (one_block_each), the
  * rows landing in one statement all go to one block: a statement places
  * at most one group of one origin. */
+static uint64_t px_status_u64(struct env *e, const char *key);
+
 static unsigned groups_round(struct env *e, struct pxc *c, const struct pxc_table *kv,
 			     struct model *m, struct stmt_obs *o, int64_t first, int n,
-			     int one_block_each, int64_t *miss)
+			     int one_block_each, int64_t *miss, uint64_t *at)
 {
 	struct pxc_val *vals = calloc((size_t)n, sizeof(*vals));
-	uint64_t *at = calloc((size_t)n, sizeof(*at)), blocks[64];
+	uint64_t blocks[64];
 	int *back = calloc((size_t)n, sizeof(*back)), left = n;
 	unsigned nb = 0;
 
 	assert_non_null(vals);
-	assert_non_null(at);
 	assert_non_null(back);
 	for (int i = 0; i < n; i++)
 		vals[i] = pxc_int(first + i);
@@ -1649,7 +1650,6 @@ static unsigned groups_round(struct env *e, struct pxc *c, const struct pxc_tabl
 			blocks[nb++] = at[i];
 	}
 	free(vals);
-	free(at);
 	free(back);
 	return nb;
 }
@@ -1665,6 +1665,7 @@ static void test_relocation_groups(void **state)
 	struct stmt_obs o;
 	struct pxc *c;
 	int64_t miss = 100000;
+	uint64_t at[32], mates, grouped, in_stash = 0;
 	unsigned g, a;
 
 	deploy(e, 128, groups);
@@ -1681,17 +1682,40 @@ static void test_relocation_groups(void **state)
 	/* 32 rows read together: two groups of 16, each into one block (or two
 	 * or three blocks of different statements when a block had less room;
 	 * both groups may meet in one block, written by two statements) */
-	g = groups_round(e, c, &kv, &m, &o, 0, 32, 1, &miss);
+	g = groups_round(e, c, &kv, &m, &o, 0, 32, 1, &miss, at);
 	fprintf(stderr, "    groups of 16: 32 rows read together went back into %u blocks\n", g);
 	assert_true(g >= 1 && g <= 8);
+
+	/* the group moves on access: a point SELECT of k = 0 (one row to the
+	 * user: check_select) takes the other rows of its group, in its block,
+	 * to the stash; nothing else moves */
+	mates = px_status_u64(e, "group_mates_moved");
+	grouped = px_status_u64(e, "rows_in_groups");
+	assert_true(grouped >= 2);
+	sel_key(c, &kv, &m, 0);
+	for (int i = 1; i < 32; i++) {
+		if (where(e, c, &kv, i) != PX_LOCATE_STASH)
+			continue;
+		if (at[i] != at[0])
+			fail_msg("k = %d left block %" PRIu64 " with k = 0, which was in block %"
+				 PRIu64, i, at[i], at[0]);
+		in_stash++;
+	}
+	fprintf(stderr, "    a point SELECT of k = 0 took %" PRIu64 " rows of its group with it\n",
+		in_stash);
+	assert_true(in_stash >= 1);
+	assert_int_equal(px_status_u64(e, "group_mates_moved") - mates, in_stash);
+	assert_int_equal(px_status_u64(e, "rows_in_groups"), grouped - in_stash - 1);
+	grouped -= in_stash + 1;
 	pxc_close(c);
 
 	/* the default, --evict-group 1: every row alone, a block of its own most
-	 * of the time */
+	 * of the time; the groups in blocks are kept across a clean stop */
 	h_px_stop(&e->px, SIGTERM);
 	px_start(e, alone);
+	assert_int_equal(px_status_u64(e, "rows_in_groups"), grouped);
 	c = conn(e);
-	a = groups_round(e, c, &kv, &m, &o, 100, 32, 0, &miss);
+	a = groups_round(e, c, &kv, &m, &o, 100, 32, 0, &miss, at);
 	fprintf(stderr, "    groups of 1: 32 rows read together went back into %u blocks\n", a);
 	assert_true(a >= 12);
 	check_table(c, &kv, &m);

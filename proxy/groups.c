@@ -1,0 +1,260 @@
+/*
+ * groups.c - see groups.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cry.h"
+#include "groups.h"
+
+/* ---- the map: linear probing, deletion by shifting back ------------------ */
+
+static size_t home(const struct u64map *m, uint64_t key)
+{
+	return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & (m->cap - 1);
+}
+
+static size_t find_slot(const struct u64map *m, uint64_t key)
+{
+	size_t i = home(m, key);
+
+	while (m->e[i].val != 0 && m->e[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static uint64_t map_get(const struct u64map *m, uint64_t key)
+{
+	return m->n == 0 ? 0 : m->e[find_slot(m, key)].val;
+}
+
+static int map_grow(struct u64map *m)
+{
+	size_t ocap = m->cap, cap = ocap ? ocap * 2 : 1024;
+	struct u64ent *old = m->e, *e = calloc(cap, sizeof(*e));
+
+	if (e == NULL)
+		return -1;
+	m->e = e;
+	m->cap = cap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].val != 0)
+			m->e[find_slot(m, old[i].key)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Set key's value (non-zero); -1 when out of memory. */
+static int map_put(struct u64map *m, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) != 0)
+		return -1;
+	i = find_slot(m, key);
+	if (m->e[i].val == 0)
+		m->n++;
+	m->e[i].key = key;
+	m->e[i].val = val;
+	return 0;
+}
+
+static void map_del(struct u64map *m, uint64_t key)
+{
+	size_t i, j, mask = m->cap - 1;
+
+	if (m->n == 0 || m->e[i = find_slot(m, key)].val == 0)
+		return;
+	/* shift back the entries after it that probed past it */
+	for (j = i;;) {
+		size_t k;
+
+		m->e[i].val = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (m->e[j].val == 0) {
+				m->n--;
+				return;
+			}
+			k = home(m, m->e[j].key);
+			/* k cyclically in (i, j]: the entry stays */
+			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+				continue;
+			break;
+		}
+		m->e[i] = m->e[j];
+		i = j;
+	}
+}
+
+/* ---- groups --------------------------------------------------------------- */
+
+static struct px_group *group_of(const struct px_groups *G, uint64_t grp)
+{
+	return (struct px_group *)(uintptr_t)map_get(&G->grps, grp);
+}
+
+void grp_forget(struct px_groups *G, uint64_t row)
+{
+	uint64_t grp = map_get(&G->rows, row);
+	struct px_group *g;
+
+	if (grp == 0)
+		return;
+	map_del(&G->rows, row);
+	if ((g = group_of(G, grp)) == NULL)
+		return;
+	if (--g->live == 1) {
+		/* the last one has no mates: it is alone now */
+		for (uint32_t i = 0; i < g->n; i++)
+			if (map_get(&G->rows, g->rows[i]) == grp) {
+				map_del(&G->rows, g->rows[i]);
+				g->live = 0;
+				break;
+			}
+	}
+	if (g->live == 0) {
+		map_del(&G->grps, grp);
+		free(g);
+	}
+}
+
+int grp_note(struct px_groups *G, uint64_t grp, uint32_t table, const uint64_t *rows,
+	     size_t n)
+{
+	struct px_group *g;
+
+	for (size_t i = 0; i < n; i++)
+		grp_forget(G, rows[i]);
+	if (n < 2 || n > UINT32_MAX || group_of(G, grp) != NULL)
+		return 0;
+	if ((g = malloc(sizeof(*g) + n * sizeof(g->rows[0]))) == NULL)
+		return -1;
+	g->grp = grp;
+	g->table = table;
+	g->n = (uint32_t)n;
+	g->live = 0;
+	memcpy(g->rows, rows, n * sizeof(rows[0]));
+	if (map_put(&G->grps, grp, (uint64_t)(uintptr_t)g) != 0) {
+		free(g);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (map_put(&G->rows, rows[i], grp) != 0) {
+			for (size_t x = 0; x < i; x++)
+				map_del(&G->rows, rows[x]);
+			map_del(&G->grps, grp);
+			free(g);
+			return -1;
+		}
+		g->live++;
+	}
+	return 0;
+}
+
+size_t grp_mates(const struct px_groups *G, uint64_t row, uint32_t table, uint64_t *out,
+		 size_t max)
+{
+	uint64_t grp = map_get(&G->rows, row);
+	const struct px_group *g;
+	size_t k = 0;
+
+	if (grp == 0 || (g = group_of(G, grp)) == NULL || g->table != table)
+		return 0;
+	for (uint32_t i = 0; i < g->n && k < max; i++)
+		if (g->rows[i] != row && map_get(&G->rows, g->rows[i]) == grp)
+			out[k++] = g->rows[i];
+	return k;
+}
+
+size_t grp_rows(const struct px_groups *G)
+{
+	return G->rows.n;
+}
+
+void grp_free(struct px_groups *G)
+{
+	for (size_t i = 0; i < G->grps.cap; i++)
+		if (G->grps.e[i].val != 0)
+			free((void *)(uintptr_t)G->grps.e[i].val);
+	free(G->grps.e);
+	free(G->rows.e);
+	memset(G, 0, sizeof(*G));
+}
+
+int grp_serialize(const struct px_groups *G, uint8_t **buf, size_t *len)
+{
+	size_t n = 0;
+	uint8_t *p;
+
+	for (size_t i = 0; i < G->grps.cap; i++)
+		if (G->grps.e[i].val != 0)
+			n += 16 + 8 * (size_t)((struct px_group *)(uintptr_t)G->grps.e[i].val)->live;
+	if ((p = *buf = malloc(n + 1)) == NULL)
+		return -1;
+	for (size_t i = 0; i < G->grps.cap; i++) {
+		const struct px_group *g = (struct px_group *)(uintptr_t)G->grps.e[i].val;
+		uint8_t *cnt;
+		uint32_t live = 0;
+
+		if (g == NULL)
+			continue;
+		cry_put_be64(p, g->grp);
+		cry_put_be64(p + 8, (uint64_t)g->table << 32);
+		cnt = p + 12;
+		p += 16;
+		for (uint32_t r = 0; r < g->n; r++)
+			if (map_get(&G->rows, g->rows[r]) == g->grp) {
+				cry_put_be64(p, g->rows[r]);
+				p += 8;
+				live++;
+			}
+		cnt[0] = (uint8_t)(live >> 24);
+		cnt[1] = (uint8_t)(live >> 16);
+		cnt[2] = (uint8_t)(live >> 8);
+		cnt[3] = (uint8_t)live;
+	}
+	*len = (size_t)(p - *buf);
+	return 0;
+}
+
+int grp_deserialize(struct px_groups *G, const uint8_t *buf, size_t len)
+{
+	uint64_t *rows = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	while (len > 0 && rc == 0) {
+		uint64_t grp, tn;
+		size_t n;
+
+		if (len < 16) {
+			rc = -1;
+			break;
+		}
+		grp = cry_get_be64(buf);
+		tn = cry_get_be64(buf + 8);
+		n = (size_t)(tn & UINT32_MAX);
+		if (grp == 0 || n > (len - 16) / 8) {
+			rc = -1;
+			break;
+		}
+		if (n > cap) {
+			uint64_t *r = realloc(rows, n * sizeof(*rows));
+
+			if (r == NULL) {
+				rc = -1;
+				break;
+			}
+			rows = r;
+			cap = n;
+		}
+		for (size_t i = 0; i < n; i++)
+			rows[i] = cry_get_be64(buf + 16 + 8 * i);
+		rc = grp_note(G, grp, (uint32_t)(tn >> 32), rows, n);
+		buf += 16 + 8 * n;
+		len -= 16 + 8 * n;
+	}
+	free(rows);
+	return rc;
+}
