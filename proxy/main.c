@@ -449,8 +449,7 @@ static int cmd_serve(int argc, char **argv)
 		 st->relocate_max, st->evict_group > 1 ? ", written back in groups" : "");
 	if (st->evict_group > 1)
 		log_info("write-back in groups of up to %u rows (--evict-group): rows read together "
-			 "stay together, which links later statements over different rows of a group "
-			 "(docs/threat-model.md)", st->evict_group);
+			 "go back to one block, and leave it together", st->evict_group);
 	if (cfg.engine.batch_blocks * st->g.sealed_bytes > WIRE_FRAME_MAX / 2) {
 		cfg.engine.batch_blocks = (uint32_t)(WIRE_FRAME_MAX / 2 / st->g.sealed_bytes);
 		if (cfg.engine.batch_blocks == 0)

@@ -35,10 +35,12 @@ struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid);
  * statements at independent times, as single rows' are; for the same
  * reason a statement places at most one group of the rows one statement
  * put here (their origin), and the others it picked wait a new delay.
- * The price: rows of one group stay in one block until each is read, so
- * later statements touching different rows of it share that block, which
- * links them (lwc-audit's co-read attack); hence groups of 1 by default,
- * where every row is alone (the behaviour before groups). */
+ * In its block a group stays a group (groups.h): the first statement to
+ * take one of its rows out takes the others with it, so two later
+ * statements touching different rows of it do not share that block
+ * (lwc-audit's co-read attack found them when groups stayed behind).
+ * Groups of 1 (--evict-group 1): every row alone, the behaviour before
+ * groups. */
 
 /* Pick up to max rows among those that may be evicted by statement seq:
  * not in use, of a table nobody holds exclusively, and eligible (or any,

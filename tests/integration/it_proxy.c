@@ -11,9 +11,12 @@
  *   test_relocation      rows move through the stash: taken out when read,
  *                        served from it, written back into a block of a later
  *                        statement; INSERTs through it; restart; --relocate-max
- *   test_relocation_groups --evict-group 16: rows read together go back in
- *                        groups, one block a group and an origin per
- *                        statement; the default (1): a block a row
+ *                        (rows alone: --evict-group 1)
+ *   test_relocation_groups --evict-group 16 (the default): rows read together
+ *                        go back in groups, one block a group and an origin
+ *                        per statement, and leave their block together
+ *                        (kept across a clean stop); --evict-group 1: a
+ *                        block a row
  *   test_trace_padding   READs and WRITEs (one of each per batch) of the same
  *                        gamma ids per statement; gamma per --pad; fresh
  *                        blocks each time
@@ -1658,7 +1661,7 @@ static void test_relocation_groups(void **state)
 {
 	struct env *e = *state;
 	const char *groups[] = { "--pad", "ratio:2", "--pad-min", "4", "--evict-group", "16", NULL };
-	const char *alone[] = { "--pad", "ratio:2", "--pad-min", "4", NULL };
+	const char *alone[] = { "--pad", "ratio:2", "--pad-min", "4", "--evict-group", "1", NULL };
 	struct pxc_table kv;
 	struct model m = { 0 };
 	struct pxc_row *rows = calloc(400, sizeof(*rows));
@@ -1709,8 +1712,8 @@ static void test_relocation_groups(void **state)
 	grouped -= in_stash + 1;
 	pxc_close(c);
 
-	/* the default, --evict-group 1: every row alone, a block of its own most
-	 * of the time; the groups in blocks are kept across a clean stop */
+	/* --evict-group 1: every row alone, a block of its own most of the time;
+	 * the groups in blocks are kept across a clean stop */
 	h_px_stop(&e->px, SIGTERM);
 	px_start(e, alone);
 	assert_int_equal(px_status_u64(e, "rows_in_groups"), grouped);
@@ -1728,8 +1731,11 @@ static void test_relocation_groups(void **state)
 static void test_relocation(void **state)
 {
 	struct env *e = *state;
-	const char *serve[] = { "--pad", "ratio:2", "--pad-min", "4", NULL };
-	const char *capped[] = { "--pad", "ratio:2", "--pad-min", "4", "--relocate-max", "10", NULL };
+	/* rows alone (--evict-group 1), so that each read moves the one row it
+	 * reads: test_relocation_groups follows groups, the default */
+	const char *serve[] = { "--pad", "ratio:2", "--pad-min", "4", "--evict-group", "1", NULL };
+	const char *capped[] = { "--pad", "ratio:2", "--pad-min", "4", "--relocate-max", "10",
+				 "--evict-group", "1", NULL };
 	struct pxc_table kv;
 	struct model m = { 0 };
 	struct pxc_row *rows = calloc(300, sizeof(*rows));
