@@ -39,8 +39,11 @@ struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid);
  * take one of its rows out takes the others with it, so two later
  * statements touching different rows of it do not share that block
  * (lwc-audit's co-read attack found them when groups stayed behind).
- * Groups of 1 (--evict-group 1): every row alone, the behaviour before
- * groups. */
+ * Groups of 1, the default: every row alone, the behaviour before groups.
+ * Groups make a range read again cheap, and so take from the stash the
+ * room that range's many padding blocks gave it: under a stream of range
+ * reads the stash fills more often, and a statement finding it full moves
+ * nothing (docs/benchmarks.md, "28 November 2026, last"). */
 
 /* Pick up to max rows among those that may be evicted by statement seq:
  * not in use, of a table nobody holds exclusively, and eligible (or any,

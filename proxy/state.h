@@ -155,7 +155,7 @@ struct px_stash_ent {
 };
 
 #define PX_STASH_MAX_DEFAULT     8192u
-#define PX_EVICT_GROUP_DEFAULT   16u     /* serve --evict-group (stash.h) */
+#define PX_EVICT_GROUP_DEFAULT   1u      /* serve --evict-group (stash.h) */
 #define PX_RELOCATE_MAX_DEFAULT  1024u
 
 struct px_journal;

@@ -12,7 +12,7 @@
  *                        served from it, written back into a block of a later
  *                        statement; INSERTs through it; restart; --relocate-max
  *                        (rows alone: --evict-group 1)
- *   test_relocation_groups --evict-group 16 (the default): rows read together
+ *   test_relocation_groups --evict-group 16: rows read together
  *                        go back in groups, one block a group and an origin
  *                        per statement, and leave their block together
  *                        (kept across a clean stop); --evict-group 1: a
@@ -1731,8 +1731,8 @@ static void test_relocation_groups(void **state)
 static void test_relocation(void **state)
 {
 	struct env *e = *state;
-	/* rows alone (--evict-group 1), so that each read moves the one row it
-	 * reads: test_relocation_groups follows groups, the default */
+	/* rows alone (--evict-group 1, the default, given so that the test
+	 * does not depend on it): each read moves the one row it reads */
 	const char *serve[] = { "--pad", "ratio:2", "--pad-min", "4", "--evict-group", "1", NULL };
 	const char *capped[] = { "--pad", "ratio:2", "--pad-min", "4", "--relocate-max", "10",
 				 "--evict-group", "1", NULL };
