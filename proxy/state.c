@@ -825,15 +825,56 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 	return 0;
 }
 
+/* Records a clean stop leaves in meta for the next start, which takes each
+ * once: the blocks' write order and the groups of rows in blocks.  After a
+ * crash they would be stale, so the start drops them. */
+static int stop_record_put(struct px_state *st, const char *key, const uint8_t *buf, size_t len)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return rc;
+	if ((rc = meta_put_str(txn, st->meta, key, buf, len)) == 0)
+		return mdb_txn_commit(txn);
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+/* use(st, value, arg) on the record when there is one, then drop it. */
+static int stop_record_take(struct px_state *st, const char *key,
+			    void (*use)(struct px_state *st, const MDB_val *v, void *arg), void *arg)
+{
+	MDB_txn *txn;
+	MDB_val v, k = { strlen(key), (void *)(uintptr_t)key };
+	int rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return rc;
+	rc = meta_get(txn, st->meta, key, &v);
+	if (rc == MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return 0;
+	}
+	if (rc == 0) {
+		use(st, &v, arg);
+		rc = mdb_del(txn, st->meta, &k, NULL);
+	}
+	if (rc == 0)
+		rc = mdb_txn_commit(txn);
+	else
+		mdb_txn_abort(txn);
+	return rc;
+}
+
 /* meta "block_order": the blocks' write order (padage.h), oldest first,
- * 8 bytes each; saved by a clean stop, taken back and dropped by serve. */
+ * 8 bytes each. */
 #define PX_ORDER_KEY "block_order"
 
 int px_order_save(struct px_state *st)
 {
 	uint64_t n = 0, *order = pa_order(&st->pa, &n);
 	uint8_t *buf;
-	MDB_txn *txn;
 	int rc;
 
 	if (order == NULL)
@@ -849,103 +890,59 @@ int px_order_save(struct px_state *st)
 	for (uint64_t i = 0; i < n; i++)
 		cry_put_be64(buf + 8 * i, order[i]);
 	free(order);
-	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) == 0) {
-		if ((rc = meta_put_str(txn, st->meta, PX_ORDER_KEY, buf, n * 8)) == 0)
-			rc = mdb_txn_commit(txn);
-		else
-			mdb_txn_abort(txn);
-	}
+	rc = stop_record_put(st, PX_ORDER_KEY, buf, n * 8);
 	free(buf);
 	return rc;
 }
 
-int px_order_restore(struct px_state *st, int *restored)
+static void order_use(struct px_state *st, const MDB_val *v, void *arg)
 {
-	MDB_txn *txn;
-	MDB_val v;
-	MDB_val k = { strlen(PX_ORDER_KEY), (void *)(uintptr_t)PX_ORDER_KEY };
-	int rc;
+	uint64_t n = st->nblocks, *order;
+	int *restored = arg;
 
-	*restored = 0;
-	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
-		return rc;
-	rc = meta_get(txn, st->meta, PX_ORDER_KEY, &v);
-	if (rc == MDB_NOTFOUND) {
-		mdb_txn_abort(txn);
-		return 0;
-	}
-	if (rc == 0 && v.mv_size == st->nblocks * 8) {
-		uint64_t n = st->nblocks, *order = malloc((n + 1) * sizeof(*order));
-
-		if (order != NULL) {
-			for (uint64_t i = 0; i < n; i++)
-				order[i] = cry_get_be64((const uint8_t *)v.mv_data + 8 * i);
-			*restored = pa_init_order(&st->pa, order, n) == 0;
-			free(order);
-		}
-	}
-	/* used once: after a crash the order would be stale */
-	if (rc == 0)
-		rc = mdb_del(txn, st->meta, &k, NULL);
-	if (rc == 0)
-		rc = mdb_txn_commit(txn);
-	else
-		mdb_txn_abort(txn);
-	return rc;
+	if (v->mv_size != n * 8 || (order = malloc((n + 1) * sizeof(*order))) == NULL)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = cry_get_be64((const uint8_t *)v->mv_data + 8 * i);
+	*restored = pa_init_order(&st->pa, order, n) == 0;
+	free(order);
 }
 
-/* meta "row_groups": the groups of rows in blocks (groups.h), saved by a
- * clean stop, taken back and dropped by serve like the write order. */
+int px_order_restore(struct px_state *st, int *restored)
+{
+	*restored = 0;
+	return stop_record_take(st, PX_ORDER_KEY, order_use, restored);
+}
+
+/* meta "row_groups": the groups of rows in blocks (groups.h). */
 #define PX_GROUPS_KEY "row_groups"
 
 int px_groups_save(struct px_state *st)
 {
 	uint8_t *buf;
 	size_t len;
-	MDB_txn *txn;
 	int rc;
 
 	if (grp_serialize(&st->grps, &buf, &len) != 0)
 		return ENOMEM;
-	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) == 0) {
-		if ((rc = meta_put_str(txn, st->meta, PX_GROUPS_KEY, buf, len)) == 0)
-			rc = mdb_txn_commit(txn);
-		else
-			mdb_txn_abort(txn);
-	}
+	rc = stop_record_put(st, PX_GROUPS_KEY, buf, len);
 	free(buf);
 	return rc;
 }
 
+static void groups_use(struct px_state *st, const MDB_val *v, void *arg)
+{
+	/* a malformed record keeps what it gave: each entry is a hint */
+	if (grp_deserialize(&st->grps, v->mv_data, v->mv_size) != 0)
+		log_warn("the saved groups of rows are malformed or too large; kept %zu rows",
+			 grp_rows(&st->grps));
+	*(size_t *)arg = grp_rows(&st->grps);
+}
+
 int px_groups_restore(struct px_state *st, size_t *restored)
 {
-	MDB_txn *txn;
-	MDB_val v;
-	MDB_val k = { strlen(PX_GROUPS_KEY), (void *)(uintptr_t)PX_GROUPS_KEY };
-	int rc;
-
 	*restored = 0;
-	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
-		return rc;
-	rc = meta_get(txn, st->meta, PX_GROUPS_KEY, &v);
-	if (rc == MDB_NOTFOUND) {
-		mdb_txn_abort(txn);
-		return 0;
-	}
-	if (rc == 0) {
-		/* a malformed record keeps what it gave: each entry is a hint */
-		if (grp_deserialize(&st->grps, v.mv_data, v.mv_size) != 0)
-			log_warn("the saved groups of rows are malformed or too large; kept %zu rows",
-				 grp_rows(&st->grps));
-		*restored = grp_rows(&st->grps);
-		/* used once: after a crash they would be stale */
-		rc = mdb_del(txn, st->meta, &k, NULL);
-	}
-	if (rc == 0)
-		rc = mdb_txn_commit(txn);
-	else
-		mdb_txn_abort(txn);
-	return rc;
+	return stop_record_take(st, PX_GROUPS_KEY, groups_use, restored);
 }
 
 int px_state_open(struct px_state **out, const char *dir, char *err, size_t errlen)
