@@ -123,31 +123,39 @@ int grp_note(struct px_groups *G, uint64_t grp, uint32_t table, const uint64_t *
 	     size_t n)
 {
 	struct px_group *g;
+	uint32_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
 		grp_forget(G, rows[i]);
-	if (n < 2 || n > UINT32_MAX || group_of(G, grp) != NULL)
+	if (n < 2 || n > UINT32_MAX || grp == 0 || group_of(G, grp) != NULL)
 		return 0;
 	if ((g = malloc(sizeof(*g) + n * sizeof(g->rows[0]))) == NULL)
 		return -1;
 	g->grp = grp;
 	g->table = table;
-	g->n = (uint32_t)n;
 	g->live = 0;
-	memcpy(g->rows, rows, n * sizeof(rows[0]));
 	if (map_put(&G->grps, grp, (uint64_t)(uintptr_t)g) != 0) {
 		free(g);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (map_get(&G->rows, rows[i]) == grp)
+			continue;                        /* given twice */
 		if (map_put(&G->rows, rows[i], grp) != 0) {
-			for (size_t x = 0; x < i; x++)
-				map_del(&G->rows, rows[x]);
+			for (uint32_t x = 0; x < k; x++)
+				map_del(&G->rows, g->rows[x]);
 			map_del(&G->grps, grp);
 			free(g);
 			return -1;
 		}
-		g->live++;
+		g->rows[k++] = rows[i];
+	}
+	g->n = g->live = k;
+	if (k < 2) {                                 /* one row: alone */
+		if (k == 1)
+			map_del(&G->rows, g->rows[0]);
+		map_del(&G->grps, grp);
+		free(g);
 	}
 	return 0;
 }
@@ -165,6 +173,13 @@ size_t grp_mates(const struct px_groups *G, uint64_t row, uint32_t table, uint64
 		if (g->rows[i] != row && map_get(&G->rows, g->rows[i]) == grp)
 			out[k++] = g->rows[i];
 	return k;
+}
+
+const struct px_group *grp_find(const struct px_groups *G, uint64_t row)
+{
+	uint64_t grp = map_get(&G->rows, row);
+
+	return grp == 0 ? NULL : group_of(G, grp);
 }
 
 size_t grp_rows(const struct px_groups *G)

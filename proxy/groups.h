@@ -58,6 +58,8 @@ void grp_forget(struct px_groups *G, uint64_t row);
  * out; returns how many. */
 size_t grp_mates(const struct px_groups *G, uint64_t row, uint32_t table, uint64_t *out,
 		 size_t max);
+/* The group row is in, or NULL. */
+const struct px_group *grp_find(const struct px_groups *G, uint64_t row);
 /* Rows in a group now (status). */
 size_t grp_rows(const struct px_groups *G);
 void grp_free(struct px_groups *G);

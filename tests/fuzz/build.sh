@@ -13,6 +13,7 @@
 #   build/fuzz/fuzz_rc_parse     the Redis Cluster backend's parsers: store
 #                                string, redirections, versions, key slots,
 #                                CLUSTER SLOTS answers as raw RESP bytes
+#   build/fuzz/fuzz_groups       the proxy's saved groups of rows in blocks
 #
 # clang with -fsanitize=fuzzer,address,undefined.  Incremental: an object is
 # rebuilt when its source, any project header or this script is newer.
@@ -31,7 +32,7 @@ CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iclient -
  -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra $SAN ${FUZZ_CFLAGS:-}"
 LIBS="-lpg_query -lprotobuf-c -lsodium -llmdb -lpq -lhiredis -pthread"
 TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request fuzz_admin_request fuzz_sql
- fuzz_rc_parse"
+ fuzz_rc_parse fuzz_groups"
 
 if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "fuzz: $CC not found (install clang and libclang-rt-14-dev, or run make deps)" >&2

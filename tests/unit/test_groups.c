@@ -2,7 +2,8 @@
  * test_groups.c - the groups of rows in blocks (proxy/groups.c): a row's
  * mates agree with a plain model through notes, forgets and regroupings
  * (the map's deletions shift entries back: thousands of them, over
- * several growths); groups of one row and of another table give no mates;
+ * several growths); groups of one row and of another table give no mates,
+ * a row given twice is one member;
  * the bytes a clean stop saves give the same groups back, and malformed
  * bytes are refused.
  */
@@ -159,6 +160,17 @@ static void test_one_row_no_group(void **state)
 	assert_int_equal(grp_mates(&G, 1, 0, out, 4), 1);
 	assert_int_equal(out[0], 2);
 	assert_int_equal(grp_rows(&G), 4);
+	/* a row given twice is one member (a malformed saved record) */
+	assert_int_equal(grp_note(&G, 9, 0, (uint64_t[]){ 50, 50, 60 }, 3), 0);
+	assert_int_equal(grp_mates(&G, 60, 0, out, 4), 1);
+	assert_int_equal(out[0], 50);
+	grp_forget(&G, 50);
+	assert_int_equal(grp_mates(&G, 60, 0, out, 4), 0);
+	assert_null(grp_find(&G, 60));
+	assert_int_equal(G.grps.n, 2);
+	assert_int_equal(grp_note(&G, 10, 0, (uint64_t[]){ 70, 70 }, 2), 0);
+	assert_null(grp_find(&G, 70));
+	assert_int_equal(G.grps.n, 2);
 	grp_free(&G);
 }
 
