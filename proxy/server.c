@@ -797,9 +797,9 @@ static void admin_status(struct conn *c)
 	struct px_server *srv = c->srv;
 	struct px_state *st = srv->st;
 	Lwc__AdminResponse resp = LWC__ADMIN_RESPONSE__INIT;
-	Lwc__AdminResponse__StatusEntry ent[48], *ptrs[48];
-	char vals[48][128];
-	const char *keys[48];
+	Lwc__AdminResponse__StatusEntry ent[64], *ptrs[64];
+	char vals[64][128];
+	const char *keys[64];
 	size_t n = 0;
 	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds, by_age, uniform;
 	uint64_t grouped;
@@ -830,7 +830,9 @@ static void admin_status(struct conn *c)
 	}
 	pthread_mutex_unlock(&st->users_mu);
 
-#define ST_ADD(k, ...) do { keys[n] = (k); snprintf(vals[n], sizeof(vals[n]), __VA_ARGS__); n++; } while (0)
+/* (a key past the arrays' room is dropped, never written out of bounds) */
+#define ST_ADD(k, ...) do { if (n < sizeof(keys) / sizeof(keys[0])) { keys[n] = (k); \
+	snprintf(vals[n], sizeof(vals[n]), __VA_ARGS__); n++; } } while (0)
 	ST_ADD("blocks", "%llu", (unsigned long long)blocks);
 	ST_ADD("block_bytes", "%zu", st->g.sealed_bytes);
 	ST_ADD("geometry", "R=%u S=%u m=%u theta=%u cell=%u", st->g.R, st->g.S, st->g.m,
