@@ -283,6 +283,10 @@ struct conc_res {
 	uint64_t lwc_stmts, pg_stmts;
 	struct stats lwc, pg;
 	double lwc_thr, pg_thr;      /* statements/s */
+	/* the proxy's counters over the LWC run (relocation on): statements it
+	 * served, and of them those that moved no row although they matched
+	 * some (the stash full, or over --relocate-max) */
+	uint64_t lwc_counted, lwc_unmoved;
 };
 
 #define NCELLSZ 10
