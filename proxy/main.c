@@ -47,12 +47,12 @@ static void usage(FILE *f)
 		"usage: lwc-proxy init --state DIR --cloudstore HOST:PORT --cs-key-file FILE\n"
 		"                      [--record-bytes 128] [--slots 64] [--theta 48]\n"
 		"                      [--cell-bytes 8] [--blocks 1024] [--relocate on|off]\n"
-		"                      [--stash-max 8192] [--relocate-max 1024] [--block-format 2]\n"
+		"                      [--stash-max 65536] [--relocate-max 1024] [--block-format 2]\n"
 		"       lwc-proxy serve --state DIR --listen HOST:PORT [--pad ratio:2|pow2|fixed:G]\n"
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
-		"                      [--evict-group N]\n"
+		"                      [--evict-group N] [--evict-room N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
 		"                      [--pad-age match|uniform]\n"
 		"                      [--index-run-min N] [--index-run-max N] [--journal-kb 16384]\n"
@@ -330,6 +330,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "relocate-max", required_argument, NULL, 'M' },
 		{ "relocate", required_argument, NULL, 'o' },
 		{ "evict-group", required_argument, NULL, 'E' },
+		{ "evict-room", required_argument, NULL, 'e' },
 		{ "block-threads", required_argument, NULL, 'T' },
 		{ "read-ahead", required_argument, NULL, 'A' },
 		{ "pad-age", required_argument, NULL, 'G' },
@@ -343,7 +344,7 @@ static int cmd_serve(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	uint32_t stash_max = UINT32_MAX, relocate_max = UINT32_MAX, block_threads = UINT32_MAX;
-	uint32_t evict_group = UINT32_MAX;
+	uint32_t evict_group = UINT32_MAX, evict_room = UINT32_MAX;
 	uint32_t run_min = 65536, run_max = 0, journal_kb = PX_JOURNAL_FOLD_DEFAULT >> 10;
 	int relocate = -1, accept_stale = 0;
 	struct pidlock lock = { -1, "" };
@@ -381,6 +382,7 @@ static int cmd_serve(int argc, char **argv)
 		case 'X': if (parse_u32(optarg, "--stash-max", 0, 1u << 24, &stash_max)) return 1; break;
 		case 'M': if (parse_u32(optarg, "--relocate-max", 0, 1u << 24, &relocate_max)) return 1; break;
 		case 'E': if (parse_u32(optarg, "--evict-group", 1, 1024, &evict_group)) return 1; break;
+		case 'e': if (parse_u32(optarg, "--evict-room", 1, PX_MAX_SLOTS, &evict_room)) return 1; break;
 		case 'T': if (parse_u32(optarg, "--block-threads", 0, 256, &block_threads)) return 1; break;
 		case 'A':
 			if (parse_pair(optarg, "serve", "--read-ahead", "on", "off",
@@ -443,6 +445,16 @@ static int cmd_serve(int argc, char **argv)
 		st->relocate = relocate;
 	if (evict_group != UINT32_MAX)
 		st->evict_group = evict_group;
+	if (evict_room != UINT32_MAX) {
+		if (evict_room >= st->g.theta) {
+			log_error("--evict-room %u: must be below theta (%u)", evict_room,
+				  st->g.theta);
+			px_state_close(st);
+			pidlock_release(&lock);
+			return 1;
+		}
+		st->evict_room = evict_room;
+	}
 	st->jr_fold_bytes = (uint64_t)journal_kb << 10;
 	log_info("relocation %s: stash of %zu rows (at most %u), statements touching over %u rows "
 		 "move none%s", st->relocate ? "on" : "off", st->nstash, st->stash_max,

@@ -863,6 +863,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("journal_folds", "%llu", (unsigned long long)jfolds);
 	ST_ADD("relocate_max", "%u", st->relocate_max);
 	ST_ADD("evict_group", "%u", st->evict_group);
+	ST_ADD("fill_limit", "%u", px_fill_limit(st));
 	ST_ADD("rows_relocated", "%llu", (unsigned long long)atomic_load(&st->rows_relocated));
 	ST_ADD("rows_evicted", "%llu", (unsigned long long)atomic_load(&st->rows_evicted));
 	ST_ADD("rows_in_groups", "%llu", (unsigned long long)grouped);

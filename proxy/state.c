@@ -217,7 +217,7 @@ uint32_t px_fill_limit(const struct px_state *st)
 
 	if (!st->relocate)
 		return st->g.theta;
-	keep = st->g.theta / 6;
+	keep = st->evict_room ? st->evict_room : st->g.theta / 6;
 	if (keep < 1)
 		keep = 1;
 	return st->g.theta > keep ? st->g.theta - keep : 1;

@@ -154,7 +154,7 @@ struct px_stash_ent {
 					    fewer (stash.h); not persisted */
 };
 
-#define PX_STASH_MAX_DEFAULT     8192u
+#define PX_STASH_MAX_DEFAULT     65536u
 #define PX_EVICT_GROUP_DEFAULT   1u      /* serve --evict-group (stash.h) */
 #define PX_RELOCATE_MAX_DEFAULT  1024u
 
@@ -205,6 +205,9 @@ struct px_state {
 	uint32_t stash_max;              /* rows the stash may hold         */
 	uint32_t relocate_max;           /* a statement touching more moves none */
 	uint32_t evict_group;            /* rows a group at most (serve --evict-group) */
+	uint32_t evict_room;             /* slots INSERT leaves free a block for
+					  * write-back (serve --evict-room; 0:
+					  * theta / 6, at least 1) */
 	uint64_t next_grp;               /* the last group handed out           */
 	struct px_groups grps;           /* groups in blocks (groups.h)         */
 	uint64_t next_rowid;

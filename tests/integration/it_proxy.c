@@ -4046,8 +4046,48 @@ static void test_bulk_insert(void **state)
 	c = conn(e);
 	bulk_ok(e, c, &kv, &m, rows, 10000, 500, 48, 64 + 50 + 30);
 	assert_int_equal(px_status_u64(e, "inserts_bulk"), 500);
+	assert_int_equal(px_status_u64(e, "fill_limit"), 48);
 	check_table(c, &kv, &m);
 	pxc_close(c);
+	/* relocation on, 20 slots a block kept for write-back: 28 rows per
+	 * new block; a room of theta or more is refused at the start */
+	{
+		const char *room[] = { "--evict-room", "20", NULL };
+		char bin[400], bad_out[400];
+		const char *argv[] = { "/usr/bin/timeout", "60", h_bin("lwc-proxy", bin, sizeof(bin)),
+				       "serve", "--state", e->px.state, "--listen", "127.0.0.1:1",
+				       "--evict-room", "48", NULL };
+
+		assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+		snprintf(bad_out, sizeof(bad_out), "%s/bad-room.out", e->px.dir);
+		if (h_run(argv, bad_out) != 1) {
+			h_tail(bad_out, 5);
+			fail_msg("serve --evict-room 48 (theta 48) did not refuse to start");
+		}
+		{
+			size_t len = 0;
+			uint8_t *txt = read_file(bad_out, &len);
+			char *z = malloc(len + 1);
+
+			assert_non_null(txt);
+			assert_non_null(z);
+			memcpy(z, txt, len);
+			z[len] = '\0';
+			free(txt);
+			if (strstr(z, "--evict-room 48: must be below theta (48)") == NULL) {
+				h_tail(bad_out, 5);
+				fail_msg("serve --evict-room 48 gave no reason");
+			}
+			free(z);
+		}
+		set_serve(e, room);
+		h_px_start(&e->px, e->serve);
+		c = conn(e);
+		assert_int_equal(px_status_u64(e, "fill_limit"), 28);
+		bulk_ok(e, c, &kv, &m, rows, 12000, 1120, 28, 64 + 50 + 30 + 11);
+		check_table(c, &kv, &m);
+		pxc_close(c);
+	}
 	/* durable, and consistent for lwc-proxy check */
 	px_restart(e);
 	c = conn(e);
