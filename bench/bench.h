@@ -164,6 +164,7 @@ uint64_t pg_cmd(PGconn *p, const char *sql);
 struct pxstat {
 	int relocation;                /* 1 on, 0 off                           */
 	uint64_t stash_rows, stash_max, relocate_max;
+	uint64_t fill_limit;            /* rows INSERT puts in a block (0: not shown) */
 	uint64_t rows_relocated;       /* rows moved from their block to the stash */
 	uint64_t rows_evicted;         /* stash rows written back into a block  */
 	uint64_t inserts_via_stash, inserts_placed;

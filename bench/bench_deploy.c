@@ -240,6 +240,7 @@ void pxstat_read(struct pxstat *s)
 	s->stash_rows = pxstat_u64(text, "stash_rows");
 	s->stash_max = pxstat_u64(text, "stash_max");
 	s->relocate_max = pxstat_u64(text, "relocate_max");
+	s->fill_limit = pxstat_u64(text, "fill_limit");
 	s->rows_relocated = pxstat_u64(text, "rows_relocated");
 	s->rows_evicted = pxstat_u64(text, "rows_evicted");
 	s->inserts_via_stash = pxstat_u64(text, "inserts_via_stash");

@@ -627,7 +627,8 @@ static void print_floor_targets(void)
 	char kb[32];
 
 	if (!FLOOR.done)
-		measure_floor(m, S, (unsigned)bulk_fill(theta), cell, work_dir);
+		measure_floor(m, S, deploy_status.fill_limit ? (unsigned)deploy_status.fill_limit
+				    : (unsigned)bulk_fill(theta), cell, work_dir);
 	out("\n== Issue 11, SELECT line by line: target (clustered <= 4x, scattered <= 20x "
 	    "PostgreSQL) against the floor\n"
 	    "   floor = 2 x %.0f us + (gamma x %.2f us + K x %.2f us) / %ld cores: two durable "
