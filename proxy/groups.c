@@ -7,114 +7,34 @@
 #include "cry.h"
 #include "groups.h"
 
-/* ---- the map: linear probing, deletion by shifting back ------------------ */
-
-static size_t home(const struct u64map *m, uint64_t key)
-{
-	return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & (m->cap - 1);
-}
-
-static size_t find_slot(const struct u64map *m, uint64_t key)
-{
-	size_t i = home(m, key);
-
-	while (m->e[i].val != 0 && m->e[i].key != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static uint64_t map_get(const struct u64map *m, uint64_t key)
-{
-	return m->n == 0 ? 0 : m->e[find_slot(m, key)].val;
-}
-
-static int map_grow(struct u64map *m)
-{
-	size_t ocap = m->cap, cap = ocap ? ocap * 2 : 1024;
-	struct u64ent *old = m->e, *e = calloc(cap, sizeof(*e));
-
-	if (e == NULL)
-		return -1;
-	m->e = e;
-	m->cap = cap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].val != 0)
-			m->e[find_slot(m, old[i].key)] = old[i];
-	free(old);
-	return 0;
-}
-
-/* Set key's value (non-zero); -1 when out of memory. */
-static int map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m) != 0)
-		return -1;
-	i = find_slot(m, key);
-	if (m->e[i].val == 0)
-		m->n++;
-	m->e[i].key = key;
-	m->e[i].val = val;
-	return 0;
-}
-
-static void map_del(struct u64map *m, uint64_t key)
-{
-	size_t i, j, mask = m->cap - 1;
-
-	if (m->n == 0 || m->e[i = find_slot(m, key)].val == 0)
-		return;
-	/* shift back the entries after it that probed past it */
-	for (j = i;;) {
-		size_t k;
-
-		m->e[i].val = 0;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (m->e[j].val == 0) {
-				m->n--;
-				return;
-			}
-			k = home(m, m->e[j].key);
-			/* k cyclically in (i, j]: the entry stays */
-			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-				continue;
-			break;
-		}
-		m->e[i] = m->e[j];
-		i = j;
-	}
-}
-
 /* ---- groups --------------------------------------------------------------- */
 
 static struct px_group *group_of(const struct px_groups *G, uint64_t grp)
 {
-	return (struct px_group *)(uintptr_t)map_get(&G->grps, grp);
+	return (struct px_group *)(uintptr_t)u64map_get(&G->grps, grp);
 }
 
 void grp_forget(struct px_groups *G, uint64_t row)
 {
-	uint64_t grp = map_get(&G->rows, row);
+	uint64_t grp = u64map_get(&G->rows, row);
 	struct px_group *g;
 
 	if (grp == 0)
 		return;
-	map_del(&G->rows, row);
+	u64map_del(&G->rows, row);
 	if ((g = group_of(G, grp)) == NULL)
 		return;
 	if (--g->live == 1) {
 		/* the last one has no mates: it is alone now */
 		for (uint32_t i = 0; i < g->n; i++)
-			if (map_get(&G->rows, g->rows[i]) == grp) {
-				map_del(&G->rows, g->rows[i]);
+			if (u64map_get(&G->rows, g->rows[i]) == grp) {
+				u64map_del(&G->rows, g->rows[i]);
 				g->live = 0;
 				break;
 			}
 	}
 	if (g->live == 0) {
-		map_del(&G->grps, grp);
+		u64map_del(&G->grps, grp);
 		free(g);
 	}
 }
@@ -134,17 +54,17 @@ int grp_note(struct px_groups *G, uint64_t grp, uint32_t table, const uint64_t *
 	g->grp = grp;
 	g->table = table;
 	g->live = 0;
-	if (map_put(&G->grps, grp, (uint64_t)(uintptr_t)g) != 0) {
+	if (u64map_put(&G->grps, grp, (uint64_t)(uintptr_t)g) != 0) {
 		free(g);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (map_get(&G->rows, rows[i]) == grp)
+		if (u64map_get(&G->rows, rows[i]) == grp)
 			continue;                        /* given twice */
-		if (map_put(&G->rows, rows[i], grp) != 0) {
+		if (u64map_put(&G->rows, rows[i], grp) != 0) {
 			for (uint32_t x = 0; x < k; x++)
-				map_del(&G->rows, g->rows[x]);
-			map_del(&G->grps, grp);
+				u64map_del(&G->rows, g->rows[x]);
+			u64map_del(&G->grps, grp);
 			free(g);
 			return -1;
 		}
@@ -153,8 +73,8 @@ int grp_note(struct px_groups *G, uint64_t grp, uint32_t table, const uint64_t *
 	g->n = g->live = k;
 	if (k < 2) {                                 /* one row: alone */
 		if (k == 1)
-			map_del(&G->rows, g->rows[0]);
-		map_del(&G->grps, grp);
+			u64map_del(&G->rows, g->rows[0]);
+		u64map_del(&G->grps, grp);
 		free(g);
 	}
 	return 0;
@@ -163,21 +83,21 @@ int grp_note(struct px_groups *G, uint64_t grp, uint32_t table, const uint64_t *
 size_t grp_mates(const struct px_groups *G, uint64_t row, uint32_t table, uint64_t *out,
 		 size_t max)
 {
-	uint64_t grp = map_get(&G->rows, row);
+	uint64_t grp = u64map_get(&G->rows, row);
 	const struct px_group *g;
 	size_t k = 0;
 
 	if (grp == 0 || (g = group_of(G, grp)) == NULL || g->table != table)
 		return 0;
 	for (uint32_t i = 0; i < g->n && k < max; i++)
-		if (g->rows[i] != row && map_get(&G->rows, g->rows[i]) == grp)
+		if (g->rows[i] != row && u64map_get(&G->rows, g->rows[i]) == grp)
 			out[k++] = g->rows[i];
 	return k;
 }
 
 const struct px_group *grp_find(const struct px_groups *G, uint64_t row)
 {
-	uint64_t grp = map_get(&G->rows, row);
+	uint64_t grp = u64map_get(&G->rows, row);
 
 	return grp == 0 ? NULL : group_of(G, grp);
 }
@@ -192,8 +112,8 @@ void grp_free(struct px_groups *G)
 	for (size_t i = 0; i < G->grps.cap; i++)
 		if (G->grps.e[i].val != 0)
 			free((void *)(uintptr_t)G->grps.e[i].val);
-	free(G->grps.e);
-	free(G->rows.e);
+	u64map_free(&G->grps);
+	u64map_free(&G->rows);
 	memset(G, 0, sizeof(*G));
 }
 
@@ -219,7 +139,7 @@ int grp_serialize(const struct px_groups *G, uint8_t **buf, size_t *len)
 		cnt = p + 12;
 		p += 16;
 		for (uint32_t r = 0; r < g->n; r++)
-			if (map_get(&G->rows, g->rows[r]) == g->grp) {
+			if (u64map_get(&G->rows, g->rows[r]) == g->grp) {
 				cry_put_be64(p, g->rows[r]);
 				p += 8;
 				live++;

@@ -26,13 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* An open-addressing map from a non-zero key to a non-zero value. */
-struct u64map {
-	struct u64ent {
-		uint64_t key, val;     /* val 0: an empty slot */
-	} *e;
-	size_t cap, n;
-};
+#include "u64map.h"
+
 
 struct px_groups {
 	struct u64map rows;            /* row id -> its group             */

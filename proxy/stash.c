@@ -10,18 +10,9 @@
 
 struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid)
 {
-	size_t lo = 0, hi = st->nstash;
+	uint64_t v = u64map_get(&st->stash_ix, rowid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (st->stash[mid].rowid < rowid)
-			lo = mid + 1;
-		else if (st->stash[mid].rowid > rowid)
-			hi = mid;
-		else
-			return &st->stash[mid];
-	}
-	return NULL;
+	return v ? &st->stash[v - 1] : NULL;
 }
 
 static int table_held(const struct px_state *st, uint32_t id)
@@ -90,7 +81,7 @@ size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
 	gs = calloc(cap, sizeof(*gs));
 	if (next == NULL || perm == NULL || gs == NULL)
 		goto out;
-	/* each group's candidates in a chain, in row id order */
+	/* each group's candidates in a chain, in the stash's order */
 	for (size_t c = 0; c < nc; c++) {
 		struct gslot *g = gslot_of(gs, mask, st->stash[cand[c]].grp);
 
@@ -166,12 +157,6 @@ static int cmp_add(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int stash_may_land(const struct px_stash_ent *e, uint64_t b)
 {
 	for (uint32_t i = 0; i < e->nfrom; i++)
@@ -185,71 +170,79 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 		const uint64_t *from, size_t nfrom)
 {
 	struct add *a = NULL;
-	uint64_t *d = NULL;
-	struct px_stash_ent *out;
-	size_t i = 0, j = 0, k = 0, n = 0, nnew = 0;
+	size_t nnew = 0;
 	uint32_t G = st->evict_group ? st->evict_group : 1;
 	uint64_t grp = 0, at = 0;
 
 	if (ndel == 0 && nadd == 0)
 		return LWC_OK;
-	out = malloc((st->nstash + nadd + 1) * sizeof(*out));
-	if (nadd)
-		a = malloc(nadd * sizeof(*a));
-	if (ndel)
-		d = malloc(ndel * sizeof(*d));
-	if (out == NULL || (nadd && a == NULL) || (ndel && d == NULL)) {
-		free(out);
-		free(a);
-		free(d);
-		return LWC_ERR_NOMEM;
+	/* all the memory first: nothing below can fail half-way */
+	if (st->nstash + nadd > st->cap_stash) {
+		size_t cap = st->cap_stash ? st->cap_stash : 256;
+		struct px_stash_ent *p;
+
+		while (cap < st->nstash + nadd)
+			cap *= 2;
+		if ((p = realloc(st->stash, cap * sizeof(*p))) == NULL)
+			return LWC_ERR_NOMEM;
+		st->stash = p;
+		st->cap_stash = cap;
 	}
+	if (u64map_reserve(&st->stash_ix, st->nstash + nadd) != 0)
+		return LWC_ERR_NOMEM;
+	if (nadd && (a = malloc(nadd * sizeof(*a))) == NULL)
+		return LWC_ERR_NOMEM;
 	for (size_t x = 0; x < nadd; x++) {
 		a[x].rowid = adds[x];
 		a[x].table = add_tables[x];
 	}
 	if (nadd)
 		qsort(a, nadd, sizeof(*a), cmp_add);
-	if (ndel) {
-		memcpy(d, dels, ndel * sizeof(*d));
-		qsort(d, ndel, sizeof(*d), cmp_u64);
-	}
-	/* merge: old rows not deleted, and the added ones (an add replaces) */
-	while (i < st->nstash || j < nadd) {
-		if (j < nadd && (i == st->nstash || a[j].rowid <= st->stash[i].rowid)) {
-			if (i < st->nstash && a[j].rowid == st->stash[i].rowid)
-				i++;
-			if (n == 0 || out[n - 1].rowid != a[j].rowid) {
-				/* every G rows (in row id order) a group: one delay */
-				if (nnew++ % G == 0) {
-					grp = ++st->next_grp;
-					at = st->seq + 1 + randombytes_uniform(PX_EVICT_DELAY);
-				}
-				out[n].rowid = a[j].rowid;
-				out[n].table = a[j].table;
-				out[n].owner = 0;
-				out[n].grp = grp;
-				out[n].origin = st->seq;
-				out[n].eligible = at;
-				out[n].nfrom = nfrom <= PX_FROM_MAX ? (uint32_t)nfrom : 0;
-				if (out[n].nfrom)
-					memcpy(out[n].from, from, out[n].nfrom * sizeof(*from));
-				n++;
-			}
-			j++;
+	/* deleted rows leave; the last entry takes a leaver's place */
+	for (size_t k = 0; k < ndel; k++) {
+		uint64_t v = u64map_get(&st->stash_ix, dels[k]);
+		size_t i, last = st->nstash - 1;
+
+		if (v == 0)
 			continue;
+		i = (size_t)(v - 1);
+		if (i != last) {
+			st->stash[i] = st->stash[last];
+			(void)u64map_put(&st->stash_ix, st->stash[i].rowid, i + 1);   /* reserved */
 		}
-		while (k < ndel && d[k] < st->stash[i].rowid)
-			k++;
-		if (!(k < ndel && d[k] == st->stash[i].rowid))
-			out[n++] = st->stash[i];
-		i++;
+		u64map_del(&st->stash_ix, dels[k]);
+		st->nstash--;
 	}
-	free(st->stash);
-	st->cap_stash = st->nstash + nadd + 1;
-	st->stash = out;
-	st->nstash = n;
+	/* added rows come in (an add replaces a row held, also one deleted
+	 * above), in row id order: every G of them a group with one delay */
+	for (size_t j = 0; j < nadd; j++) {
+		struct px_stash_ent e;
+		uint64_t v;
+
+		if (j > 0 && a[j].rowid == a[j - 1].rowid)
+			continue;
+		if (nnew++ % G == 0) {
+			grp = ++st->next_grp;
+			at = st->seq + 1 + randombytes_uniform(PX_EVICT_DELAY);
+		}
+		memset(&e, 0, sizeof(e));
+		e.rowid = a[j].rowid;
+		e.table = a[j].table;
+		e.owner = 0;
+		e.grp = grp;
+		e.origin = st->seq;
+		e.eligible = at;
+		e.nfrom = nfrom <= PX_FROM_MAX ? (uint32_t)nfrom : 0;
+		if (e.nfrom)
+			memcpy(e.from, from, e.nfrom * sizeof(*from));
+		if ((v = u64map_get(&st->stash_ix, e.rowid)) != 0) {
+			st->stash[v - 1] = e;
+		} else {
+			st->stash[st->nstash] = e;
+			(void)u64map_put(&st->stash_ix, e.rowid, st->nstash + 1);     /* reserved */
+			st->nstash++;
+		}
+	}
 	free(a);
-	free(d);
 	return LWC_OK;
 }

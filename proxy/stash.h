@@ -5,9 +5,11 @@
  * (docs/architecture.md, "Across statements").
  *
  * The records live in the stash database of the proxy's LMDB (committed
- * with the statement that moved them); this is the in-memory list, sorted
- * by row id, with each row's eligibility and the statement using it.  All
- * functions run with st->mu held.
+ * with the statement that moved them); this is the in-memory list, with
+ * each row's eligibility and the statement using it, in no order, and a
+ * map from row id to its place in it (st->stash_ix): a statement's rows
+ * come and go in time proportional to their number, not to the stash's
+ * (65,536 rows by default).  All functions run with st->mu held.
  */
 #ifndef LWC_PX_STASH_H
 #define LWC_PX_STASH_H

@@ -773,13 +773,6 @@ static int convert_spans(struct px_state *st, MDB_txn *txn)
 	return rc;
 }
 
-static int cmp_stash_ent(const void *a, const void *b)
-{
-	uint64_t x = ((const struct px_stash_ent *)a)->rowid;
-	uint64_t y = ((const struct px_stash_ent *)b)->rowid;
-	return x < y ? -1 : x > y;
-}
-
 /* The stash's rows in memory; all may be evicted at once (they entered in
  * statements before this start). */
 static int load_stash(struct px_state *st, MDB_txn *txn)
@@ -807,6 +800,10 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 			st->stash = p;
 			st->cap_stash = cap;
 		}
+		if (u64map_put(&st->stash_ix, cry_get_be64(k.mv_data), st->nstash + 1) != 0) {
+			rc = ENOMEM;
+			break;
+		}
 		e = &st->stash[st->nstash++];
 		memset(e, 0, sizeof(*e));
 		e->rowid = cry_get_be64(k.mv_data);
@@ -820,8 +817,6 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)
 		return rc;
-	if (st->nstash > 1)
-		qsort(st->stash, st->nstash, sizeof(*st->stash), cmp_stash_ent);
 	return 0;
 }
 
@@ -1148,6 +1143,7 @@ void px_state_close(struct px_state *st)
 	free(st->pending);
 	free(st->phash);
 	free(st->stash);
+	u64map_free(&st->stash_ix);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->users_mu);
 	pthread_cond_destroy(&st->cv);

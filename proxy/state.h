@@ -213,8 +213,9 @@ struct px_state {
 	uint64_t next_rowid;
 	uint64_t epoch;                  /* meta "epoch" (epoch.h)          */
 	uint64_t seq;                    /* statements planned so far       */
-	struct px_stash_ent *stash;      /* sorted by row id                */
+	struct px_stash_ent *stash;      /* in no order (stash.h)           */
 	size_t nstash, cap_stash;
+	struct u64map stash_ix;          /* row id -> its index in stash + 1 */
 	size_t stash_reserved;           /* rows in-flight statements will add */
 	struct px_padage pa;             /* write order, real blocks' ranks (padage.h) */
 

@@ -1,0 +1,175 @@
+/*
+ * test_stash.c - the proxy's stash in memory (proxy/stash.c): rows added
+ * and removed in thousands of statements agree with a plain model (every
+ * row found where the map says, nothing found that left, the count right,
+ * an add replacing a row held and a row deleted and added in one go); the
+ * rows one statement adds are cut into groups in row id order with one
+ * delay each; stash_pick hands out each row once, only rows that may go,
+ * and stash_release gives them back.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "../../proxy/stash.h"
+
+#define NROWS 5000u
+
+static struct px_state *new_state(uint32_t group)
+{
+	struct px_state *st = calloc(1, sizeof(*st));
+	struct px_table *t = calloc(1, sizeof(*t));
+
+	assert_non_null(st);
+	assert_non_null(t);
+	t->id = 7;
+	st->tables = t;
+	st->evict_group = group;
+	st->stash_max = 65536;          /* under half full: delays count */
+	return st;
+}
+
+static void free_state(struct px_state *st)
+{
+	free(st->tables);
+	free(st->stash);
+	u64map_free(&st->stash_ix);
+	free(st);
+}
+
+/* Every row of the model is found with its fields, no other row is. */
+static void check(struct px_state *st, const uint8_t *in, const uint64_t *tag)
+{
+	size_t n = 0;
+
+	for (uint64_t r = 1; r <= NROWS; r++) {
+		struct px_stash_ent *e = stash_find(st, r);
+
+		if (!in[r]) {
+			assert_null(e);
+			continue;
+		}
+		n++;
+		assert_non_null(e);
+		assert_int_equal(e->rowid, r);
+		assert_int_equal(e->origin, tag[r]);
+		assert_int_equal(e->table, 7);
+	}
+	assert_int_equal(st->nstash, n);
+	assert_int_equal(st->stash_ix.n, n);
+}
+
+static void test_model(void **state)
+{
+	struct px_state *st = new_state(1);
+	uint8_t *in = calloc(NROWS + 1, 1);
+	uint64_t *tag = calloc(NROWS + 1, sizeof(*tag));
+	uint64_t dels[64], adds[64];
+	uint32_t tabs[64];
+
+	(void)state;
+	for (int stmt = 0; stmt < 4000; stmt++) {
+		size_t nd = randombytes_uniform(20), na = randombytes_uniform(40);
+
+		st->seq++;
+		for (size_t i = 0; i < nd; i++)
+			dels[i] = 1 + randombytes_uniform(NROWS);
+		for (size_t i = 0; i < na; i++) {
+			adds[i] = 1 + randombytes_uniform(NROWS);
+			tabs[i] = 7;
+		}
+		if (stmt % 7 == 0 && nd > 0 && na > 0)
+			adds[0] = dels[0];                /* out and back in at once */
+		if (stmt % 11 == 0 && na > 1)
+			adds[1] = adds[0];                /* a row given twice */
+		assert_int_equal(stash_apply(st, dels, nd, adds, tabs, na, NULL, 0), LWC_OK);
+		for (size_t i = 0; i < nd; i++)
+			in[dels[i]] = 0;
+		for (size_t i = 0; i < na; i++) {
+			in[adds[i]] = 1;
+			tag[adds[i]] = st->seq;
+		}
+		if (stmt % 97 == 0)
+			check(st, in, tag);
+	}
+	check(st, in, tag);
+	/* everything out: empty, and the map with it */
+	{
+		uint64_t *all = malloc(NROWS * sizeof(*all));
+		size_t n = 0;
+
+		for (uint64_t r = 1; r <= NROWS; r++)
+			if (in[r])
+				all[n++] = r;
+		assert_int_equal(stash_apply(st, all, n, NULL, NULL, 0, NULL, 0), LWC_OK);
+		memset(in, 0, NROWS + 1);
+		check(st, in, tag);
+		free(all);
+	}
+	free(in);
+	free(tag);
+	free_state(st);
+}
+
+static void test_groups_and_pick(void **state)
+{
+	struct px_state *st = new_state(4);
+	uint64_t adds[10] = { 90, 10, 50, 30, 70, 20, 60, 40, 80, 100 };
+	uint32_t tabs[10];
+	uint64_t rows[10], grps[10];
+	uint32_t ptab[10];
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		tabs[i] = 7;
+	st->seq = 5;
+	assert_int_equal(stash_apply(st, NULL, 0, adds, tabs, 10, NULL, 0), LWC_OK);
+	/* groups of 4 in row id order: 10-40, 50-80, 90-100; one delay each */
+	for (uint64_t r = 10; r <= 100; r += 10) {
+		struct px_stash_ent *e = stash_find(st, r), *first = stash_find(st, r - (r - 10) % 40);
+
+		assert_non_null(e);
+		assert_int_equal(e->grp, first->grp);
+		assert_int_equal(e->eligible, first->eligible);
+		assert_true(e->eligible > 5 && e->eligible <= 5 + PX_EVICT_DELAY);
+	}
+	assert_int_not_equal(stash_find(st, 10)->grp, stash_find(st, 50)->grp);
+	assert_int_not_equal(stash_find(st, 50)->grp, stash_find(st, 90)->grp);
+	/* nothing is eligible at statement 5; everything long after, each row
+	 * handed out once, a group's rows together */
+	assert_int_equal(stash_pick(st, 1, 5, 10, rows, ptab, grps), 0);
+	n = stash_pick(st, 2, 5 + PX_EVICT_DELAY + 1, 10, rows, ptab, grps);
+	assert_int_equal(n, 10);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(stash_find(st, rows[i])->owner, 2);
+		assert_int_equal(grps[i], stash_find(st, rows[i])->grp);
+		for (size_t j = 0; j < i; j++)
+			assert_int_not_equal(rows[i], rows[j]);
+		if (i > 0 && grps[i] != grps[i - 1])
+			for (size_t j = 0; j + 1 < i; j++)
+				assert_int_not_equal(grps[j], grps[i]);
+	}
+	assert_int_equal(stash_pick(st, 3, 5 + PX_EVICT_DELAY + 1, 10, rows, ptab, grps), 0);
+	stash_release(st, 2);
+	assert_int_equal(stash_pick(st, 3, 5 + PX_EVICT_DELAY + 1, 3, rows, ptab, grps), 3);
+	free_state(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_groups_and_pick),
+	};
+
+	if (sodium_init() < 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
