@@ -188,8 +188,7 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 		st->stash = p;
 		st->cap_stash = cap;
 	}
-	/* (a put checks for room for one more, even over a key it holds) */
-	if (u64map_reserve(&st->stash_ix, st->nstash + nadd + 1) != 0)
+	if (u64map_reserve(&st->stash_ix, st->nstash + nadd) != 0)
 		return LWC_ERR_NOMEM;
 	if (nadd && (a = malloc(nadd * sizeof(*a))) == NULL)
 		return LWC_ERR_NOMEM;

@@ -54,11 +54,14 @@ int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 {
 	size_t i;
 
+	if (m->n > 0 && m->e[i = find_slot(m, key)].val != 0) {
+		m->e[i].val = val;              /* a key held: no room needed */
+		return 0;
+	}
 	if (u64map_reserve(m, m->n + 1) != 0)
 		return -1;
 	i = find_slot(m, key);
-	if (m->e[i].val == 0)
-		m->n++;
+	m->n++;
 	m->e[i].key = key;
 	m->e[i].val = val;
 	return 0;

@@ -20,7 +20,9 @@ struct u64map {
 /* key's value, 0 when absent. */
 uint64_t u64map_get(const struct u64map *m, uint64_t key);
 
-/* Set key's value (val != 0); -1 when out of memory (the map unchanged). */
+/* Set key's value (val != 0); -1 when out of memory (the map unchanged).
+ * Over a key held it never fails, nor does a new key within what
+ * u64map_reserve made room for. */
 int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 
 /* Room for n keys in all, so that puts up to that many cannot fail; -1 when
