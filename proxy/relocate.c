@@ -311,6 +311,22 @@ void stash_release_evictions(struct px_state *st, struct stmt *s)
 	s->nev = 0;
 }
 
+/* May stash row e go to the statement's block i?  Not to a block it was
+ * last read with (stash_may_land), and an INSERT's row that is in no block
+ * yet only below the fill limit (capf[i]: room left under it), as INSERTs
+ * that place their rows fill blocks: the room above the limit is for rows
+ * that move.  Without that, rows inserted through the stash filled the
+ * blocks they went to up to theta, and a later row taken out of one could
+ * then only go where rows had just been taken out (the only room left):
+ * the hottest rows went round among the few blocks they had just left,
+ * read far more often than the others, and lwc-audit's frequency check
+ * found them (docs/threat-model.md). */
+static int may_land(const struct px_stash_ent *e, const struct stmt *s, size_t i,
+		    const uint32_t *capf)
+{
+	return stash_may_land(e, s->ids[i]) && (!e->fresh || capf[i] > 0);
+}
+
 /* Deferred eviction: stash rows that entered in earlier statements go to
  * free slots of this statement's padding blocks.  Padding is a uniform draw
  * that does not depend on what is stored, so a row's next block depends
@@ -326,7 +342,9 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	const struct px_geom *g = &st->g;
 	size_t words = g->words, total = 0, n, k = 0, want, nopen = 0;
 	uint32_t *capb = calloc(s->gamma, sizeof(uint32_t));
+	uint32_t *capf = calloc(s->gamma, sizeof(uint32_t));
 	uint32_t *cnt = calloc(s->gamma, sizeof(uint32_t));
+	uint32_t limit = px_fill_limit(st);
 	size_t *units = NULL, *blk = NULL, *byblk = NULL, *first = NULL, norig = 0;
 	uint64_t *rows = NULL, *grps = NULL, *origins = NULL;
 	uint32_t *tabs = NULL, *slots = malloc(g->m * sizeof(uint32_t));
@@ -334,7 +352,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 	int rc = LWC_OK;
 
 	s->nev = 0;
-	if (!capb || !cnt || !slots) {
+	if (!capb || !capf || !cnt || !slots) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
@@ -348,6 +366,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		for (size_t x = 0; x < words; x++)
 			occ += (uint32_t)__builtin_popcountll(s->bits[i * words + x]);
 		capb[i] = occ < g->theta ? g->theta - occ : 0;
+		capf[i] = occ < limit ? limit - occ : 0;
 		total += capb[i];
 	}
 	want = total < st->nstash ? total : st->nstash;
@@ -407,16 +426,16 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		}
 		for (int tries = 0; tries < 8 && nopen > 0 && j == SIZE_MAX; tries++) {
 			size_t c = (size_t)cry_uniform(nopen);
-			if (stash_may_land(e, s->ids[units[c]]))
+			if (may_land(e, s, units[c], capf))
 				j = c;
 		}
 		if (j == SIZE_MAX) {                     /* few allowed: count them */
 			for (size_t c = 0; c < nopen; c++)
-				ok += (size_t)stash_may_land(e, s->ids[units[c]]);
+				ok += (size_t)may_land(e, s, units[c], capf);
 			if (ok > 0) {
 				size_t pick = (size_t)cry_uniform(ok);
 				for (size_t c = 0; c < nopen && j == SIZE_MAX; c++)
-					if (stash_may_land(e, s->ids[units[c]]) && pick-- == 0)
+					if (may_land(e, s, units[c], capf) && pick-- == 0)
 						j = c;
 			}
 		}
@@ -424,12 +443,15 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 			continue;
 		b = units[j];
 		take = ge - r < capb[b] ? ge - r : capb[b];
+		if (e->fresh && take > capf[b])
+			take = capf[b];
 		for (size_t x = r; x < r + take; x++)
 			blk[x] = b;
 		if (take < ge - r)                       /* the rest: a group of its own */
 			stash_defer(st, rows + r + take, ge - r - take, s->seq);
 		cnt[b] += (uint32_t)take;
 		capb[b] -= (uint32_t)take;
+		capf[b] = capf[b] > take ? capf[b] - (uint32_t)take : 0;
 		origins[norig++] = e->origin;
 		if (capb[b] == 0)
 			units[j] = units[--nopen];
@@ -497,6 +519,7 @@ fail:
 	stash_release_evictions(st, s);         /* every picked row has an entry */
 out:
 	free(capb);
+	free(capf);
 	free(cnt);
 	free(units);
 	free(blk);
@@ -660,8 +683,8 @@ out:
  * delay: they were touched again). */
 void commit_stash(struct px_state *st, struct stmt *s)
 {
-	size_t nadd = s->nmoved + s->nsrow +
-		      (s->kind == ST_INSERT && s->via_stash ? s->req->insert->n_rows : 0);
+	size_t nfresh = s->kind == ST_INSERT && s->via_stash ? s->req->insert->n_rows : 0;
+	size_t nadd = s->nmoved + s->nsrow + nfresh;
 	size_t ndel = s->nev + s->nsrow, a = 0, d = 0;
 	uint64_t *adds = malloc((nadd + 1) * sizeof(uint64_t));
 	uint32_t *tabs = malloc((nadd + 1) * sizeof(uint32_t));
@@ -687,12 +710,11 @@ void commit_stash(struct px_state *st, struct stmt *s)
 			tabs[a++] = tid;
 		}
 	}
-	if (s->kind == ST_INSERT && s->via_stash)
-		for (size_t i = 0; i < s->req->insert->n_rows; i++) {
-			adds[a] = st->next_rowid + i;
-			tabs[a++] = tid;
-		}
-	if (stash_apply(st, dels, d, adds, tabs, a, s->ids, s->gamma) != LWC_OK)
+	for (size_t i = 0; i < nfresh; i++) {
+		adds[a] = st->next_rowid + i;
+		tabs[a++] = tid;
+	}
+	if (stash_apply(st, dels, d, adds, tabs, a, nfresh, s->ids, s->gamma) != LWC_OK)
 		goto fail;
 	note_groups(st, s);
 	atomic_fetch_add(&st->rows_relocated, s->nmoved);

@@ -802,7 +802,7 @@ static void admin_status(struct conn *c)
 	const char *keys[64];
 	size_t n = 0;
 	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds, by_age, uniform;
-	uint64_t grouped;
+	uint64_t grouped, above = 0;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
 
 	pthread_mutex_lock(&st->mu);
@@ -814,6 +814,8 @@ static void admin_status(struct conn *c)
 	used = st->used_slots;
 	cap = st->nblocks * st->g.theta;
 	inflight = st->nlocked;
+	for (uint64_t b = 0, lim = px_fill_limit(st); b < st->nblocks; b++)
+		above += st->occ[b] > lim;
 	by_age = st->pa.by_age;
 	uniform = st->pa.uniform;
 	for (struct px_table *t = st->tables; t; t = t->next)
@@ -864,6 +866,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("relocate_max", "%u", st->relocate_max);
 	ST_ADD("evict_group", "%u", st->evict_group);
 	ST_ADD("fill_limit", "%u", px_fill_limit(st));
+	ST_ADD("blocks_above_fill_limit", "%llu", (unsigned long long)above);
 	ST_ADD("rows_relocated", "%llu", (unsigned long long)atomic_load(&st->rows_relocated));
 	ST_ADD("rows_evicted", "%llu", (unsigned long long)atomic_load(&st->rows_evicted));
 	ST_ADD("rows_in_groups", "%llu", (unsigned long long)grouped);

@@ -149,6 +149,7 @@ void stash_release(struct px_state *st, uint64_t owner)
 struct add {
 	uint64_t rowid;
 	uint32_t table;
+	uint8_t fresh;
 };
 
 static int cmp_add(const void *a, const void *b)
@@ -166,7 +167,7 @@ int stash_may_land(const struct px_stash_ent *e, uint64_t b)
 }
 
 int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
-		const uint64_t *adds, const uint32_t *add_tables, size_t nadd,
+		const uint64_t *adds, const uint32_t *add_tables, size_t nadd, size_t nfresh,
 		const uint64_t *from, size_t nfrom)
 {
 	struct add *a = NULL;
@@ -195,6 +196,7 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 	for (size_t x = 0; x < nadd; x++) {
 		a[x].rowid = adds[x];
 		a[x].table = add_tables[x];
+		a[x].fresh = x + nfresh >= nadd;
 	}
 	if (nadd)
 		qsort(a, nadd, sizeof(*a), cmp_add);
@@ -232,10 +234,12 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 		e.grp = grp;
 		e.origin = st->seq;
 		e.eligible = at;
+		e.fresh = a[j].fresh;
 		e.nfrom = nfrom <= PX_FROM_MAX ? (uint32_t)nfrom : 0;
 		if (e.nfrom)
 			memcpy(e.from, from, e.nfrom * sizeof(*from));
 		if ((v = u64map_get(&st->stash_ix, e.rowid)) != 0) {
+			e.fresh |= st->stash[v - 1].fresh;     /* still in no block */
 			st->stash[v - 1] = e;
 		} else {
 			st->stash[st->nstash] = e;

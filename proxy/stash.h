@@ -9,7 +9,7 @@
  * each row's eligibility and the statement using it, in no order, and a
  * map from row id to its place in it (st->stash_ix): a statement's rows
  * come and go in time proportional to their number, not to the stash's
- * (65,536 rows by default).  All functions run with st->mu held.
+ * (8,192 rows by default).  All functions run with st->mu held.
  */
 #ifndef LWC_PX_STASH_H
 #define LWC_PX_STASH_H
@@ -65,14 +65,16 @@ void stash_defer(struct px_state *st, const uint64_t *rowids, size_t n, uint64_t
 void stash_release(struct px_state *st, uint64_t owner);
 
 /* After a commit: drop the rows dels[0..ndel) and add (or refresh) the rows
- * adds[0..nadd) (their table), each eligible after a new random delay and
+ * adds[0..nadd) (their table), the last nfresh of them an INSERT's new
+ * rows (fresh: written back only into blocks below the fill limit; a row
+ * refreshed keeps its freshness), each eligible after a new random delay and
  * never to be written back into the blocks from[0..nfrom), the statement's
  * READ set (none when it has more than PX_FROM_MAX blocks).  With padding
  * drawn by age (padage.h) the blocks a row was just read with are young, so
  * without that rule a row would often land in one of them, and two accesses
  * to it would share that block (lwc-audit's intersection and linkage). */
 int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
-		const uint64_t *adds, const uint32_t *add_tables, size_t nadd,
+		const uint64_t *adds, const uint32_t *add_tables, size_t nadd, size_t nfresh,
 		const uint64_t *from, size_t nfrom) LWC_WUR;
 
 /* May the stash row e be written back into block b? */

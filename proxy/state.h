@@ -148,6 +148,12 @@ struct px_stash_ent {
 					    groups go to one block of a statement
 					    at most (stash.h); not persisted */
 	uint32_t table;
+	uint8_t fresh;                   /* an INSERT's row, in no block yet: it
+					    is written back only below the fill
+					    limit, as INSERTs place rows, so the
+					    room kept for write-back stays for
+					    rows that move (stash.h); not
+					    persisted */
 	uint32_t nfrom;                  /* blocks it may not be written back to: */
 	uint64_t from[PX_FROM_MAX];      /* the READ set of the statement that
 					    last touched it, when that many or

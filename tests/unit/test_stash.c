@@ -5,7 +5,8 @@
  * an add replacing a row held and a row deleted and added in one go); the
  * rows one statement adds are cut into groups in row id order with one
  * delay each; stash_pick hands out each row once, only rows that may go,
- * and stash_release gives them back.
+ * and stash_release gives them back; an INSERT's rows are fresh (in no
+ * block yet) until they leave, also when a later statement refreshes them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,7 +89,7 @@ static void test_model(void **state)
 			adds[0] = dels[0];                /* out and back in at once */
 		if (stmt % 11 == 0 && na > 1)
 			adds[1] = adds[0];                /* a row given twice */
-		assert_int_equal(stash_apply(st, dels, nd, adds, tabs, na, NULL, 0), LWC_OK);
+		assert_int_equal(stash_apply(st, dels, nd, adds, tabs, na, 0, NULL, 0), LWC_OK);
 		for (size_t i = 0; i < nd; i++)
 			in[dels[i]] = 0;
 		for (size_t i = 0; i < na; i++) {
@@ -107,7 +108,7 @@ static void test_model(void **state)
 		for (uint64_t r = 1; r <= NROWS; r++)
 			if (in[r])
 				all[n++] = r;
-		assert_int_equal(stash_apply(st, all, n, NULL, NULL, 0, NULL, 0), LWC_OK);
+		assert_int_equal(stash_apply(st, all, n, NULL, NULL, 0, 0, NULL, 0), LWC_OK);
 		memset(in, 0, NROWS + 1);
 		check(st, in, tag);
 		free(all);
@@ -130,7 +131,7 @@ static void test_groups_and_pick(void **state)
 	for (int i = 0; i < 10; i++)
 		tabs[i] = 7;
 	st->seq = 5;
-	assert_int_equal(stash_apply(st, NULL, 0, adds, tabs, 10, NULL, 0), LWC_OK);
+	assert_int_equal(stash_apply(st, NULL, 0, adds, tabs, 10, 0, NULL, 0), LWC_OK);
 	/* groups of 4 in row id order: 10-40, 50-80, 90-100; one delay each */
 	for (uint64_t r = 10; r <= 100; r += 10) {
 		struct px_stash_ent *e = stash_find(st, r), *first = stash_find(st, r - (r - 10) % 40);
@@ -162,11 +163,38 @@ static void test_groups_and_pick(void **state)
 	free_state(st);
 }
 
+/* The last nfresh rows of an add are an INSERT's: fresh; rows moved out of
+ * a block are not; a refresh (an UPDATE of a row in the stash) keeps a row
+ * fresh, and a row that left and came back from a block is not. */
+static void test_fresh(void **state)
+{
+	struct px_state *st = new_state(1);
+	uint64_t adds[6] = { 5, 3, 1, 4, 2, 6 }, again[2] = { 2, 5 }, gone = 2;
+	uint32_t tabs[6] = { 7, 7, 7, 7, 7, 7 };
+
+	(void)state;
+	/* rows 5, 3, 1 moved out of blocks; 4, 2, 6 inserted */
+	assert_int_equal(stash_apply(st, NULL, 0, adds, tabs, 6, 3, NULL, 0), LWC_OK);
+	for (uint64_t r = 1; r <= 6; r++)
+		assert_int_equal(stash_find(st, r)->fresh, r == 2 || r == 4 || r == 6);
+	/* refreshed, none of them fresh in this add: 2 stays fresh, 5 not */
+	assert_int_equal(stash_apply(st, NULL, 0, again, tabs, 2, 0, NULL, 0), LWC_OK);
+	assert_int_equal(stash_find(st, 2)->fresh, 1);
+	assert_int_equal(stash_find(st, 5)->fresh, 0);
+	/* 2 written back, then read again: it comes back from a block */
+	assert_int_equal(stash_apply(st, &gone, 1, NULL, NULL, 0, 0, NULL, 0), LWC_OK);
+	assert_null(stash_find(st, 2));
+	assert_int_equal(stash_apply(st, NULL, 0, &gone, tabs, 1, 0, NULL, 0), LWC_OK);
+	assert_int_equal(stash_find(st, 2)->fresh, 0);
+	free_state(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_groups_and_pick),
+		cmocka_unit_test(test_fresh),
 	};
 
 	if (sodium_init() < 0)
