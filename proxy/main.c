@@ -47,7 +47,7 @@ static void usage(FILE *f)
 		"usage: lwc-proxy init --state DIR --cloudstore HOST:PORT --cs-key-file FILE\n"
 		"                      [--record-bytes 128] [--slots 64] [--theta 48]\n"
 		"                      [--cell-bytes 8] [--blocks 1024] [--relocate on|off]\n"
-		"                      [--stash-max 8192] [--relocate-max 1024] [--block-format 2]\n"
+		"                      [--stash-max 65536] [--relocate-max 1024] [--block-format 2]\n"
 		"       lwc-proxy serve --state DIR --listen HOST:PORT [--pad ratio:2|pow2|fixed:G]\n"
 		"                      [--pad-min 4] [--rtt-ms 0] [--workers 64] [--batch-blocks 1024]\n"
 		"                      [--cloudstore HOST:PORT] [--cs-key-file FILE] [--log-level L]\n"

@@ -9,7 +9,7 @@
  * each row's eligibility and the statement using it, in no order, and a
  * map from row id to its place in it (st->stash_ix): a statement's rows
  * come and go in time proportional to their number, not to the stash's
- * (8,192 rows by default).  All functions run with st->mu held.
+ * (65,536 rows by default).  All functions run with st->mu held.
  */
 #ifndef LWC_PX_STASH_H
 #define LWC_PX_STASH_H

@@ -160,7 +160,7 @@ struct px_stash_ent {
 					    fewer (stash.h); not persisted */
 };
 
-#define PX_STASH_MAX_DEFAULT     8192u
+#define PX_STASH_MAX_DEFAULT     65536u
 #define PX_EVICT_GROUP_DEFAULT   1u      /* serve --evict-group (stash.h) */
 #define PX_RELOCATE_MAX_DEFAULT  1024u
 
