@@ -113,7 +113,8 @@ int commit_stmt(struct px_worker *w, struct stmt *s)
 			rc = mdb_put(txn, t->rows, &k, &d, 0);
 			if (rc == 0 && s->via_stash) {
 				if ((rc = jr_pos(st, row, PX_LOC_STASH)) == 0)
-					rc = jr_stash_put(st, row, t->id, r->record.data);
+					rc = jr_stash_put(st, row, t->id | PX_STASH_FRESH,
+							  r->record.data);
 			} else if (rc == 0) {
 				rc = jr_pos(st, row, s->locs.v[i]);
 			}
@@ -148,8 +149,13 @@ int commit_stmt(struct px_worker *w, struct stmt *s)
 	case ST_UPDATE:
 		rc = update_rows(st, txn, t, s->upds, s->nupds);
 		/* new records of rows served from the stash */
-		for (size_t i = 0; i < s->nsrow && rc == 0; i++)
-			rc = jr_stash_put(st, s->srow[i], t->id, s->srec + i * st->g.S);
+		for (size_t i = 0; i < s->nsrow && rc == 0; i++) {
+			const struct px_stash_ent *e = stash_find(st, s->srow[i]);
+
+			rc = jr_stash_put(st, s->srow[i],
+					  t->id | (e && e->fresh ? PX_STASH_FRESH : 0),
+					  s->srec + i * st->g.S);
+		}
 		if (rc == 0)
 			rc = idx_settle(txn, t);
 		break;

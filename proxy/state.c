@@ -813,6 +813,8 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 			   (uint32_t)((const uint8_t *)d.mv_data)[1] << 16 |
 			   (uint32_t)((const uint8_t *)d.mv_data)[2] << 8 |
 			   ((const uint8_t *)d.mv_data)[3];
+		e->fresh = (e->table & PX_STASH_FRESH) != 0;
+		e->table &= ~PX_STASH_FRESH;
 	}
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)

@@ -152,8 +152,8 @@ struct px_stash_ent {
 					    is written back only below the fill
 					    limit, as INSERTs place rows, so the
 					    room kept for write-back stays for
-					    rows that move (stash.h); not
-					    persisted */
+					    rows that move (stash.h); kept in
+					    the stash record (PX_STASH_FRESH) */
 	uint32_t nfrom;                  /* blocks it may not be written back to: */
 	uint64_t from[PX_FROM_MAX];      /* the READ set of the statement that
 					    last touched it, when that many or
@@ -161,6 +161,8 @@ struct px_stash_ent {
 };
 
 #define PX_STASH_MAX_DEFAULT     65536u
+#define PX_STASH_FRESH           0x80000000u  /* in a stash record's table word:
+						 the row is fresh (stash.h) */
 #define PX_EVICT_GROUP_DEFAULT   1u      /* serve --evict-group (stash.h) */
 #define PX_RELOCATE_MAX_DEFAULT  1024u
 

@@ -1735,8 +1735,8 @@ static void test_relocation_groups(void **state)
  * left), and the hottest rows went round among the few blocks they had
  * left: lwc-audit's frequency check found those blocks.  2,000 rows in 64
  * blocks (fill limit 40 of 48) through the stash, written back by
- * statements that match nothing: no block above the limit, every row in a
- * block. */
+ * statements that match nothing, with a restart half-way: no block above
+ * the limit, every row in a block. */
 static void test_insert_room(void **state)
 {
 	struct env *e = *state;
@@ -1758,6 +1758,15 @@ static void test_insert_room(void **state)
 	assert_int_equal(px_status_u64(e, "inserts_via_stash"), 2000);
 	assert_int_equal(px_status_u64(e, "blocks"), 64);
 	assert_int_equal(px_status_u64(e, "fill_limit"), 40);
+	/* half of them written back, then a restart: the rows still in the
+	 * stash are still an INSERT's (kept in their stash records) */
+	for (; n < 2000 && px_status_u64(e, "stash_rows") > 1000; n++)
+		sel_key(c, &kv, &m, 100000 + n);
+	assert_int_equal(px_status_u64(e, "blocks_above_fill_limit"), 0);
+	pxc_close(c);
+	px_restart(e);
+	c = conn(e);
+	assert_true(px_status_u64(e, "stash_rows") > 0);
 	for (; n < 2000 && px_status_u64(e, "stash_rows") > 0; n++)
 		sel_key(c, &kv, &m, 100000 + n);
 	fprintf(stderr, "    2000 rows written back by %d statements\n", n);
