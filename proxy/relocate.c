@@ -328,14 +328,17 @@ static int may_land(const struct px_stash_ent *e, const struct stmt *s, size_t i
 }
 
 /* Deferred eviction: stash rows that entered in earlier statements go to
- * free slots of this statement's padding blocks.  Padding is a uniform draw
- * that does not depend on what is stored, so a row's next block depends
- * neither on the access that took it out nor on how often blocks are read:
- * writing back into real blocks too (or choosing blocks by their free room)
- * lets blocks that are read often collect the rows that are read often,
- * which a frequency count of the trace finds (docs/threat-model.md).  Each
- * row goes to a block drawn uniformly among the padding blocks that still
- * have room below theta, then to a uniform free slot of it. */
+ * free slots of this statement's padding blocks.  Padding is drawn by the
+ * blocks' age (padage.h), not by what they hold, so a row's next block
+ * depends neither on the access that took it out nor on the rows around
+ * it: writing back into real blocks too (or choosing blocks by their free
+ * room) lets blocks that are read often collect the rows that are read
+ * often, which a frequency count of the trace finds (docs/threat-model.md).
+ * The same holds only while most padding blocks have room: hence an
+ * INSERT's rows stop at the fill limit (may_land).  Each row goes to a
+ * block drawn uniformly among the padding blocks that still have room for
+ * it (below theta; below the fill limit for a fresh row), then to a
+ * uniform free slot of it. */
 int plan_evictions(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
