@@ -77,7 +77,7 @@ static int check_table(struct px_state *st, MDB_txn *txn, struct px_table *t,
 			struct px_stash_ent *e = stash_find(st, row);
 
 			if (rec == NULL || jr_stash_get(st, txn, row, &table, rec) != 0 ||
-			    (table & ~PX_STASH_FRESH) != t->id || e == NULL || e->table != t->id) {
+			    table != t->id || e == NULL || e->table != t->id) {
 				printf("table %u: row %llu is said to be in the stash but is not there\n",
 				       t->id, (unsigned long long)row);
 				bad++;

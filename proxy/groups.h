@@ -28,7 +28,6 @@
 
 #include "u64map.h"
 
-
 struct px_groups {
 	struct u64map rows;            /* row id -> its group             */
 	struct u64map grps;            /* group -> struct px_group *      */

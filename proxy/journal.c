@@ -407,7 +407,7 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 		if (e->del)
 			return MDB_NOTFOUND;
 		if (table)
-			*table = get_be32(e->rec);
+			*table = get_be32(e->rec) & ~PX_STASH_FRESH;
 		memcpy(rec, e->rec + 4, st->g.S);
 		return 0;
 	}
@@ -417,7 +417,7 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 	if (d.mv_size != 4 + st->g.S)
 		return MDB_CORRUPTED;
 	if (table)
-		*table = get_be32(d.mv_data);
+		*table = get_be32(d.mv_data) & ~PX_STASH_FRESH;
 	memcpy(rec, (const uint8_t *)d.mv_data + 4, st->g.S);
 	return 0;
 }

@@ -90,7 +90,8 @@ void jr_fold_if_due(struct px_state *st);
 int jr_pos_get(struct px_state *st, MDB_txn *txn, MDB_cursor *cur, uint64_t row,
 	       uint64_t *loc) LWC_WUR;
 /* A stash row's record (S bytes copied to rec) and, when table is not
- * NULL, its table.  MDB_NOTFOUND when the stash does not hold it. */
+ * NULL, its table (without the record's PX_STASH_FRESH mark).  MDB_NOTFOUND
+ * when the stash does not hold it. */
 int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *table,
 		 uint8_t *rec) LWC_WUR;
 
