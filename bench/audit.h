@@ -82,6 +82,10 @@ void au_trace_close(struct au_trace *t);
  * READ and WRITE lines among them (between two audited statements there
  * should be none: another client would blur the figures). */
 int au_trace_skip(struct au_trace *t, uint64_t *accesses, char *err, size_t errlen) LWC_WUR;
+/* As au_trace_skip, and hand the ids of every WRITE line to fn, in the
+ * trace's order (the ids point into a buffer reused for the next line). */
+int au_trace_writes(struct au_trace *t, int (*fn)(void *ctx, const uint64_t *ids, size_t n),
+		    void *ctx, uint64_t *accesses, char *err, size_t errlen) LWC_WUR;
 /* The lines of the statement that has just completed: everything after the
  * last skip or collect, read until its READs are followed by WRITEs of as
  * many blocks (the store writes a line before it answers, and the proxy
@@ -113,6 +117,9 @@ enum au_phase {
 	AU_P_SIZE,             /* attack 5: k rows matched                       */
 	AU_P_RANGE,            /* attacks 7 and 8: ranges read again among others */
 	AU_P_COREAD,           /* attack 9: single rows of the ranges, later      */
+	AU_P_STORM,            /* --storm: one WRITE line of the concurrent clients,
+				  unlabelled (its rset: the blocks written); only
+				  the order of writes (attacks 6 and 8) uses it  */
 	AU_NPHASES
 };
 
@@ -295,6 +302,11 @@ struct au_kv {
 };
 
 /* The workload's settings and what the run measured besides the trace. */
+struct au_gstat {
+	size_t n;
+	double min, median, max;
+};
+
 struct au_run {
 	const char *table, *trace, *state, *started;
 	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, zipf_rounds, per_type, seed;
@@ -302,15 +314,14 @@ struct au_run {
 	double zipf_s;
 	uint64_t setup_stmts;         /* DROP, CREATE, the load                   */
 	uint64_t foreign;             /* cloud accesses between audited statements */
+	uint32_t storm_clients;       /* --storm: 0 when the audit ran alone      */
+	uint64_t storm_rows, storm_every, storm_bursts, storm_stmts, storm_accesses;
+	double storm_secs;            /* seconds a burst                          */
+	struct au_gstat storm_stash;  /* the proxy's stash_rows after each burst  */
 	double secs_total, secs_load, phase_secs[AU_NPHASES];
 	const struct au_kv *status;   /* the proxy's status (admin socket)        */
 	size_t nstatus;
 	const char *status_err;       /* why there is none                        */
-};
-
-struct au_gstat {
-	size_t n;
-	double min, median, max;
 };
 
 struct au_results {
@@ -355,5 +366,28 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 int au_report_json(const char *path, const struct au_run *run, const struct au_results *R,
 		   const struct au_check *ck, size_t nck, int passed, char *err,
 		   size_t errlen) LWC_WUR;
+
+/* ---- concurrent clients between the audited statements (audit_storm.c) --- */
+
+struct au_storm_cfg {
+	const char *key, *proxy;     /* as lwc_connect takes them                */
+	const char *table;
+	uint32_t clients;            /* threads, each its own connection         */
+	uint64_t rows;               /* ids a statement reads: BETWEEN lo AND lo + rows - 1 */
+	uint64_t id_max;             /* lo is uniform in 1 .. id_max - rows + 1  */
+	uint64_t seed;
+};
+
+struct au_storm;
+
+/* Connect the clients and park them; *out is set even on an error (give it
+ * to au_storm_stop). */
+int au_storm_start(struct au_storm **out, const struct au_storm_cfg *cfg, char *err,
+		   size_t errlen) LWC_WUR;
+/* Let the clients run statements for secs seconds, then wait until every one
+ * has finished its statement.  An error when a statement failed. */
+int au_storm_burst(struct au_storm *s, double secs, char *err, size_t errlen) LWC_WUR;
+void au_storm_counts(struct au_storm *s, uint64_t *bursts, uint64_t *stmts, uint64_t *rows);
+void au_storm_stop(struct au_storm *s);
 
 #endif

@@ -20,7 +20,7 @@ const char *const au_kind_names[AU_NKINDS] = {
 const char *const au_phase_names[AU_NPHASES] = {
 	[AU_P_REPEAT] = "repeat", [AU_P_ZIPF] = "zipf", [AU_P_WARM] = "warm-up",
 	[AU_P_TYPES] = "types", [AU_P_SIZE] = "size", [AU_P_RANGE] = "ranges",
-	[AU_P_COREAD] = "co-read",
+	[AU_P_COREAD] = "co-read", [AU_P_STORM] = "storm",
 };
 
 const char *const au_feat_names[AU_NFEAT] = {

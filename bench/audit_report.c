@@ -124,7 +124,7 @@ static int stat_of(const struct au_stmt *s, size_t n, int ph, enum au_kind kind,
 	for (size_t i = 0; i < n; i++) {
 		const struct au_stmt *x = &s[i];
 
-		if (ph >= 0 && (int)x->phase != ph)
+		if (ph >= 0 ? (int)x->phase != ph : x->phase == AU_P_STORM)
 			continue;
 		if (x->kind != kind || (k && x->k != k))
 			continue;
@@ -165,7 +165,8 @@ int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, stru
 	int rc = LWC_OK;
 
 	memset(R, 0, sizeof(*R));
-	R->audited = n;
+	for (size_t i = 0; i < n; i++)
+		R->audited += s[i].phase != AU_P_STORM;
 	for (int i = 0; i < AU_NISECT; i++) {
 		if ((uint64_t)au_isect_r[i] > run->reps)
 			continue;
@@ -326,6 +327,15 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		printf("WARNING: %llu cloud accesses between audited statements: another client "
 		       "used this deployment; the figures are blurred\n",
 		       (unsigned long long)run->foreign);
+	if (run->storm_clients)
+		printf("storm: %u concurrent clients read ranges of %llu ids for %.1f s before every "
+		       "%llu audited statements: %llu bursts, %llu statements, %llu cloud accesses; "
+		       "the proxy's stash after a burst: median %.0f rows (%.0f-%.0f)\n",
+		       run->storm_clients, (unsigned long long)run->storm_rows, run->storm_secs,
+		       (unsigned long long)run->storm_every, (unsigned long long)run->storm_bursts,
+		       (unsigned long long)run->storm_stmts,
+		       (unsigned long long)run->storm_accesses, run->storm_stash.median,
+		       run->storm_stash.min, run->storm_stash.max);
 	printf("\n%-16s %-44s %8s %7s %8s  %s\n", "attack", "figure", "value", "+-95%", "limit",
 	       "result");
 	for (int i = 0; i < R->nisect; i++, ci++) {
@@ -537,6 +547,14 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 		"\"foreign_accesses\": %llu},\n",
 		(unsigned long long)R->audited, (unsigned long long)run->setup_stmts,
 		(unsigned long long)run->foreign);
+	fprintf(f, "  \"storm\": {\"clients\": %u, \"rows\": %llu, \"every\": %llu, "
+		"\"secs\": %.3f, \"bursts\": %llu, \"statements\": %llu, \"accesses\": %llu, "
+		"\"stash_rows_after_burst\": ", run->storm_clients,
+		(unsigned long long)run->storm_rows, (unsigned long long)run->storm_every,
+		run->storm_secs, (unsigned long long)run->storm_bursts,
+		(unsigned long long)run->storm_stmts, (unsigned long long)run->storm_accesses);
+	json_gstat(f, &run->storm_stash);
+	fprintf(f, "},\n");
 	fprintf(f, "  \"seconds\": {\"total\": %.3f, \"load\": %.3f", run->secs_total, run->secs_load);
 	for (int p = 0; p < AU_NPHASES; p++)
 		if (p != AU_P_WARM)

@@ -289,6 +289,31 @@ int au_trace_skip(struct au_trace *t, uint64_t *accesses, char *err, size_t errl
 	return pump(t, count_access, accesses, err, errlen);
 }
 
+struct writes {
+	int (*fn)(void *ctx, const uint64_t *ids, size_t n);
+	void *ctx;
+	uint64_t *accesses;
+};
+
+static int write_line(void *ctx, const struct au_line *l)
+{
+	struct writes *w = ctx;
+
+	if (!is_access(l))
+		return LWC_OK;
+	(*w->accesses)++;
+	return strcmp(l->op, "WRITE") == 0 ? w->fn(w->ctx, l->ids, l->n) : LWC_OK;
+}
+
+int au_trace_writes(struct au_trace *t, int (*fn)(void *ctx, const uint64_t *ids, size_t n),
+		    void *ctx, uint64_t *accesses, char *err, size_t errlen)
+{
+	struct writes w = { fn, ctx, accesses };
+
+	*accesses = 0;
+	return pump(t, write_line, &w, err, errlen);
+}
+
 /* A statement being collected. */
 struct collect {
 	struct au_obs *o;

@@ -34,6 +34,11 @@
  *                   --coread-rows rows of each range: P(READ sets overlap |
  *                   rows of one range) - P(overlap | rows of two ranges)
  *
+ * --storm N runs every attack in the state many clients leave (audit_storm.c):
+ * before every --storm-every audited statements, N concurrent clients read
+ * ranges of --storm-rows ids for --storm-ms; then the audit waits until the
+ * proxy holds no block and the trace is quiet, and goes on alone.
+ *
  * The labels (which statement targeted which id, of which kind) and the
  * ground truth (where the proxy keeps each row right before the statement,
  * read from its state directory with proxy/locate.h) only score the
@@ -74,6 +79,7 @@ struct opts {
 	char table[64];
 	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, zipf_rounds, per_type;
 	uint64_t ranges, range_rows, range_reps, range_others, coread_rows;
+	uint64_t storm, storm_rows, storm_every, storm_ms;
 	double zipf_s;
 	uint64_t seed;
 	int seed_given, check;
@@ -83,6 +89,7 @@ static struct opts O = {
 	.rows = 20000, .targets = 50, .reps = 5, .others = 500, .zipf_s = 1.0, .zipf_rounds = 1,
 	.zipf_ids = 1000, .zipf_queries = 2000, .per_type = 60,
 	.ranges = 100, .range_rows = 32, .range_reps = 5, .range_others = 1, .coread_rows = 5,
+	.storm_rows = 100, .storm_every = 25, .storm_ms = 1000,
 };
 
 /* ---- everything the run owns (released by cleanup, also on errors) ----------- */
@@ -108,10 +115,18 @@ static struct {
 	double t_start, t_load, t_end;
 	double phase_secs[AU_NPHASES];
 	char started[32];
+	struct au_storm *storm;          /* --storm: the concurrent clients       */
+	uint64_t audited, storm_accesses;
+	double *storm_stash;             /* stash_rows after each burst           */
+	size_t nstorm_stash, capstorm_stash;
 } C;
 
 static void cleanup(void)
 {
+	au_storm_stop(C.storm);
+	C.storm = NULL;
+	free(C.storm_stash);
+	C.storm_stash = NULL;
 	lwc_close(C.conn);
 	C.conn = NULL;
 	au_trace_close(C.trace);
@@ -278,7 +293,8 @@ static uint64_t locate(int64_t id)
 	return block == PX_LOCATE_STASH ? AU_NO_BLOCK : block;
 }
 
-static struct au_stmt *new_stmt(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target,
+/* A statement in C.st (pointers into C.st last until the next one). */
+static struct au_stmt *stmt_add(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target,
 				uint32_t k)
 {
 	struct au_stmt *s;
@@ -302,6 +318,161 @@ static struct au_stmt *new_stmt(enum au_phase ph, enum au_kind kind, int64_t id,
 	s->k = k;
 	s->truth = AU_NO_BLOCK;
 	return s;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ---- the storm: concurrent clients between audited statements ---------------- */
+
+/* A number from the proxy's status (admin socket); -1 when it has none, -2
+ * (err filled) when the status is not available. */
+static int status_u64(const char *key, uint64_t *v, char *err, size_t errlen)
+{
+	Lwc__AdminRequest req = LWC__ADMIN_REQUEST__INIT;
+	Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
+	Lwc__AdminResponse *resp = NULL;
+	char path[600];
+	int found = -1;
+
+	snprintf(path, sizeof(path), "%s/admin.sock", O.state);
+	req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
+	req.status = &sreq;
+	if (admin_call(path, &req, &resp, err, errlen) != LWC_OK)
+		return -2;
+	for (size_t i = 0; i < resp->n_status; i++)
+		if (resp->status[i]->key && strcmp(resp->status[i]->key, key) == 0 &&
+		    resp->status[i]->value) {
+			*v = strtoull(resp->status[i]->value, NULL, 10);
+			found = 0;
+			break;
+		}
+	lwc__admin_response__free_unpacked(resp, NULL);
+	return found;
+}
+
+/* A WRITE line of the storm's clients: an unlabelled statement that wrote
+ * those blocks, so that the attacks which order the writes (recency, shared
+ * writer) see every write the cloud sees. */
+static int storm_write(void *ctx, const uint64_t *ids, size_t n)
+{
+	struct au_stmt *s = stmt_add(AU_P_STORM, AU_SELECT, -1, -1, 0);
+	size_t k = 0;
+
+	(void)ctx;
+	if ((s->o.rset = malloc((n ? n : 1) * sizeof(*s->o.rset))) == NULL)
+		return LWC_ERR_NOMEM;
+	memcpy(s->o.rset, ids, n * sizeof(*ids));
+	qsort(s->o.rset, n, sizeof(*s->o.rset), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || s->o.rset[i] != s->o.rset[k - 1])
+			s->o.rset[k++] = s->o.rset[i];
+	s->o.nrset = k;
+	s->o.write_ops = 1;
+	s->o.write_blocks = n;
+	return LWC_OK;
+}
+
+/* A burst of the storm, then quiet: no block held by a statement, no trace
+ * line for 100 ms; the burst's accesses are counted apart from "foreign",
+ * and its WRITE lines kept (storm_write). */
+static void storm_burst(void)
+{
+	char err[512] = "";
+	uint64_t locked = 1, lines, stash, quiet = 0;
+	double deadline, t0 = now_s();
+
+	if (au_storm_burst(C.storm, (double)O.storm_ms / 1000.0, err, sizeof(err)) != LWC_OK)
+		die("%s", err);
+	deadline = now_s() + 60;
+	while (quiet < 2) {
+		if (status_u64("blocks_locked", &locked, err, sizeof(err)) != 0)
+			die("--storm reads blocks_locked from the proxy's status: %s",
+			    err[0] ? err : "not there");
+		if (au_trace_writes(C.trace, storm_write, NULL, &lines, err, sizeof(err)) != LWC_OK)
+			die("%s", err[0] ? err : "out of memory");
+		C.storm_accesses += lines;
+		quiet = locked == 0 && lines == 0 ? quiet + 1 : 0;
+		if (now_s() > deadline)
+			die("--storm: the proxy still holds %llu blocks, or the trace still grows, "
+			    "60 s after the storm's clients went idle", (unsigned long long)locked);
+		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+	}
+	if (status_u64("stash_rows", &stash, err, sizeof(err)) != 0)
+		die("--storm reads stash_rows from the proxy's status: %s",
+		    err[0] ? err : "not there");
+	if (C.nstorm_stash == C.capstorm_stash) {
+		size_t nc = C.capstorm_stash ? C.capstorm_stash * 2 : 256;
+		double *p = realloc(C.storm_stash, nc * sizeof(*p));
+
+		if (p == NULL)
+			die("out of memory");
+		C.storm_stash = p;
+		C.capstorm_stash = nc;
+	}
+	C.storm_stash[C.nstorm_stash++] = (double)stash;
+	C.phase_secs[AU_P_STORM] += now_s() - t0;
+}
+
+static void storm_start(void)
+{
+	struct au_storm_cfg cfg = {
+		.key = O.key, .proxy = O.proxy, .table = O.table, .clients = (uint32_t)O.storm,
+		.rows = O.storm_rows, .id_max = O.rows, .seed = au_rng_next(&C.rng),
+	};
+	char err[512];
+
+	say("storm: %llu clients, ranges of %llu ids for %llu ms before every %llu audited "
+	    "statements", (unsigned long long)O.storm, (unsigned long long)O.storm_rows,
+	    (unsigned long long)O.storm_ms, (unsigned long long)O.storm_every);
+	if (au_storm_start(&C.storm, &cfg, err, sizeof(err)) != LWC_OK)
+		die("starting the storm's clients: %s", err);
+}
+
+/* Wait until the proxy holds no block: the statement before has committed
+ * its state, which the ground truth reads.  (The client has its answer and
+ * the trace the statement's WRITE before the proxy commits; a statement that
+ * wrote back many stash rows commits for long enough that the next one's
+ * ground truth could read the state before it.)  Without the proxy's status
+ * the audit goes on unsettled, as before. */
+static void settle(void)
+{
+	static int unavailable;
+	char err[256] = "";
+	uint64_t locked;
+	double deadline = now_s() + 30;
+
+	while (!unavailable) {
+		int rc = status_u64("blocks_locked", &locked, err, sizeof(err));
+
+		if (rc != 0) {
+			say("the proxy's status is not available (%s): ground truth is read without "
+			    "waiting for the last statement's commit", err[0] ? err : "no blocks_locked");
+			unavailable = 1;
+		} else if (locked == 0) {
+			return;
+		} else if (now_s() > deadline) {
+			die("the proxy still holds %llu blocks 30 s after the last statement: is "
+			    "another client using it?", (unsigned long long)locked);
+		} else {
+			nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+		}
+	}
+}
+
+/* The next audited statement, before its ground truth is read: the storm's
+ * burst when one is due, then the proxy settled. */
+static struct au_stmt *new_stmt(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target,
+				uint32_t k)
+{
+	if (C.storm && C.audited++ % O.storm_every == 0)
+		storm_burst();
+	settle();
+	return stmt_add(ph, kind, id, target, k);
 }
 
 /* Run C.sql as the audited statement s: ground truth before, its trace
@@ -513,13 +684,6 @@ static void phase_types(void)
 	C.phase_secs[AU_P_TYPES] = now_s() - t0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Ground truth: the distinct blocks holding rows ids[0..n) (the stash's
  * rows need none). */
 static uint32_t blocks_of(const int64_t *ids, uint32_t n)
@@ -717,6 +881,8 @@ static void usage(FILE *f)
 		"                     [--zipf-rounds 1]\n"
 		"                     [--per-type 60] [--ranges 100] [--range-rows 32]\n"
 		"                     [--range-reps 5] [--range-others 1] [--coread-rows 5]\n"
+		"                     [--storm 0] [--storm-rows 100] [--storm-every 25]\n"
+		"                     [--storm-ms 1000]\n"
 		"                     [--seed N] [--table audit_t]\n"
 		"                     [--json FILE] [--check]\n"
 		"\n"
@@ -726,6 +892,10 @@ static void usage(FILE *f)
 		"statement type, size, recency, ranges read again (linkage, shared writer),\n"
 		"rows read together (co-read).  --state is the proxy's state directory: the ground\n"
 		"truth that scores the attacks.  The table is dropped and recreated.\n"
+		"--storm N: before every --storm-every audited statements, N concurrent clients\n"
+		"read ranges of --storm-rows ids for --storm-ms, so that the attacks see the\n"
+		"state many clients leave (a full stash); the audited statements still run\n"
+		"alone.\n"
 		"--check: exit 1 when a figure misses its threshold (identified <= %.2f for\n"
 		"r = 2, 3, 5; linkage advantage <= %.2f; frequency <= %d of 20 beyond chance;\n"
 		"type accuracy <= %.2f; |rec(INSERT) - rec(SELECT)| <= %.2f; recency <= %.2f\n"
@@ -775,6 +945,10 @@ static void parse_opts(int argc, char **argv)
 		{ "range-others", required_argument, NULL, 'O' },
 		{ "coread-rows", required_argument, NULL, 'C' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "storm", required_argument, NULL, 'w' },
+		{ "storm-rows", required_argument, NULL, 'W' },
+		{ "storm-every", required_argument, NULL, 'e' },
+		{ "storm-ms", required_argument, NULL, 'm' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "table", required_argument, NULL, 'b' },
@@ -804,6 +978,10 @@ static void parse_opts(int argc, char **argv)
 		case 'O': O.range_others = opt_u64("--range-others", optarg, 0, 1000); break;
 		case 'C': O.coread_rows = opt_u64("--coread-rows", optarg, 0, 1u << 16); break;
 		case 'S': O.seed = opt_u64("--seed", optarg, 0, UINT64_MAX); O.seed_given = 1; break;
+		case 'w': O.storm = opt_u64("--storm", optarg, 0, 1024); break;
+		case 'W': O.storm_rows = opt_u64("--storm-rows", optarg, 1, 1u << 20); break;
+		case 'e': O.storm_every = opt_u64("--storm-every", optarg, 1, 1u << 24); break;
+		case 'm': O.storm_ms = opt_u64("--storm-ms", optarg, 1, 600000); break;
 		case 'j': O.json = optarg; break;
 		case 'c': O.check = 1; break;
 		case 'b': table = optarg; break;
@@ -859,6 +1037,9 @@ static void parse_opts(int argc, char **argv)
 	else if (O.zipf_ids > O.rows)
 		fprintf(stderr, "lwc-audit: --zipf-ids (%llu) exceeds --rows (%llu)\n",
 			(unsigned long long)O.zipf_ids, (unsigned long long)O.rows);
+	else if (O.storm && O.storm_rows > O.rows)
+		fprintf(stderr, "lwc-audit: --storm-rows (%llu) exceeds --rows (%llu)\n",
+			(unsigned long long)O.storm_rows, (unsigned long long)O.rows);
 	else if (O.coread_rows > O.range_rows)
 		fprintf(stderr, "lwc-audit: --coread-rows (%llu) exceeds --range-rows (%llu)\n",
 			(unsigned long long)O.coread_rows, (unsigned long long)O.range_rows);
@@ -902,6 +1083,8 @@ int main(int argc, char **argv)
 	struct au_results R;
 	struct au_check ck[AU_MAX_CHECKS];
 	struct au_run run;
+	struct au_gstat stash = { 0 };
+	uint64_t storm_bursts = 0, storm_stmts = 0, storm_rows = 0;  /* rows: not reported */
 	size_t nck;
 	char err[512];
 	int passed = 1;
@@ -938,6 +1121,8 @@ int main(int argc, char **argv)
 	    (unsigned long long)O.seed);
 
 	load();
+	if (O.storm)
+		storm_start();
 	phase_repeat();
 	phase_zipf();
 	if (O.ranges > 0)
@@ -945,6 +1130,16 @@ int main(int argc, char **argv)
 	phase_types();
 	phase_size();
 	C.t_end = now_s();
+	if (C.storm) {
+		au_storm_counts(C.storm, &storm_bursts, &storm_stmts, &storm_rows);
+		au_storm_stop(C.storm);
+		C.storm = NULL;
+		if ((stash.n = C.nstorm_stash) > 0) {
+			stash.median = au_median(C.storm_stash, stash.n);   /* sorts them */
+			stash.min = C.storm_stash[0];
+			stash.max = C.storm_stash[stash.n - 1];
+		}
+	}
 	lwc_close(C.conn);
 	C.conn = NULL;
 	proxy_status();
@@ -959,6 +1154,10 @@ int main(int argc, char **argv)
 		.seed = O.seed, .zipf_s = O.zipf_s, .setup_stmts = C.setup_stmts,
 		.foreign = C.foreign, .secs_total = C.t_end - C.t_start, .secs_load = C.t_load,
 		.status = C.status, .nstatus = C.nstatus, .status_err = C.status_err,
+		.storm_clients = (uint32_t)O.storm, .storm_rows = O.storm_rows,
+		.storm_every = O.storm_every, .storm_bursts = storm_bursts,
+		.storm_stmts = storm_stmts, .storm_accesses = C.storm_accesses,
+		.storm_secs = (double)O.storm_ms / 1000.0, .storm_stash = stash,
 	};
 	memcpy(run.phase_secs, C.phase_secs, sizeof(run.phase_secs));
 	if (au_analyse(C.st, C.nst, &run, &C.rng, &R) != LWC_OK)

@@ -113,6 +113,21 @@ static void append(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+struct seen {
+	uint64_t ids[8];
+	size_t nids, lines;
+};
+
+static int note_write(void *ctx, const uint64_t *ids, size_t n)
+{
+	struct seen *w = ctx;
+
+	for (size_t i = 0; i < n && w->nids < 8; i++)
+		w->ids[w->nids++] = ids[i];
+	w->lines++;
+	return LWC_OK;
+}
+
 static void test_trace_collect(void **state)
 {
 	char path[128], err[512];
@@ -133,6 +148,22 @@ static void test_trace_collect(void **state)
 	       "2026-11-24T16:56:01.600000Z conn=2 op=WRITE n=2 ids=3,4 in=1 out=1 status=ok\n");
 	assert_int_equal(au_trace_skip(t, &n, err, sizeof(err)), LWC_OK);
 	assert_int_equal(n, 2);
+	/* the WRITE lines of other clients (--storm), in order */
+	append(path, "2026-11-24T16:56:01.700000Z conn=5 op=READ n=2 ids=8,6 in=1 out=1 status=ok\n"
+	       "2026-11-24T16:56:01.710000Z conn=6 op=HELLO n=0 ids=- in=107 out=105 status=ok\n"
+	       "2026-11-24T16:56:01.720000Z conn=5 op=WRITE n=2 ids=8,6 in=1 out=1 status=ok\n"
+	       "2026-11-24T16:56:01.730000Z conn=6 op=WRITE n=1 ids=12 in=1 out=1 status=ok\n");
+	{
+		struct seen w = { 0 };
+
+		assert_int_equal(au_trace_writes(t, note_write, &w, &n, err, sizeof(err)), LWC_OK);
+		assert_int_equal(n, 3);
+		assert_int_equal(w.lines, 2);
+		assert_int_equal(w.nids, 3);
+		assert_int_equal(w.ids[0], 8);
+		assert_int_equal(w.ids[1], 6);
+		assert_int_equal(w.ids[2], 12);
+	}
 	/* one statement: two READ/WRITE pairs, a HELLO, ids repeated */
 	append(path, "2026-11-24T16:56:02.000000Z conn=4 op=HELLO n=0 ids=- in=107 out=105 status=ok\n"
 	       "2026-11-24T16:56:02.100000Z conn=4 op=READ n=3 ids=9,2,5 in=40 out=300 status=ok\n"
@@ -338,6 +369,29 @@ static void test_recency_known(void **state)
 	assert_int_equal(y.tries, 4);            /* s[0], s[2], s[3], s[4] */
 	assert_true(fabs(y.hits - 2.0) < 1e-9);
 	assert_true(fabs(y.chance - (0.5 + 1.0 / 3 + 0.5 + 0.5)) < 1e-9);
+	free_stmts(s, n);
+}
+
+/* The writes of other clients (--storm's WRITE lines) move a block to the
+ * front of the order the recency attack guesses by, and are not scored. */
+static void test_recency_storm(void **state)
+{
+	struct au_stmt s[4];
+	struct au_recency y;
+	size_t n = 0;
+
+	(void)state;
+	/* s[0] writes 1 and 2; a storm WRITE of 2 makes 2 the younger; s[2]
+	 * reads 1, 2 and 3 with its record in 2: a hit (half, a tie, without s[1]) */
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 1, 0, AU_NO_BLOCK, (uint64_t[]){ 1, 2 }, 2);
+	s[n++] = mk(AU_P_STORM, AU_SELECT, -1, -1, AU_NO_BLOCK, (uint64_t[]){ 2 }, 1);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 2, 1, 2, (uint64_t[]){ 1, 2, 3 }, 3);
+	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 3, 2, 1, (uint64_t[]){ 1, 4 }, 2);
+	s[1].k = 0;
+	assert_int_equal(au_attack_recency(s, n, &y), LWC_OK);
+	assert_int_equal(y.tries, 2);            /* s[2], s[3]: not the storm's line */
+	/* s[2]: 2 is the youngest: a hit; s[3]: 1 (s[2]) against 4 (never): a hit */
+	assert_true(fabs(y.hits - 2.0) < 1e-9);
 	free_stmts(s, n);
 }
 
@@ -653,6 +707,7 @@ int main(void)
 		cmocka_unit_test(test_linkage_known),
 		cmocka_unit_test(test_frequency_known),
 		cmocka_unit_test(test_recency_known),
+		cmocka_unit_test(test_recency_storm),
 		cmocka_unit_test(test_shared_writer_known),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sim_leaky),
