@@ -234,7 +234,11 @@ struct au_recency {
 	uint64_t unwritten;           /* ... whose record's block none wrote yet  */
 };
 
-int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res) LWC_WUR;
+/* quiet: order the blocks by the writes of the audited statements only,
+ * leaving out the storm's (AU_P_STORM): the guess of a cloud that tells a
+ * burst of many clients from the quiet periods by its timing. */
+int au_attack_recency(const struct au_stmt *s, size_t n, int quiet,
+		      struct au_recency *res) LWC_WUR;
 
 /* 7. Ranges read again (phase AU_P_RANGE, target = the range): do the READ
  * sets of two reads of one range overlap more than those of two different
@@ -331,6 +335,7 @@ struct au_results {
 	struct au_freq freq;
 	struct au_type type;
 	struct au_recency recency;
+	struct au_recency recency_quiet;     /* 6, the storm's writes left out  */
 	struct au_link rlink;                /* 7                              */
 	struct au_link coread;               /* 9                              */
 	struct au_shared shared[2];          /* 8: first reads, later reads    */

@@ -393,7 +393,7 @@ static int64_t *last_writers(const struct au_stmt *s, size_t n, uint64_t *maxid_
 	return last;
 }
 
-int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res)
+int au_attack_recency(const struct au_stmt *s, size_t n, int quiet, struct au_recency *res)
 {
 	uint64_t maxid;
 	int64_t *last;
@@ -430,7 +430,7 @@ int au_attack_recency(const struct au_stmt *s, size_t n, struct au_recency *res)
 			if (s[i].truth <= maxid && last[s[i].truth] < 0)
 				res->unwritten++;
 		}
-		for (size_t j = 0; j < o->nrset; j++)
+		for (size_t j = 0; j < o->nrset && !(quiet && s[i].phase == AU_P_STORM); j++)
 			last[o->rset[j]] = (int64_t)i;
 	}
 	free(last);

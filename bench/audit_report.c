@@ -180,7 +180,8 @@ int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, stru
 				    &R->link)) != LWC_OK ||
 	    (rc = frequency_rounds(s, n, run, &R->freq)) != LWC_OK ||
 	    (rc = au_attack_type(s, n, AU_TYPE_WINDOW, AU_TYPE_SPLITS, rng, &R->type)) != LWC_OK ||
-	    (rc = au_attack_recency(s, n, &R->recency)) != LWC_OK ||
+	    (rc = au_attack_recency(s, n, 0, &R->recency)) != LWC_OK ||
+	    (rc = au_attack_recency(s, n, 1, &R->recency_quiet)) != LWC_OK ||
 	    (rc = au_attack_range_linkage(s, n, AU_LINK_PAIRS, rng, &R->rlink)) != LWC_OK ||
 	    (rc = au_attack_coread(s, n, AU_LINK_PAIRS, rng, &R->coread)) != LWC_OK ||
 	    (rc = au_attack_shared_writer(s, n, 0, &R->shared[0])) != LWC_OK ||
@@ -431,6 +432,16 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		printf("%-16s %-44s %8llu\n", "", "point SELECTs with the record in a block",
 		       (unsigned long long)Y->tries);
 		ci++;
+		if (run->storm_clients) {
+			const struct au_recency *Q = &R->recency_quiet;
+
+			hit = Q->tries ? Q->hits / (double)Q->tries : 0;
+			ch = Q->tries ? Q->chance / (double)Q->tries : 0;
+			printf("%-16s %-44s %8.3f %7.3f\n", "", "storm's writes left out: hit rate",
+			       hit, ci_prop(Q->hits, (double)Q->tries));
+			printf("%-16s %-44s %8.3f %7s %8s  %s\n", "", "... beyond chance (no check)",
+			       hit - ch, "", "", "measured");
+		}
 	}
 	if (R->rlink.same_pairs > 0 || R->shared[0].stmts > 0) {
 		const struct au_link *Q = &R->rlink;
@@ -628,10 +639,13 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 	fprintf(f, "}, \"rec_insert_minus_select\": %.4f},\n",
 		rec_rate(T, AU_INSERT) - rec_rate(T, AU_SELECT));
 	fprintf(f, "  \"recency\": {\"tries\": %llu, \"hit_rate\": %.4f, \"chance\": %.4f, "
-		"\"record_block_unwritten\": %llu},\n", (unsigned long long)R->recency.tries,
+		"\"record_block_unwritten\": %llu, \"storm_writes_left_out\": {\"hit_rate\": %.4f, "
+		"\"chance\": %.4f}},\n", (unsigned long long)R->recency.tries,
 		R->recency.tries ? R->recency.hits / (double)R->recency.tries : 0,
 		R->recency.tries ? R->recency.chance / (double)R->recency.tries : 0,
-		(unsigned long long)R->recency.unwritten);
+		(unsigned long long)R->recency.unwritten,
+		R->recency_quiet.tries ? R->recency_quiet.hits / (double)R->recency_quiet.tries : 0,
+		R->recency_quiet.tries ? R->recency_quiet.chance / (double)R->recency_quiet.tries : 0);
 	fprintf(f, "  \"ranges\": {\"ranges\": %llu, \"range_rows\": %llu, \"range_reps\": %llu, "
 		"\"same_pairs\": %llu, \"p_overlap_same\": %.4f, \"diff_pairs\": %llu, "
 		"\"p_overlap_diff\": %.4f, \"gamma_first\": ", (unsigned long long)run->ranges,

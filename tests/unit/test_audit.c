@@ -365,7 +365,7 @@ static void test_recency_known(void **state)
 	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 5, 4, 5, (uint64_t[]){ 5, 6 }, 2);
 	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 6, 5, AU_NO_BLOCK, (uint64_t[]){ 8, 9 }, 2);
 	s[1].k = 10;
-	assert_int_equal(au_attack_recency(s, n, &y), LWC_OK);
+	assert_int_equal(au_attack_recency(s, n, 0, &y), LWC_OK);
 	assert_int_equal(y.tries, 4);            /* s[0], s[2], s[3], s[4] */
 	assert_true(fabs(y.hits - 2.0) < 1e-9);
 	assert_true(fabs(y.chance - (0.5 + 1.0 / 3 + 0.5 + 0.5)) < 1e-9);
@@ -388,10 +388,14 @@ static void test_recency_storm(void **state)
 	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 2, 1, 2, (uint64_t[]){ 1, 2, 3 }, 3);
 	s[n++] = mk(AU_P_ZIPF, AU_SELECT, 3, 2, 1, (uint64_t[]){ 1, 4 }, 2);
 	s[1].k = 0;
-	assert_int_equal(au_attack_recency(s, n, &y), LWC_OK);
+	assert_int_equal(au_attack_recency(s, n, 0, &y), LWC_OK);
 	assert_int_equal(y.tries, 2);            /* s[2], s[3]: not the storm's line */
 	/* s[2]: 2 is the youngest: a hit; s[3]: 1 (s[2]) against 4 (never): a hit */
 	assert_true(fabs(y.hits - 2.0) < 1e-9);
+	/* the storm's writes left out: s[2] sees 1 and 2 tied (half), s[3] a hit */
+	assert_int_equal(au_attack_recency(s, n, 1, &y), LWC_OK);
+	assert_int_equal(y.tries, 2);
+	assert_true(fabs(y.hits - 1.5) < 1e-9);
 	free_stmts(s, n);
 }
 
@@ -619,7 +623,7 @@ static void simulate(int leaky, uint64_t seed, int expect_pass)
 	assert_int_equal(au_attack_linkage(s, n, 50, 4000, &rng, &l), LWC_OK);
 	assert_int_equal(au_attack_frequency(s, n, 20, 0, &f), LWC_OK);
 	assert_int_equal(au_attack_type(s, n, 5, 25, &rng, &ty), LWC_OK);
-	assert_int_equal(au_attack_recency(s, n, &y), LWC_OK);
+	assert_int_equal(au_attack_recency(s, n, 0, &y), LWC_OK);
 
 	double adv = (double)l.same_overlap / (double)l.same_pairs -
 		     (double)l.diff_overlap / (double)l.diff_pairs;
