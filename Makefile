@@ -9,6 +9,7 @@
 #   make bench-full the same with N = 10,000,000 (BENCH_ARGS= adds lwc-bench options)
 #   make bench-cs   block-store benchmark of lwc-cloudstore (see docs/benchmarks.md)
 #   make audit      lwc-audit: the cloud's attacks across statements, with --check
+#   make audit-storm  the same with 64 concurrent clients in bursts (lwc-audit --storm)
 #   make fuzz       build the libFuzzer targets (clang) into build/fuzz/
 #
 # Knobs: OPT= (optimisation), XCFLAGS= (extra flags), BUILD=release|asan|tsan.
@@ -74,7 +75,7 @@ CONFORMANCE_DIR ?= ../shared/conformance
 CONF_STATE      ?=
 CONF_PORT       ?=
 
-.PHONY: all build deps test run-tests test-failover asan tsan bench bench-full bench-cs audit fuzz clean demo \
+.PHONY: all build deps test run-tests test-failover asan tsan bench bench-full bench-cs audit audit-storm fuzz clean demo \
         conformance
 .SUFFIXES:
 
@@ -220,6 +221,17 @@ AUDIT_ARGS ?= --per-type 3200 --zipf-rounds 9 --targets 100
 audit: all
 	@LWC_BIN=$(BIN) AUDIT_INIT_ARGS="$(AUDIT_INIT_ARGS)" AUDIT_PROXY_ARGS="$(AUDIT_PROXY_ARGS)" \
 		sh scripts/audit.sh --check --json bench/results/audit.json $(AUDIT_ARGS)
+
+# The same audit with 64 concurrent clients reading 100-row ranges for half
+# a second before every 400 audited statements (lwc-audit --storm), as in
+# make test: the attacks
+# in the state many clients leave, a stash of thousands of rows.  JSON in
+# bench/results/audit-storm.json.
+AUDIT_STORM_ARGS ?= --storm 64 --storm-every 400 --storm-ms 500
+audit-storm: all
+	@LWC_BIN=$(BIN) AUDIT_INIT_ARGS="$(AUDIT_INIT_ARGS)" AUDIT_PROXY_ARGS="$(AUDIT_PROXY_ARGS)" \
+		sh scripts/audit.sh --check --json bench/results/audit-storm.json $(AUDIT_ARGS) \
+		$(AUDIT_STORM_ARGS)
 
 fuzz: deps
 	@sh tests/fuzz/build.sh

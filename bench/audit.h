@@ -2,8 +2,8 @@
  * audit.h - the pieces of lwc-audit (bench/lwc_audit.c): what the cloud's
  * trace shows of one statement, the reader that cuts the trace into
  * statements (audit_trace.c), the attacks that use the trace alone
- * (audit_attacks.c), and the run's summary, checks and output
- * (audit_report.c).
+ * (audit_attacks.c), the run's summary, checks and output
+ * (audit_report.c), and the concurrent clients of --storm (audit_storm.c).
  *
  * The attacks see only struct au_obs (the adversary's view).  The fields of
  * struct au_stmt outside o (kind, id, target, truth, k) are the workload's

@@ -76,6 +76,16 @@ done
 # 100 ids put the failure at 6, about 1 audit in 1,000, for some 5 s more.
 run "audit (bounded)" sh scripts/audit.sh --check --per-type 3200 --zipf-rounds 9 --targets 100
 
+# The same attacks in the state many clients leave: before every 400 audited
+# statements, 64 concurrent clients read random 100-row ranges for half a
+# second (lwc-audit --storm), leaving 6,000-7,000 rows in the stash (a single
+# client leaves tens); the audited statements still run alone.  The write
+# order the recency and shared-writer attacks use includes the bursts'
+# writes, as the cloud sees them.  Figures: docs/threat-model.md, "Many
+# clients at once".  About 4.5 minutes.
+run "audit (storm)" sh scripts/audit.sh --check --per-type 3200 --zipf-rounds 9 --targets 100 \
+	--storm 64 --storm-every 400 --storm-ms 500
+
 # The shell end to end against a local deployment (LMDB only: the shell
 # does not see the backend).  LWC_BIN selects the build under test.
 run "shell tests/shell/test_shell.py [lmdb]" python3 tests/shell/test_shell.py
