@@ -320,6 +320,7 @@ struct au_run {
 	uint64_t foreign;             /* cloud accesses between audited statements */
 	uint32_t storm_clients;       /* --storm: 0 when the audit ran alone      */
 	uint64_t storm_rows, storm_every, storm_bursts, storm_stmts, storm_accesses;
+	uint64_t storm_rows_read;     /* rows the storm's statements returned     */
 	double storm_secs;            /* seconds a burst                          */
 	struct au_gstat storm_stash;  /* the proxy's stash_rows after each burst  */
 	double secs_total, secs_load, phase_secs[AU_NPHASES];

@@ -330,11 +330,11 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		       (unsigned long long)run->foreign);
 	if (run->storm_clients)
 		printf("storm: %u concurrent clients read ranges of %llu ids for %.1f s before every "
-		       "%llu audited statements: %llu bursts, %llu statements, %llu cloud accesses; "
-		       "the proxy's stash after a burst: median %.0f rows (%.0f-%.0f)\n",
+		       "%llu audited statements: %llu bursts, %llu statements (%llu rows), %llu cloud "
+		       "accesses; the proxy's stash after a burst: median %.0f rows (%.0f-%.0f)\n",
 		       run->storm_clients, (unsigned long long)run->storm_rows, run->storm_secs,
 		       (unsigned long long)run->storm_every, (unsigned long long)run->storm_bursts,
-		       (unsigned long long)run->storm_stmts,
+		       (unsigned long long)run->storm_stmts, (unsigned long long)run->storm_rows_read,
 		       (unsigned long long)run->storm_accesses, run->storm_stash.median,
 		       run->storm_stash.min, run->storm_stash.max);
 	printf("\n%-16s %-44s %8s %7s %8s  %s\n", "attack", "figure", "value", "+-95%", "limit",
@@ -559,11 +559,12 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 		(unsigned long long)R->audited, (unsigned long long)run->setup_stmts,
 		(unsigned long long)run->foreign);
 	fprintf(f, "  \"storm\": {\"clients\": %u, \"rows\": %llu, \"every\": %llu, "
-		"\"secs\": %.3f, \"bursts\": %llu, \"statements\": %llu, \"accesses\": %llu, "
-		"\"stash_rows_after_burst\": ", run->storm_clients,
+		"\"secs\": %.3f, \"bursts\": %llu, \"statements\": %llu, \"rows_read\": %llu, "
+		"\"accesses\": %llu, \"stash_rows_after_burst\": ", run->storm_clients,
 		(unsigned long long)run->storm_rows, (unsigned long long)run->storm_every,
 		run->storm_secs, (unsigned long long)run->storm_bursts,
-		(unsigned long long)run->storm_stmts, (unsigned long long)run->storm_accesses);
+		(unsigned long long)run->storm_stmts, (unsigned long long)run->storm_rows_read,
+		(unsigned long long)run->storm_accesses);
 	json_gstat(f, &run->storm_stash);
 	fprintf(f, "},\n");
 	fprintf(f, "  \"seconds\": {\"total\": %.3f, \"load\": %.3f", run->secs_total, run->secs_load);

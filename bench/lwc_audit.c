@@ -1084,7 +1084,7 @@ int main(int argc, char **argv)
 	struct au_check ck[AU_MAX_CHECKS];
 	struct au_run run;
 	struct au_gstat stash = { 0 };
-	uint64_t storm_bursts = 0, storm_stmts = 0, storm_rows = 0;  /* rows: not reported */
+	uint64_t storm_bursts = 0, storm_stmts = 0, storm_rows = 0;
 	size_t nck;
 	char err[512];
 	int passed = 1;
@@ -1156,7 +1156,8 @@ int main(int argc, char **argv)
 		.status = C.status, .nstatus = C.nstatus, .status_err = C.status_err,
 		.storm_clients = (uint32_t)O.storm, .storm_rows = O.storm_rows,
 		.storm_every = O.storm_every, .storm_bursts = storm_bursts,
-		.storm_stmts = storm_stmts, .storm_accesses = C.storm_accesses,
+		.storm_stmts = storm_stmts, .storm_rows_read = storm_rows,
+		.storm_accesses = C.storm_accesses,
 		.storm_secs = (double)O.storm_ms / 1000.0, .storm_stash = stash,
 	};
 	memcpy(run.phase_secs, C.phase_secs, sizeof(run.phase_secs));
