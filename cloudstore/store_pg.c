@@ -588,11 +588,12 @@ static void pg_session_close(struct cs_session *s)
  * window once in a loaded run). */
 #define PG_STORE_LOCK_KEY "7659471523846"   /* an arbitrary bigint */
 #define PG_STORE_LOCK_WAIT_MS 3000
-static int store_lock(struct cs_session *s, char *err, size_t errlen)
+static int store_lock(struct cs_session *s, int *locked, char *err, size_t errlen)
 {
 	PGresult *r = NULL;
 	int rc = LWC_OK;
 
+	*locked = 0;
 	for (int waited = 0;; waited += 100) {
 		r = PQexec(s->conn, "SELECT pg_try_advisory_lock(" PG_STORE_LOCK_KEY ")");
 		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 ||
@@ -623,9 +624,76 @@ static int store_lock(struct cs_session *s, char *err, size_t errlen)
 				 "lwc-cloudstore");
 		PQclear(w);
 		rc = LWC_ERR_BUSY;
+	} else {
+		*locked = 1;
 	}
 	PQclear(r);
 	return rc;
+}
+
+/* The sessions of a store that ended (kill -9) outlive it until their
+ * backends notice the closed socket, and one of them may be committing a
+ * WRITE the dead store never acknowledged: the lock's session, idle, ends
+ * first, so holding the lock does not mean they are gone (it_cloudstore
+ * test_crash_kill9 read a block, then saw the dead store's WRITE land on
+ * it).  Once the lock is held, every other session of this database with
+ * the store's application_name is such a leftover: wait for them to end,
+ * then end the ones left (pg_terminate_backend: a commit under way either
+ * finishes or is rolled back, either is a WRITE not acknowledged), and
+ * refuse to start while any is still there.  An engine without
+ * pg_stat_activity gets a warning, as for the lock. */
+#define PG_STORE_ORPHAN_WAIT_MS 5000
+static int store_orphans(struct cs_session *s, char *err, size_t errlen)
+{
+	static const char *const q =
+		"SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND "
+		"pid <> pg_backend_pid() AND application_name = current_setting('application_name')";
+	int rc = LWC_OK;
+
+	for (int waited = 0, ended = 0;; waited += 100) {
+		PGresult *r = PQexec(s->conn, q);
+		int n;
+
+		if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+			fprintf(stderr, "lwc-cloudstore: warning: cannot list this database's sessions "
+				"(%s): a WRITE left under way by a store that ended may still land\n",
+				PQresultErrorMessage(r));
+			PQclear(r);
+			return LWC_OK;
+		}
+		if ((n = PQntuples(r)) == 0) {
+			PQclear(r);
+			if (waited > 0)
+				fprintf(stderr, "lwc-cloudstore: the sessions of the store that ended "
+					"are gone after %d ms\n", waited);
+			return LWC_OK;
+		}
+		if (waited == 0)
+			fprintf(stderr, "lwc-cloudstore: %d session(s) of a store that ended are still "
+				"open (backend pid %s%s); waiting up to %d ms for them to end\n", n,
+				PQgetvalue(r, 0, 0), n > 1 ? ", ..." : "", PG_STORE_ORPHAN_WAIT_MS);
+		if (waited >= PG_STORE_ORPHAN_WAIT_MS && !ended) {
+			fprintf(stderr, "lwc-cloudstore: ending them (pg_terminate_backend)\n");
+			for (int i = 0; i < n; i++) {
+				const char *pv[1] = { PQgetvalue(r, i, 0) };
+				PGresult *t = PQexecParams(s->conn, "SELECT pg_terminate_backend($1::int)",
+							   1, NULL, pv, NULL, NULL, 0);
+				PQclear(t);
+			}
+			ended = 1;
+		} else if (waited >= 2 * PG_STORE_ORPHAN_WAIT_MS) {
+			lwc_errf(err, errlen, "%d session(s) of a store that ended are still open on "
+				 "this database (backend pid %s) %d ms after the start, and could not be "
+				 "ended: a WRITE they hold could still land; stop them "
+				 "(pg_terminate_backend) and start again", n, PQgetvalue(r, 0, 0),
+				 waited);
+			rc = LWC_ERR_BUSY;
+			PQclear(r);
+			return rc;
+		}
+		PQclear(r);
+		nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 100 * 1000000L }, NULL);
+	}
 }
 
 static int pg_open(struct cs_store **out, const char *spec, uint32_t block_size,
@@ -634,7 +702,7 @@ static int pg_open(struct cs_store **out, const char *spec, uint32_t block_size,
 	struct cs_store *st = NULL;
 	struct cs_session *s = NULL;
 	uint64_t cur = 0;
-	int rc;
+	int rc, locked;
 
 	*out = NULL;
 	if (spec == NULL || *spec == '\0') {
@@ -656,7 +724,8 @@ static int pg_open(struct cs_store **out, const char *spec, uint32_t block_size,
 	rc = pg_session_open(st, &s, err, errlen);
 	if (rc != LWC_OK)
 		goto fail;
-	if ((rc = store_lock(s, err, errlen)) != LWC_OK)
+	if ((rc = store_lock(s, &locked, err, errlen)) != LWC_OK ||
+	    (locked && (rc = store_orphans(s, err, errlen)) != LWC_OK))
 		goto fail;
 	rc = schema_create(s, err, errlen);
 	if (rc != LWC_OK)
