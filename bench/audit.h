@@ -337,6 +337,7 @@ struct au_results {
 	struct au_type type;
 	struct au_recency recency;
 	struct au_recency recency_quiet;     /* 6, the storm's writes left out  */
+	int stormed;                         /* --storm ran: recency_quiet checked */
 	struct au_link rlink;                /* 7                              */
 	struct au_link coread;               /* 9                              */
 	struct au_shared shared[2];          /* 8: first reads, later reads    */
@@ -360,7 +361,7 @@ struct au_check {
 
 /* intersection at each r, linkage, frequency, type, recurrence, recency,
  * the ground truth's consistency */
-#define AU_MAX_CHECKS (AU_NISECT + 9)
+#define AU_MAX_CHECKS (AU_NISECT + 10)
 
 int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
 	       struct au_results *R) LWC_WUR;

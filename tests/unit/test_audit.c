@@ -462,6 +462,10 @@ static void test_checks(void **state)
 	R->recency.tries = 1000;
 	R->recency.chance = 250;
 	R->recency.hits = 275;                                  /* 0.025: passes */
+	R->stormed = 1;
+	R->recency_quiet.tries = 1000;
+	R->recency_quiet.chance = 250;
+	R->recency_quiet.hits = 285;                            /* 0.035: fails */
 	R->rlink.same_pairs = 100;
 	R->rlink.same_overlap = 30;
 	R->rlink.diff_pairs = 1000;
@@ -485,13 +489,16 @@ static void test_checks(void **state)
 	assert_int_equal(c[AU_NISECT + 3].pass, 0);             /* recurrence */
 	assert_int_equal(c[AU_NISECT + 4].pass, 1);             /* recency */
 	assert_true(strstr(c[AU_NISECT + 4].name, "recency") != NULL);
-	assert_int_equal(c[AU_NISECT + 5].pass, 0);             /* range linkage */
-	assert_true(strstr(c[AU_NISECT + 5].name, "range linkage") != NULL);
-	assert_int_equal(c[AU_NISECT + 6].pass, 1);             /* shared writer */
-	assert_true(fabs(c[AU_NISECT + 6].value - 0.08) < 1e-9);
-	assert_int_equal(c[AU_NISECT + 7].pass, 0);             /* co-read */
-	assert_true(strstr(c[AU_NISECT + 7].name, "co-read") != NULL);
-	assert_int_equal(c[AU_NISECT + 8].pass, 1);             /* ground truth */
+	assert_int_equal(c[AU_NISECT + 5].pass, 0);             /* recency, storm left out */
+	assert_true(strstr(c[AU_NISECT + 5].name, "storm") != NULL);
+	assert_true(fabs(c[AU_NISECT + 5].value - 0.035) < 1e-9);
+	assert_int_equal(c[AU_NISECT + 6].pass, 0);             /* range linkage */
+	assert_true(strstr(c[AU_NISECT + 6].name, "range linkage") != NULL);
+	assert_int_equal(c[AU_NISECT + 7].pass, 1);             /* shared writer */
+	assert_true(fabs(c[AU_NISECT + 7].value - 0.08) < 1e-9);
+	assert_int_equal(c[AU_NISECT + 8].pass, 0);             /* co-read */
+	assert_true(strstr(c[AU_NISECT + 8].name, "co-read") != NULL);
+	assert_int_equal(c[AU_NISECT + 9].pass, 1);             /* ground truth */
 	/* the recency leak of uniform padding fails; the frequency at chance passes */
 	R->recency.hits = 394;
 	R->freq.hits = 3;
@@ -499,12 +506,15 @@ static void test_checks(void **state)
 	n = au_checks(R, c);
 	assert_int_equal(c[AU_NISECT + 4].pass, 0);
 	assert_int_equal(c[AU_NISECT + 1].pass, 1);
-	assert_int_equal(c[AU_NISECT + 6].pass, 0);
+	assert_int_equal(c[AU_NISECT + 7].pass, 0);
 	/* no range phase (--ranges 0): neither range check */
 	memset(&R->rlink, 0, sizeof(R->rlink));
 	memset(&R->shared, 0, sizeof(R->shared));
 	memset(&R->coread, 0, sizeof(R->coread));
 	assert_int_equal(au_checks(R, c), AU_MAX_CHECKS - 3);
+	/* an audit without --storm: no check of the storm's order */
+	R->stormed = 0;
+	assert_int_equal(au_checks(R, c), AU_MAX_CHECKS - 4);
 	free(c);
 	free(R);
 }
