@@ -53,6 +53,8 @@ struct au_obs {
 };
 
 void au_obs_free(struct au_obs *o);
+/* Sort v[0..n) and drop repeats in place; the distinct count. */
+size_t au_sort_unique(uint64_t *v, size_t n);
 
 /* One parsed trace line, e.g.
  *   2026-11-24T16:56:02.123456Z conn=3 op=READ n=4 ids=1,5,9,12 in=40 out=43270 status=ok

@@ -439,7 +439,7 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		printf("%-16s %-44s %8llu\n", "", "point SELECTs with the record in a block",
 		       (unsigned long long)Y->tries);
 		ci++;
-		if (run->storm_clients) {
+		if (R->stormed) {              /* its check follows recency's */
 			const struct au_recency *Q = &R->recency_quiet;
 
 			hit = Q->tries ? Q->hits / (double)Q->tries : 0;

@@ -38,7 +38,7 @@ struct au_storm {
 	pthread_cond_t idle;            /* a worker finished its statement      */
 	int running, quit;
 	uint32_t busy;                  /* workers inside a statement           */
-	uint64_t bursts, stmts, rows;           /* statements run, rows they returned   */
+	uint64_t bursts, stmts, rows;   /* bursts, statements run, rows returned */
 	int failed;
 	char err[512];
 };

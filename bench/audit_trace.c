@@ -379,6 +379,17 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+size_t au_sort_unique(uint64_t *v, size_t n)
+{
+	size_t k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || v[i] != v[k - 1])
+			v[k++] = v[i];
+	return k;
+}
+
 int au_trace_collect(struct au_trace *t, struct au_obs *o, int wait_ms, char *err,
 		     size_t errlen)
 {
@@ -403,10 +414,7 @@ int au_trace_collect(struct au_trace *t, struct au_obs *o, int wait_ms, char *er
 		}
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
-	qsort(c.ids, c.nids, sizeof(*c.ids), cmp_u64);
-	for (size_t i = 0; i < c.nids; i++)
-		if (o->nrset == 0 || c.ids[i] != c.ids[o->nrset - 1])
-			c.ids[o->nrset++] = c.ids[i];
+	o->nrset = au_sort_unique(c.ids, c.nids);
 	if ((o->rset = malloc((o->nrset ? o->nrset : 1) * sizeof(*o->rset))) == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;

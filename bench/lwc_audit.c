@@ -361,17 +361,12 @@ static int status_u64(const char *key, uint64_t *v, char *err, size_t errlen)
 static int storm_write(void *ctx, const uint64_t *ids, size_t n)
 {
 	struct au_stmt *s = stmt_add(AU_P_STORM, AU_SELECT, -1, -1, 0);
-	size_t k = 0;
 
 	(void)ctx;
 	if ((s->o.rset = malloc((n ? n : 1) * sizeof(*s->o.rset))) == NULL)
 		return LWC_ERR_NOMEM;
 	memcpy(s->o.rset, ids, n * sizeof(*ids));
-	qsort(s->o.rset, n, sizeof(*s->o.rset), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		if (k == 0 || s->o.rset[i] != s->o.rset[k - 1])
-			s->o.rset[k++] = s->o.rset[i];
-	s->o.nrset = k;
+	s->o.nrset = au_sort_unique(s->o.rset, n);
 	s->o.write_ops = 1;
 	s->o.write_blocks = n;
 	return LWC_OK;
