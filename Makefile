@@ -146,7 +146,8 @@ $(BIN)/lwc-audit: $(AUDIT_OBJ) $(OUT)/libclient.a $(OUT)/libproxy.a $(OUT)/libco
 
 # its trace reader and attacks, without a deployment
 $(OUT)/tests/test_audit: $(OUT)/tests/unit/test_audit.o $(OUT)/bench/audit_trace.o \
-			 $(OUT)/bench/audit_attacks.o $(OUT)/bench/audit_report.o $(OUT)/libcommon.a
+			 $(OUT)/bench/audit_attacks.o $(OUT)/bench/audit_report.o \
+			 $(OUT)/bench/audit_storm_sql.o $(OUT)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LIBS_COMMON)
 
 $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(OUT)/libclient.a $(OUT)/libproxy.a \
@@ -222,12 +223,13 @@ audit: all
 	@LWC_BIN=$(BIN) AUDIT_INIT_ARGS="$(AUDIT_INIT_ARGS)" AUDIT_PROXY_ARGS="$(AUDIT_PROXY_ARGS)" \
 		sh scripts/audit.sh --check --json bench/results/audit.json $(AUDIT_ARGS)
 
-# The same audit with 64 concurrent clients reading 100-row ranges for half
-# a second before every 400 audited statements (lwc-audit --storm), as in
-# make test: the attacks
-# in the state many clients leave, a stash of thousands of rows.  JSON in
+# The same audit with 64 concurrent clients running statements on 100-row
+# ranges for half a second before every 400 audited statements (lwc-audit
+# --storm), a quarter of them writes (--storm-writes: UPDATEs of a range,
+# INSERTs and DELETEs of rows of their own), as in make test: the attacks in
+# the state many clients leave, a stash of thousands of rows.  JSON in
 # bench/results/audit-storm.json.
-AUDIT_STORM_ARGS ?= --storm 64 --storm-every 400 --storm-ms 500
+AUDIT_STORM_ARGS ?= --storm 64 --storm-every 400 --storm-ms 500 --storm-writes 25
 audit-storm: all
 	@LWC_BIN=$(BIN) AUDIT_INIT_ARGS="$(AUDIT_INIT_ARGS)" AUDIT_PROXY_ARGS="$(AUDIT_PROXY_ARGS)" \
 		sh scripts/audit.sh --check --json bench/results/audit-storm.json $(AUDIT_ARGS) \

@@ -322,7 +322,9 @@ struct au_run {
 	uint64_t foreign;             /* cloud accesses between audited statements */
 	uint32_t storm_clients;       /* --storm: 0 when the audit ran alone      */
 	uint64_t storm_rows, storm_every, storm_bursts, storm_stmts, storm_accesses;
-	uint64_t storm_rows_read;     /* rows the storm's statements returned     */
+	uint64_t storm_rows_read;     /* rows the storm's range reads returned    */
+	uint32_t storm_writes;        /* --storm-writes: % of its statements      */
+	uint64_t storm_updates, storm_inserts, storm_deletes;
 	double storm_secs;            /* seconds a burst                          */
 	struct au_gstat storm_stash;  /* the proxy's stash_rows after each burst  */
 	double secs_total, secs_load, phase_secs[AU_NPHASES];
@@ -384,8 +386,40 @@ struct au_storm_cfg {
 	uint32_t clients;            /* threads, each its own connection         */
 	uint64_t rows;               /* ids a statement reads: BETWEEN lo AND lo + rows - 1 */
 	uint64_t id_max;             /* lo is uniform in 1 .. id_max - rows + 1  */
+	uint32_t writes;             /* % of statements that write (audit_storm.c) */
 	uint64_t seed;
 };
+
+struct au_storm_tally {
+	uint64_t bursts, stmts;      /* bursts, statements run                   */
+	uint64_t rows;               /* rows the range reads returned            */
+	uint64_t updates, inserts, deletes;   /* the writes that ran             */
+};
+
+/* A storm thread's statements (au_storm_next; unit-tested apart from the
+ * threads).  With cfg->writes = P, P % of them write: half UPDATE a range,
+ * a quarter INSERT a batch of au_storm_insert_rows rows with ids of the
+ * thread's own, a quarter DELETE its oldest batch still there. */
+#define AU_STORM_ID_BASE   1000000000ll  /* inserted ids: INT, as id is        */
+#define AU_STORM_ID_SPAN   10000000ll    /* ids one thread may insert          */
+#define AU_STORM_BATCHES   64            /* inserted batches a thread keeps    */
+
+enum au_storm_kind { AU_SK_READ, AU_SK_UPDATE, AU_SK_INSERT, AU_SK_DELETE };
+
+struct au_storm_ids {
+	int64_t next, end;                  /* its next id to insert, its last + 1 */
+	int64_t batch[AU_STORM_BATCHES];    /* first ids of its batches still there */
+	uint32_t head, count;
+};
+
+uint64_t au_storm_insert_rows(const struct au_storm_cfg *cfg);
+void au_storm_ids_init(struct au_storm_ids *ids, uint32_t thread);
+/* The next statement into sql (len bytes; 8 KB hold every one). */
+enum au_storm_kind au_storm_next(const struct au_storm_cfg *cfg, const struct au_storm_ids *ids,
+				 struct au_rng *rng, char *sql, size_t len);
+/* The statement au_storm_next gave ran without an error. */
+void au_storm_ran(const struct au_storm_cfg *cfg, struct au_storm_ids *ids,
+		  enum au_storm_kind kind);
 
 struct au_storm;
 
@@ -396,7 +430,7 @@ int au_storm_start(struct au_storm **out, const struct au_storm_cfg *cfg, char *
 /* Let the clients run statements for secs seconds, then wait until every one
  * has finished its statement.  An error when a statement failed. */
 int au_storm_burst(struct au_storm *s, double secs, char *err, size_t errlen) LWC_WUR;
-void au_storm_counts(struct au_storm *s, uint64_t *bursts, uint64_t *stmts, uint64_t *rows);
+void au_storm_counts(struct au_storm *s, struct au_storm_tally *t);
 void au_storm_stop(struct au_storm *s);
 
 #endif

@@ -335,7 +335,7 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		printf("WARNING: %llu cloud accesses between audited statements: another client "
 		       "used this deployment; the figures are blurred\n",
 		       (unsigned long long)run->foreign);
-	if (run->storm_clients)
+	if (run->storm_clients) {
 		printf("storm: %u concurrent clients read ranges of %llu ids for %.1f s before every "
 		       "%llu audited statements: %llu bursts, %llu statements (%llu rows), %llu cloud "
 		       "accesses; the proxy's stash after a burst: median %.0f rows (%.0f-%.0f)\n",
@@ -344,6 +344,13 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		       (unsigned long long)run->storm_stmts, (unsigned long long)run->storm_rows_read,
 		       (unsigned long long)run->storm_accesses, run->storm_stash.median,
 		       run->storm_stash.min, run->storm_stash.max);
+		if (run->storm_writes)
+			printf("storm writes: %u %% of its statements: %llu UPDATEs of a range, %llu "
+			       "INSERTs and %llu DELETEs of rows of its own\n", run->storm_writes,
+			       (unsigned long long)run->storm_updates,
+			       (unsigned long long)run->storm_inserts,
+			       (unsigned long long)run->storm_deletes);
+	}
 	printf("\n%-16s %-44s %8s %7s %8s  %s\n", "attack", "figure", "value", "+-95%", "limit",
 	       "result");
 	for (int i = 0; i < R->nisect; i++, ci++) {
@@ -568,11 +575,14 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 		(unsigned long long)run->foreign);
 	fprintf(f, "  \"storm\": {\"clients\": %u, \"rows\": %llu, \"every\": %llu, "
 		"\"secs\": %.3f, \"bursts\": %llu, \"statements\": %llu, \"rows_read\": %llu, "
-		"\"accesses\": %llu, \"stash_rows_after_burst\": ", run->storm_clients,
+		"\"accesses\": %llu, \"writes_pct\": %u, \"updates\": %llu, \"inserts\": %llu, "
+		"\"deletes\": %llu, \"stash_rows_after_burst\": ", run->storm_clients,
 		(unsigned long long)run->storm_rows, (unsigned long long)run->storm_every,
 		run->storm_secs, (unsigned long long)run->storm_bursts,
 		(unsigned long long)run->storm_stmts, (unsigned long long)run->storm_rows_read,
-		(unsigned long long)run->storm_accesses);
+		(unsigned long long)run->storm_accesses, run->storm_writes,
+		(unsigned long long)run->storm_updates, (unsigned long long)run->storm_inserts,
+		(unsigned long long)run->storm_deletes);
 	json_gstat(f, &run->storm_stash);
 	fprintf(f, "},\n");
 	fprintf(f, "  \"seconds\": {\"total\": %.3f, \"load\": %.3f", run->secs_total, run->secs_load);

@@ -11,8 +11,14 @@
  * bursts.  A burst ends with every thread idle, so the audited statements
  * that follow still run alone (their trace lines are theirs: the adversary is
  * given a clean cut, which only helps it), in the state the burst left.
+ *
+ * With --storm-writes P, P % of the storm's statements write (UPDATEs of a
+ * range, INSERTs and DELETEs of rows of the thread's own: audit_storm_sql.c),
+ * so that the proxy's stash, blocks and indexes go through every kind of
+ * write between the audited statements, whose rows keep their ids.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +28,14 @@
 #include "audit.h"
 #include "lwc.h"
 
+
 struct worker {
 	pthread_t th;
 	struct au_storm *s;
 	lwc_conn *conn;
 	struct au_rng rng;
 	int started;
+	struct au_storm_ids ids;        /* the rows it inserted, still there     */
 };
 
 struct au_storm {
@@ -38,7 +46,7 @@ struct au_storm {
 	pthread_cond_t idle;            /* a worker finished its statement      */
 	int running, quit;
 	uint32_t busy;                  /* workers inside a statement           */
-	uint64_t bursts, stmts, rows;   /* bursts, statements run, rows returned */
+	struct au_storm_tally tally;
 	int failed;
 	char err[512];
 };
@@ -47,13 +55,13 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct au_storm *s = w->s;
-	uint64_t span = s->cfg.id_max >= s->cfg.rows ? s->cfg.id_max - s->cfg.rows + 1 : 1;
-	char sql[256];
+	char sql[8192];
 
 	for (;;) {
 		lwc_result *r;
-		uint64_t lo, n = 0;
+		uint64_t n = 0;
 		int rc = 0, bad;
+		enum au_storm_kind kind;
 
 		pthread_mutex_lock(&s->mu);
 		while (!s->quit && !s->running)
@@ -65,25 +73,30 @@ static void *worker_main(void *arg)
 		s->busy++;
 		pthread_mutex_unlock(&s->mu);
 
-		lo = 1 + au_rng_below(&w->rng, span);
-		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE id BETWEEN %llu AND %llu",
-			 s->cfg.table, (unsigned long long)lo,
-			 (unsigned long long)(lo + s->cfg.rows - 1));
+		kind = au_storm_next(&s->cfg, &w->ids, &w->rng, sql, sizeof(sql));
 		r = lwc_exec(w->conn, sql);
 		if (lwc_result_status(r) == LWC_RESULT_ROWS)
 			while ((rc = lwc_result_next(r)) == 1)
 				n++;
 		bad = lwc_result_status(r) == LWC_RESULT_ERROR || rc < 0;
+		if (!bad)
+			au_storm_ran(&s->cfg, &w->ids, kind);
 
 		pthread_mutex_lock(&s->mu);
 		if (bad && !s->failed) {
 			s->failed = 1;
 			snprintf(s->err, sizeof(s->err), "a storm client's statement failed: %s\n"
-				 "  statement: %s", lwc_result_error(r), sql);
+				 "  statement: %.160s", lwc_result_error(r), sql);
 			s->running = 0;
 		}
-		s->stmts++;
-		s->rows += n;
+		s->tally.stmts++;
+		if (!bad)
+			switch (kind) {
+			case AU_SK_READ: s->tally.rows += n; break;
+			case AU_SK_UPDATE: s->tally.updates++; break;
+			case AU_SK_INSERT: s->tally.inserts++; break;
+			case AU_SK_DELETE: s->tally.deletes++; break;
+			}
 		s->busy--;
 		pthread_cond_broadcast(&s->idle);
 		pthread_mutex_unlock(&s->mu);
@@ -102,6 +115,14 @@ int au_storm_start(struct au_storm **out, const struct au_storm_cfg *cfg, char *
 		snprintf(err, errlen, "the storm needs clients, rows and ids");
 		return LWC_ERR_ARG;
 	}
+	if (cfg->writes > 100 || (cfg->writes > 0 &&
+	    ((int64_t)cfg->id_max >= AU_STORM_ID_BASE ||
+	     (int64_t)cfg->clients * AU_STORM_ID_SPAN > INT32_MAX - AU_STORM_ID_BASE))) {
+		snprintf(err, errlen, "the storm's writes need at most 100 %%, ids below %lld and at "
+			 "most %lld clients", AU_STORM_ID_BASE,
+			 (long long)((INT32_MAX - AU_STORM_ID_BASE) / AU_STORM_ID_SPAN));
+		return LWC_ERR_ARG;
+	}
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->w = calloc(cfg->clients, sizeof(*s->w))) == NULL) {
 		free(s);
@@ -116,6 +137,7 @@ int au_storm_start(struct au_storm **out, const struct au_storm_cfg *cfg, char *
 		struct worker *w = &s->w[i];
 
 		w->s = s;
+		au_storm_ids_init(&w->ids, i);
 		au_rng_seed(&w->rng, cfg->seed + 0x9e3779b97f4a7c15ull * (i + 1));
 		if ((rc = lwc_connect(&w->conn, cfg->key, cfg->proxy, err, errlen)) != LWC_OK)
 			break;
@@ -147,7 +169,7 @@ int au_storm_burst(struct au_storm *s, double secs, char *err, size_t errlen)
 	s->running = 0;
 	while (s->busy > 0)
 		pthread_cond_wait(&s->idle, &s->mu);
-	s->bursts++;
+	s->tally.bursts++;
 	if (s->failed) {
 		snprintf(err, errlen, "%s", s->err);
 		rc = LWC_ERR_ABORTED;
@@ -156,12 +178,10 @@ int au_storm_burst(struct au_storm *s, double secs, char *err, size_t errlen)
 	return rc;
 }
 
-void au_storm_counts(struct au_storm *s, uint64_t *bursts, uint64_t *stmts, uint64_t *rows)
+void au_storm_counts(struct au_storm *s, struct au_storm_tally *t)
 {
 	pthread_mutex_lock(&s->mu);
-	*bursts = s->bursts;
-	*stmts = s->stmts;
-	*rows = s->rows;
+	*t = s->tally;
 	pthread_mutex_unlock(&s->mu);
 }
 

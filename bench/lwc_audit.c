@@ -37,7 +37,9 @@
  * --storm N runs every attack in the state many clients leave (audit_storm.c):
  * before every --storm-every audited statements, N concurrent clients read
  * ranges of --storm-rows ids for --storm-ms; then the audit waits until the
- * proxy holds no block and the trace is quiet, and goes on alone.
+ * proxy holds no block and the trace is quiet, and goes on alone.  With
+ * --storm-writes P, P % of the storm's statements write: UPDATEs of a range,
+ * INSERTs and DELETEs of rows of its own (ids the audit never uses).
  *
  * The labels (which statement targeted which id, of which kind) and the
  * ground truth (where the proxy keeps each row right before the statement,
@@ -79,7 +81,7 @@ struct opts {
 	char table[64];
 	uint64_t rows, targets, reps, others, zipf_ids, zipf_queries, zipf_rounds, per_type;
 	uint64_t ranges, range_rows, range_reps, range_others, coread_rows;
-	uint64_t storm, storm_rows, storm_every, storm_ms;
+	uint64_t storm, storm_rows, storm_every, storm_ms, storm_writes;
 	double zipf_s;
 	uint64_t seed;
 	int seed_given, check;
@@ -417,13 +419,15 @@ static void storm_start(void)
 {
 	struct au_storm_cfg cfg = {
 		.key = O.key, .proxy = O.proxy, .table = O.table, .clients = (uint32_t)O.storm,
-		.rows = O.storm_rows, .id_max = O.rows, .seed = au_rng_next(&C.rng),
+		.rows = O.storm_rows, .id_max = O.rows, .writes = (uint32_t)O.storm_writes,
+		.seed = au_rng_next(&C.rng),
 	};
 	char err[512];
 
 	say("storm: %llu clients, ranges of %llu ids for %llu ms before every %llu audited "
-	    "statements", (unsigned long long)O.storm, (unsigned long long)O.storm_rows,
-	    (unsigned long long)O.storm_ms, (unsigned long long)O.storm_every);
+	    "statements, %llu %% of them writes", (unsigned long long)O.storm,
+	    (unsigned long long)O.storm_rows, (unsigned long long)O.storm_ms,
+	    (unsigned long long)O.storm_every, (unsigned long long)O.storm_writes);
 	if (au_storm_start(&C.storm, &cfg, err, sizeof(err)) != LWC_OK)
 		die("starting the storm's clients: %s", err);
 }
@@ -877,7 +881,7 @@ static void usage(FILE *f)
 		"                     [--per-type 60] [--ranges 100] [--range-rows 32]\n"
 		"                     [--range-reps 5] [--range-others 1] [--coread-rows 5]\n"
 		"                     [--storm 0] [--storm-rows 100] [--storm-every 25]\n"
-		"                     [--storm-ms 1000]\n"
+		"                     [--storm-ms 1000] [--storm-writes 0]\n"
 		"                     [--seed N] [--table audit_t]\n"
 		"                     [--json FILE] [--check]\n"
 		"\n"
@@ -890,7 +894,8 @@ static void usage(FILE *f)
 		"--storm N: before every --storm-every audited statements, N concurrent clients\n"
 		"read ranges of --storm-rows ids for --storm-ms, so that the attacks see the\n"
 		"state many clients leave (a full stash); the audited statements still run\n"
-		"alone.\n"
+		"alone.  --storm-writes P: P %% of the storm's statements write (UPDATEs of a\n"
+		"range; INSERTs and DELETEs of rows of its own).\n"
 		"--check: exit 1 when a figure misses its threshold (identified <= %.2f for\n"
 		"r = 2, 3, 5; linkage advantage <= %.2f; frequency <= %d of 20 beyond chance;\n"
 		"type accuracy <= %.2f; |rec(INSERT) - rec(SELECT)| <= %.2f; recency <= %.2f\n"
@@ -945,6 +950,7 @@ static void parse_opts(int argc, char **argv)
 		{ "storm-rows", required_argument, NULL, 'W' },
 		{ "storm-every", required_argument, NULL, 'e' },
 		{ "storm-ms", required_argument, NULL, 'm' },
+		{ "storm-writes", required_argument, NULL, 'X' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "table", required_argument, NULL, 'b' },
@@ -978,6 +984,7 @@ static void parse_opts(int argc, char **argv)
 		case 'W': O.storm_rows = opt_u64("--storm-rows", optarg, 1, 1u << 20); break;
 		case 'e': O.storm_every = opt_u64("--storm-every", optarg, 1, 1u << 24); break;
 		case 'm': O.storm_ms = opt_u64("--storm-ms", optarg, 1, 600000); break;
+		case 'X': O.storm_writes = opt_u64("--storm-writes", optarg, 0, 100); break;
 		case 'j': O.json = optarg; break;
 		case 'c': O.check = 1; break;
 		case 'b': table = optarg; break;
@@ -1080,7 +1087,7 @@ int main(int argc, char **argv)
 	struct au_check ck[AU_MAX_CHECKS];
 	struct au_run run;
 	struct au_gstat stash = { 0 };
-	uint64_t storm_bursts = 0, storm_stmts = 0, storm_rows = 0;
+	struct au_storm_tally tally = { 0 };
 	size_t nck;
 	char err[512];
 	int passed = 1;
@@ -1127,7 +1134,7 @@ int main(int argc, char **argv)
 	phase_size();
 	C.t_end = now_s();
 	if (C.storm) {
-		au_storm_counts(C.storm, &storm_bursts, &storm_stmts, &storm_rows);
+		au_storm_counts(C.storm, &tally);
 		au_storm_stop(C.storm);
 		C.storm = NULL;
 		if ((stash.n = C.nstorm_stash) > 0) {
@@ -1151,8 +1158,10 @@ int main(int argc, char **argv)
 		.foreign = C.foreign, .secs_total = C.t_end - C.t_start, .secs_load = C.t_load,
 		.status = C.status, .nstatus = C.nstatus, .status_err = C.status_err,
 		.storm_clients = (uint32_t)O.storm, .storm_rows = O.storm_rows,
-		.storm_every = O.storm_every, .storm_bursts = storm_bursts,
-		.storm_stmts = storm_stmts, .storm_rows_read = storm_rows,
+		.storm_every = O.storm_every, .storm_bursts = tally.bursts,
+		.storm_stmts = tally.stmts, .storm_rows_read = tally.rows,
+		.storm_writes = (uint32_t)O.storm_writes, .storm_updates = tally.updates,
+		.storm_inserts = tally.inserts, .storm_deletes = tally.deletes,
 		.storm_accesses = C.storm_accesses,
 		.storm_secs = (double)O.storm_ms / 1000.0, .storm_stash = stash,
 	};

@@ -712,6 +712,101 @@ static void test_rng(void **state)
 	assert_true(au_median(v, 0) == 0.0);
 }
 
+/* The storm's statements (audit_storm_sql.c): reads and UPDATEs of ranges of
+ * the loaded ids, INSERTs of the thread's own ids, DELETEs of exactly the
+ * batches it inserted, oldest first, in the shares the comment gives. */
+static void test_storm_statements(void **state)
+{
+	struct au_storm_cfg cfg = { .table = "t", .clients = 8, .rows = 100, .id_max = 1000 };
+	struct au_storm_ids ids;
+	struct au_rng rng;
+	char sql[8192];
+	uint64_t n[4] = { 0 }, ni = au_storm_insert_rows(&cfg);
+	int64_t fifo[AU_STORM_BATCHES], lo, hi, first = AU_STORM_ID_BASE + 3 * AU_STORM_ID_SPAN;
+	size_t head = 0, count = 0;
+
+	(void)state;
+	assert_int_equal(ni, 10);
+	au_rng_seed(&rng, 11);
+	au_storm_ids_init(&ids, 3);
+	for (int i = 0; i < 1000; i++) {              /* no writes: range reads */
+		assert_int_equal(au_storm_next(&cfg, &ids, &rng, sql, sizeof(sql)), AU_SK_READ);
+		assert_int_equal(sscanf(sql, "SELECT * FROM t WHERE id BETWEEN %ld AND %ld", &lo,
+					&hi), 2);
+		assert_true(lo >= 1 && hi <= 1000 && hi - lo + 1 == 100);
+	}
+	cfg.writes = 100;
+	for (int i = 0; i < 20000; i++) {
+		enum au_storm_kind k = au_storm_next(&cfg, &ids, &rng, sql, sizeof(sql));
+		int64_t id, prev = 0;
+		const char *p;
+		int got = 0;
+
+		n[k]++;
+		switch (k) {
+		case AU_SK_READ:
+			fail_msg("a read with every statement a write: %s", sql);
+			break;
+		case AU_SK_UPDATE:
+			assert_int_equal(sscanf(sql, "UPDATE t SET v = v + 1 WHERE id BETWEEN %ld "
+						"AND %ld", &lo, &hi), 2);
+			assert_true(lo >= 1 && hi <= 1000 && hi - lo + 1 == 100);
+			break;
+		case AU_SK_INSERT:
+			assert_true(strncmp(sql, "INSERT INTO t VALUES (", 22) == 0);
+			for (p = strchr(sql, '('); p; p = strchr(p + 1, '(')) {
+				assert_int_equal(sscanf(p, "(%ld,", &id), 1);
+				assert_true(got == 0 ? id == ids.next : id == prev + 1);
+				assert_true(id >= first && id < first + AU_STORM_ID_SPAN);
+				prev = id;
+				got++;
+			}
+			assert_int_equal(got, ni);
+			assert_true(count < AU_STORM_BATCHES);
+			fifo[(head + count++) % AU_STORM_BATCHES] = ids.next;
+			break;
+		case AU_SK_DELETE:
+			assert_int_equal(sscanf(sql, "DELETE FROM t WHERE id BETWEEN %ld AND %ld", &lo,
+						&hi), 2);
+			assert_true(count > 0);
+			assert_true(lo == fifo[head] && hi == lo + (int64_t)ni - 1);
+			head = (head + 1) % AU_STORM_BATCHES;
+			count--;
+			break;
+		}
+		au_storm_ran(&cfg, &ids, k);
+		assert_int_equal(ids.count, count);
+	}
+	/* half UPDATEs, the rest INSERTs and DELETEs in step */
+	assert_true(n[AU_SK_UPDATE] > 9500 && n[AU_SK_UPDATE] < 10500);
+	assert_true(n[AU_SK_INSERT] >= n[AU_SK_DELETE] &&
+		    n[AU_SK_INSERT] - n[AU_SK_DELETE] <= AU_STORM_BATCHES);
+	/* a quarter of the statements write */
+	cfg.writes = 25;
+	memset(n, 0, sizeof(n));
+	for (int i = 0; i < 20000; i++) {
+		enum au_storm_kind k = au_storm_next(&cfg, &ids, &rng, sql, sizeof(sql));
+
+		n[k]++;
+		au_storm_ran(&cfg, &ids, k);
+	}
+	assert_true(n[AU_SK_READ] > 14500 && n[AU_SK_READ] < 15500);
+	/* the thread's ids run out: no INSERT past them */
+	au_storm_ids_init(&ids, 0);
+	ids.end = ids.next + 2 * (int64_t)ni;
+	cfg.writes = 100;
+	memset(n, 0, sizeof(n));
+	for (int i = 0; i < 2000; i++) {
+		enum au_storm_kind k = au_storm_next(&cfg, &ids, &rng, sql, sizeof(sql));
+
+		n[k]++;
+		au_storm_ran(&cfg, &ids, k);
+		assert_true(ids.next <= ids.end);
+	}
+	assert_int_equal(n[AU_SK_INSERT], 2);
+	assert_true(n[AU_SK_DELETE] <= 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -727,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_sim_leaky),
 		cmocka_unit_test(test_sim_ideal),
 		cmocka_unit_test(test_rng),
+		cmocka_unit_test(test_storm_statements),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
