@@ -336,9 +336,10 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		       "used this deployment; the figures are blurred\n",
 		       (unsigned long long)run->foreign);
 	if (run->storm_clients) {
-		printf("storm: %u concurrent clients ran statements on ranges of %llu ids for %.1f s before every "
-		       "%llu audited statements: %llu bursts, %llu statements (%llu rows read), %llu cloud "
-		       "accesses; the proxy's stash after a burst: median %.0f rows (%.0f-%.0f)\n",
+		printf("storm: %u concurrent clients ran statements on ranges of %llu ids for %.1f s "
+		       "before every %llu audited statements: %llu bursts, %llu statements (%llu rows "
+		       "read), %llu cloud accesses; the proxy's stash after a burst: median %.0f rows "
+		       "(%.0f-%.0f)\n",
 		       run->storm_clients, (unsigned long long)run->storm_rows, run->storm_secs,
 		       (unsigned long long)run->storm_every, (unsigned long long)run->storm_bursts,
 		       (unsigned long long)run->storm_stmts, (unsigned long long)run->storm_rows_read,
