@@ -28,7 +28,6 @@
 #include "audit.h"
 #include "lwc.h"
 
-
 struct worker {
 	pthread_t th;
 	struct au_storm *s;

@@ -712,6 +712,23 @@ static void test_rng(void **state)
 	assert_true(au_median(v, 0) == 0.0);
 }
 
+/* n statements of one storm thread, each taken as run; n_kind[] counts
+ * them by kind, and no thread ever inserts past its ids. */
+static void storm_count(const struct au_storm_cfg *cfg, struct au_storm_ids *ids,
+			struct au_rng *rng, int n, uint64_t n_kind[4])
+{
+	char sql[8192];
+
+	memset(n_kind, 0, 4 * sizeof(*n_kind));
+	for (int i = 0; i < n; i++) {
+		enum au_storm_kind k = au_storm_next(cfg, ids, rng, sql, sizeof(sql));
+
+		n_kind[k]++;
+		au_storm_ran(cfg, ids, k);
+		assert_true(ids->next <= ids->end);
+	}
+}
+
 /* The storm's statements (audit_storm_sql.c): reads and UPDATEs of ranges of
  * the loaded ids, INSERTs of the thread's own ids, DELETEs of exactly the
  * batches it inserted, oldest first, in the shares the comment gives. */
@@ -783,26 +800,13 @@ static void test_storm_statements(void **state)
 		    n[AU_SK_INSERT] - n[AU_SK_DELETE] <= AU_STORM_BATCHES);
 	/* a quarter of the statements write */
 	cfg.writes = 25;
-	memset(n, 0, sizeof(n));
-	for (int i = 0; i < 20000; i++) {
-		enum au_storm_kind k = au_storm_next(&cfg, &ids, &rng, sql, sizeof(sql));
-
-		n[k]++;
-		au_storm_ran(&cfg, &ids, k);
-	}
+	storm_count(&cfg, &ids, &rng, 20000, n);
 	assert_true(n[AU_SK_READ] > 14500 && n[AU_SK_READ] < 15500);
 	/* the thread's ids run out: no INSERT past them */
 	au_storm_ids_init(&ids, 0);
 	ids.end = ids.next + 2 * (int64_t)ni;
 	cfg.writes = 100;
-	memset(n, 0, sizeof(n));
-	for (int i = 0; i < 2000; i++) {
-		enum au_storm_kind k = au_storm_next(&cfg, &ids, &rng, sql, sizeof(sql));
-
-		n[k]++;
-		au_storm_ran(&cfg, &ids, k);
-		assert_true(ids.next <= ids.end);
-	}
+	storm_count(&cfg, &ids, &rng, 2000, n);
 	assert_int_equal(n[AU_SK_INSERT], 2);
 	assert_true(n[AU_SK_DELETE] <= 2);
 }
