@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include <sodium.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "cry.h"
 
@@ -226,34 +229,55 @@ int cry_perm_seed(uint8_t seed[CRY_SEED_BYTES], const uint8_t perm_key[CRY_KEY_B
 
 /*
  * Deterministic random generator: the keystream of
- * randombytes_buf_deterministic(), produced 1 KiB at a time.
+ * randombytes_buf_deterministic(), produced a chunk at a time.  The first
+ * chunk is sized to what the draws need when none is rejected (one call of
+ * the cipher's wide path instead of three for a block of 1,344 cells), the
+ * later ones 1 KiB; any multiple of 64 bytes gives the same stream.
  */
 #define DRG_CHUNK 1024u
+#define DRG_MAX 4096u
 struct drg {
 	const uint8_t *seed;
 	uint32_t counter;             /* next ChaCha20 block counter */
 	size_t pos;                   /* next unread byte of buf */
-	uint8_t buf[DRG_CHUNK];
+	size_t len;                   /* bytes of buf filled */
+	uint8_t buf[DRG_MAX];
 };
 
 static const uint8_t drg_nonce[crypto_stream_chacha20_ietf_NONCEBYTES] = {
 	'L', 'i', 'b', 's', 'o', 'd', 'i', 'u', 'm', 'D', 'R', 'G'
 };
 
+static void drg_fill(struct drg *g, size_t want)
+{
+	size_t len = (want + 63u) / 64u * 64u;
+
+	if (len < 64u)
+		len = 64u;
+	if (len > DRG_MAX)
+		len = DRG_MAX;
+	if (g->counter == 0) {
+		crypto_stream_chacha20_ietf(g->buf, len, drg_nonce, g->seed);
+	} else {
+		memset(g->buf, 0, len);
+		crypto_stream_chacha20_ietf_xor_ic(g->buf, g->buf, len, drg_nonce, g->counter,
+						   g->seed);
+	}
+	g->counter += (uint32_t)(len / 64u);
+	g->len = len;
+	g->pos = 0;
+}
+
 static void drg_refill(struct drg *g)
 {
-	memset(g->buf, 0, sizeof(g->buf));
-	crypto_stream_chacha20_ietf_xor_ic(g->buf, g->buf, sizeof(g->buf),
-					   drg_nonce, g->counter, g->seed);
-	g->counter += DRG_CHUNK / 64u;
-	g->pos = 0;
+	drg_fill(g, DRG_CHUNK);
 }
 
 static uint32_t drg_u32(struct drg *g)
 {
 	uint32_t v;
 
-	if (g->pos + 4 > sizeof(g->buf))
+	if (g->pos + 4 > g->len)
 		drg_refill(g);
 	/* little-endian, as randombytes_uniform reads its words */
 	v = (uint32_t)g->buf[g->pos] | (uint32_t)g->buf[g->pos + 1] << 8 |
@@ -290,7 +314,7 @@ static uint32_t drg_u16(struct drg *g)
 {
 	uint32_t v;
 
-	if (g->pos + 2 > sizeof(g->buf))
+	if (g->pos + 2 > g->len)
 		drg_refill(g);
 	v = (uint32_t)g->buf[g->pos] | (uint32_t)g->buf[g->pos + 1] << 8;
 	g->pos += 2;
@@ -332,29 +356,118 @@ static uint32_t drg_lemire32(struct drg *g, uint32_t upper)
 	return (uint32_t)(m >> 32);
 }
 
+/* The 16-bit word at p (little-endian). */
+static uint32_t le16(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/*
+ * drg_lemire16 for i = top .. 1 into scratch[i], the same words drawn the
+ * same way, fast: a draw is accepted outright when the low half of its
+ * product is at least its bound (all but about i / 65,536 of them), eight at
+ * a time with SSE2 where the compiler has it; only the rare one below its
+ * bound takes the exact test, and only a rejected one the generic path
+ * (which reads that word again and goes on).  tests/unit/test_cry.c checks
+ * every format-2 draw against a plain reference over many seeds and sizes.
+ */
+static void draw16(struct drg *g, size_t top, uint32_t *scratch)
+{
+	size_t i = top;
+
+	while (i >= 1) {
+		const uint8_t *p, *end;
+		int slow = 0;
+
+		if (g->pos + 2 > g->len)
+			drg_refill(g);
+		p = g->buf + g->pos;
+		end = g->buf + g->len;
+#if defined(__SSE2__)
+		/* bounds i+1 .. i-6, all below 2^16 */
+		while (end - p >= 16 && i >= 8 && i < 0xffffu) {
+			const __m128i z = _mm_setzero_si128();
+			__m128i w = _mm_loadu_si128((const __m128i *)(const void *)p);
+			__m128i u = _mm_sub_epi16(_mm_set1_epi16((short)(uint16_t)(i + 1)),
+						  _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
+			__m128i lo = _mm_mullo_epi16(w, u), hi = _mm_mulhi_epu16(w, u);
+			/* lo >= u exactly where u - lo saturates to 0 */
+			unsigned ok = (unsigned)_mm_movemask_epi8(
+				_mm_cmpeq_epi16(_mm_subs_epu16(u, lo), z));
+			uint16_t h[8];
+			unsigned good;
+
+			if (ok == 0xffffu) {
+				/* lanes 0..7 are scratch[i] .. scratch[i-7] */
+				_mm_storeu_si128((__m128i *)(void *)(scratch + i - 3),
+						 _mm_shuffle_epi32(_mm_unpacklo_epi16(hi, z), 0x1b));
+				_mm_storeu_si128((__m128i *)(void *)(scratch + i - 7),
+						 _mm_shuffle_epi32(_mm_unpackhi_epi16(hi, z), 0x1b));
+				i -= 8;
+				p += 16;
+				continue;
+			}
+			good = (unsigned)__builtin_ctz(~ok & 0xffffu) / 2;
+			_mm_storeu_si128((__m128i *)(void *)h, hi);
+			for (unsigned l = 0; l < good; l++)
+				scratch[i - l] = h[l];
+			i -= good;
+			p += 2 * good;
+			/* the lane below its bound: the exact test */
+			{
+				uint32_t up = (uint32_t)i + 1, m = le16(p) * up;
+
+				if ((m & 0xffffu) < (0x10000u - up) % up) {
+					slow = 1;
+					break;
+				}
+				scratch[i--] = m >> 16;
+				p += 2;
+			}
+		}
+#endif
+		while (!slow && end - p >= 2 && i >= 1) {
+			uint32_t up = (uint32_t)i + 1, m = le16(p) * up;
+
+			if ((m & 0xffffu) < up && (m & 0xffffu) < (0x10000u - up) % up) {
+				slow = 1;
+				break;
+			}
+			scratch[i--] = m >> 16;
+			p += 2;
+		}
+		g->pos = (size_t)(p - g->buf);
+		if (slow) {
+			scratch[i] = drg_lemire16(g, (uint32_t)i + 1);
+			i--;
+		}
+	}
+}
+
 /* Draw the Fisher-Yates swap partners j[i] for i = n-1 .. 1 into scratch[i]. */
 static int perm_draw(size_t n, unsigned fmt, const uint8_t seed[CRY_SEED_BYTES],
 		     uint32_t *scratch)
 {
 	struct drg g;
+	size_t i = n - 1;
 
 	if (n > UINT32_MAX)
 		return LWC_ERR_ARG;
 	g.seed = seed;
 	g.counter = 0;
-	drg_refill(&g);
 	if (fmt == CRY_PERM_V1) {
-		for (size_t i = n - 1; i >= 1; i--)
+		drg_fill(&g, 4 * (n - 1) + 64);
+		for (; i >= 1; i--)
 			scratch[i] = drg_uniform(&g, (uint32_t)i + 1);
 	} else {
-		size_t i = n - 1;
+		size_t big = i >= 0x10000u ? i - 0xffffu : 0;  /* draws of 32 bits */
 
+		drg_fill(&g, 4 * big + 2 * (i - big) + 64);
 		for (; i >= 1 && i >= 0x10000u; i--)
 			scratch[i] = drg_lemire32(&g, (uint32_t)i + 1);
-		for (; i >= 1; i--)
-			scratch[i] = drg_lemire16(&g, (uint32_t)i + 1);
+		draw16(&g, i, scratch);
 	}
-	sodium_memzero(&g, sizeof(g));
+	sodium_memzero(g.buf, g.len);
 	return LWC_OK;
 }
 
