@@ -60,16 +60,60 @@ static void trace_ids(struct cs_trace_info *ti, const char *op, const uint64_t *
 		memcpy(ti->ids, ids, n * sizeof(uint64_t));
 }
 
+/*
+ * The answer to a READ, packed by hand so that the backend copies every
+ * block straight into its place in the frame (protobuf-c would copy each
+ * block once more from a buffer of its own).  The bytes are protobuf-c's
+ * own for the same CsResponse (test_store checks them against
+ * lwc__cs_response__pack): fields in number order, proto3 zeros left out,
+ * the oneof's CsReadResp always present.
+ */
+enum {
+	PB_VARINT = 0,
+	PB_LEN = 2
+};
+
+static size_t pb_varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *pb_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint8_t *pb_key(uint8_t *p, unsigned field, unsigned wire)
+{
+	*p++ = (uint8_t)(field << 3 | wire);      /* fields 1-15: one byte */
+	return p;
+}
+
+/* A CsBlock's body: id = 1, version = 2, data = 3. */
+static size_t pb_block_len(uint64_t id, uint64_t version, size_t bsz)
+{
+	return (id ? 1 + pb_varint_len(id) : 0) + (version ? 1 + pb_varint_len(version) : 0) +
+	       1 + pb_varint_len(bsz) + bsz;
+}
+
 static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_t max_frame,
 		   uint64_t seq, const Lwc__CsReadReq *rq, const struct cs_out *o,
 		   char *err)
 {
-	Lwc__CsResponse r = LWC__CS_RESPONSE__INIT;
-	Lwc__CsReadResp rr = LWC__CS_READ_RESP__INIT;
-	Lwc__CsBlock *bs = NULL, **ptrs = NULL;
-	uint8_t *data = NULL;
+	uint8_t **dst = NULL, *buf = NULL, *p;
 	uint32_t bsz;
-	size_t n = rq->n_ids;
+	size_t n = rq->n_ids, rr_len = 0, total;
 	int rc;
 
 	if (rq->n_versions != n) {
@@ -91,33 +135,50 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 			 "frame size (%u bytes); split it", n, bsz, max_frame);
 		return LWC_ERR_TOO_BIG;
 	}
-	data = malloc(n * (size_t)bsz);
-	bs = calloc(n, sizeof(*bs));
-	ptrs = calloc(n, sizeof(*ptrs));
-	if (data == NULL || bs == NULL || ptrs == NULL) {
+	/* CsResponse { seq = 1; read = 3 { repeated blocks = 1 } } */
+	for (size_t i = 0; i < n; i++) {
+		size_t bl = pb_block_len(rq->ids[i], rq->versions[i], bsz);
+
+		rr_len += 1 + pb_varint_len(bl) + bl;
+	}
+	total = (seq ? 1 + pb_varint_len(seq) : 0) + 1 + pb_varint_len(rr_len) + rr_len;
+	dst = malloc((n ? n : 1) * sizeof(*dst));
+	buf = malloc(o->head + total + o->tail + 1);
+	if (dst == NULL || buf == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	if ((rc = ops->read(s, rq->ids, rq->versions, n, data, bsz, err, ERRLEN)) != LWC_OK)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		lwc__cs_block__init(&bs[i]);
-		bs[i].id = rq->ids[i];
-		bs[i].version = rq->versions[i];
-		bs[i].data.data = data + i * (size_t)bsz;
-		bs[i].data.len = bsz;
-		ptrs[i] = &bs[i];
+	p = buf + o->head;
+	if (seq) {
+		p = pb_key(p, 1, PB_VARINT);
+		p = pb_varint(p, seq);
 	}
-	rr.n_blocks = n;
-	rr.blocks = ptrs;
-	r.seq = seq;
-	r.result_case = LWC__CS_RESPONSE__RESULT_READ;
-	r.read = &rr;
-	rc = pack_resp(&r, o);
+	p = pb_key(p, 3, PB_LEN);
+	p = pb_varint(p, rr_len);
+	for (size_t i = 0; i < n; i++) {
+		p = pb_key(p, 1, PB_LEN);
+		p = pb_varint(p, pb_block_len(rq->ids[i], rq->versions[i], bsz));
+		if (rq->ids[i]) {
+			p = pb_key(p, 1, PB_VARINT);
+			p = pb_varint(p, rq->ids[i]);
+		}
+		if (rq->versions[i]) {
+			p = pb_key(p, 2, PB_VARINT);
+			p = pb_varint(p, rq->versions[i]);
+		}
+		p = pb_key(p, 3, PB_LEN);
+		p = pb_varint(p, bsz);
+		dst[i] = p;
+		p += bsz;
+	}
+	if ((rc = ops->read(s, rq->ids, rq->versions, n, dst, bsz, err, ERRLEN)) != LWC_OK)
+		goto out;
+	*o->buf = buf;
+	*o->len = total;
+	buf = NULL;
 out:
-	free(data);
-	free(bs);
-	free(ptrs);
+	free(buf);
+	free(dst);
 	return rc;
 }
 

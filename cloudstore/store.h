@@ -72,10 +72,11 @@ struct cs_store_ops {
 	void (*session_close)(struct cs_session *s);
 	/* The store's block size (0 while empty). */
 	int (*block_size)(struct cs_session *s, uint32_t *out, char *err, size_t errlen);
-	/* Copy block ids[i] at versions[i] into out + i * block_size, in order.
-	 * Any (id, version) not held: LWC_ERR_NOT_FOUND naming it in err. */
+	/* Copy block ids[i] at versions[i] into dst[i] (block_size bytes each:
+	 * the places of the blocks in the answer's frame).  Any (id, version)
+	 * not held: LWC_ERR_NOT_FOUND naming it in err. */
 	int (*read)(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
-		    size_t n, uint8_t *out, size_t block_size, char *err, size_t errlen);
+		    size_t n, uint8_t *const *dst, size_t block_size, char *err, size_t errlen);
 	/* Atomic, durable write of n blocks of equal length with distinct ids. */
 	int (*write)(struct cs_session *s, const struct cs_block *blocks, size_t n,
 		     char *err, size_t errlen);

@@ -490,7 +490,7 @@ static void read_end(struct cs_store *st, MDB_txn **txn)
 }
 
 static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
-		     size_t n, uint8_t *out, size_t block_size, char *err, size_t errlen)
+		     size_t n, uint8_t *const *dst, size_t block_size, char *err, size_t errlen)
 {
 	struct cs_store *st = s->st;
 	MDB_txn *txn[CS_LMDB_SHARDS_MAX] = { NULL };
@@ -532,7 +532,7 @@ static int lmdb_read(struct cs_session *s, const uint64_t *ids, const uint64_t *
 		will_need(val.mv_data, block_size, page);
 	}
 	for (size_t i = 0; i < n && ret == LWC_OK; i++)
-		memcpy(out + i * block_size, at[i], block_size);
+		memcpy(dst[i], at[i], block_size);
 	read_end(st, txn);
 	free(at);
 	return ret;

@@ -1083,9 +1083,9 @@ static int held_text(struct cs_session *s, uint64_t id, char *out, size_t outlen
 	return 0;
 }
 
-/* One attempt at a READ into out; filled[i] marks positions copied. */
+/* One attempt at a READ into dst; filled[i] marks positions copied. */
 static int read_once(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
-		     size_t n, uint8_t *out, size_t block_size, const struct idx *ix,
+		     size_t n, uint8_t *const *dst, size_t block_size, const struct idx *ix,
 		     uint8_t *filled, char *err, size_t errlen)
 {
 	size_t per = PG_STMT_BYTES / block_size, missing = 0, first = 0;
@@ -1132,7 +1132,7 @@ static int read_once(struct cs_session *s, const uint64_t *ids, const uint64_t *
 				PQclear(r);
 				return LWC_ERR_STORE;
 			}
-			memcpy(out + e->pos * block_size, PQgetvalue(r, row, 2), block_size);
+			memcpy(dst[e->pos], PQgetvalue(r, row, 2), block_size);
 			filled[e->pos] = 1;
 		}
 		PQclear(r);
@@ -1157,7 +1157,7 @@ static int read_once(struct cs_session *s, const uint64_t *ids, const uint64_t *
 }
 
 static int pg_read(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
-		   size_t n, uint8_t *out, size_t block_size, char *err, size_t errlen)
+		   size_t n, uint8_t *const *dst, size_t block_size, char *err, size_t errlen)
 {
 	struct idx *ix;
 	uint8_t *filled = NULL;
@@ -1185,7 +1185,7 @@ static int pg_read(struct cs_session *s, const uint64_t *ids, const uint64_t *ve
 	for (int attempt = 0;; attempt++) {
 		rc = sess_ready(s, err, errlen);
 		if (rc == LWC_OK)
-			rc = read_once(s, ids, versions, n, out, block_size, ix, filled,
+			rc = read_once(s, ids, versions, n, dst, block_size, ix, filled,
 				       err, errlen);
 		if (!again(s, rc, attempt)) {
 			retry_done(s, rc, attempt, err, errlen);

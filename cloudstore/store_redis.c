@@ -349,7 +349,7 @@ static void describe_missing(struct cs_session *s, uint64_t id, uint64_t version
 }
 
 static int redis_read(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
-		      size_t n, uint8_t *out, size_t block_size, char *err, size_t errlen)
+		      size_t n, uint8_t *const *dst, size_t block_size, char *err, size_t errlen)
 {
 	struct rc_cmd *c = calloc(n ? n : 1, sizeof(*c));
 	char *keys = malloc((n ? n : 1) * (RC_KEY_MAX + RC_VER_MAX));
@@ -383,7 +383,7 @@ static int redis_read(struct cs_session *s, const uint64_t *ids, const uint64_t 
 				 (unsigned long long)ids[i], r->len, block_size);
 			rc = LWC_ERR_STORE;
 		} else {
-			memcpy(out + i * block_size, r->str, block_size);
+			memcpy(dst[i], r->str, block_size);
 		}
 	}
 	rc_cmds_clear(c, n);

@@ -114,6 +114,16 @@ static Lwc__CsResponse *call_raw(struct fx *f, uint32_t max_frame, const uint8_t
 	assert_non_null(resp);
 	r = lwc__cs_response__unpack(NULL, resp_len, resp);
 	assert_non_null(r);
+	{
+		/* the bytes are protobuf-c's own (a READ's answer is packed by hand) */
+		size_t n = lwc__cs_response__get_packed_size(r);
+		uint8_t *again = xmalloc(n);
+
+		assert_int_equal(lwc__cs_response__pack(r, again), n);
+		assert_int_equal(n, resp_len);
+		assert_memory_equal(again, resp, n);
+		free(again);
+	}
 	if (r->result_case != LWC__CS_RESPONSE__RESULT_ERROR) {
 		assert_true(resp_len <= max_frame);
 		assert_int_equal(ti.status, LWC_OK);
@@ -603,6 +613,77 @@ static void test_proto_write_read_stat(void **state)
 		expect_error(r, LWC_ERR_NOT_FOUND);
 		assert_non_null(strstr(r->error->message, "block 2 version 7"));
 		lwc__cs_response__free_unpacked(r, NULL);
+	}
+}
+
+/* A READ's answer, packed by hand, at the edges of its varints: sequence
+ * numbers 0 (left out), 127, 128 and 2^64 - 1, ids 0, 300 and 2^64 - 1,
+ * versions 1, 3 and 128, one block and many; call_raw compares every
+ * answer's bytes with protobuf-c's packing of what it decodes to. */
+static void test_proto_read_packing(void **state)
+{
+	struct fx *f = *state;
+	static const uint64_t seqs[] = { 0, 1, 127, 128, 16383, 16384, UINT64_MAX };
+	struct wb w[3] = {
+		{ .id = 0, .version = 1, .len = BS },
+		{ .id = UINT64_MAX, .version = 1, .len = BS, .salt = 3 },
+		{ .id = 300, .version = 1, .len = BS, .salt = 4 },
+	};
+	uint64_t ids[3] = { UINT64_MAX, 0, 300 }, vs[3] = { 3, 1, 128 };
+
+	write_ok(f, w, 3);
+	for (uint64_t v = 2; v <= 128; v++) {
+		w[2].version = v;
+		write_ok(f, &w[2], 1);
+		if (v <= 3) {
+			w[1].version = v;
+			write_ok(f, &w[1], 1);
+		}
+	}
+	for (size_t k = 0; k < sizeof(seqs) / sizeof(seqs[0]); k++) {
+		Lwc__CsRequest rq = LWC__CS_REQUEST__INIT;
+		Lwc__CsReadReq rr = LWC__CS_READ_REQ__INIT;
+		Lwc__CsResponse *r;
+		uint8_t *buf;
+		size_t n;
+
+		for (size_t m = 1; m <= 3; m++) {
+			rr.n_ids = rr.n_versions = m;
+			rr.ids = ids;
+			rr.versions = vs;
+			rq.op_case = LWC__CS_REQUEST__OP_READ;
+			rq.read = &rr;
+			rq.seq = seqs[k];
+			n = lwc__cs_request__get_packed_size(&rq);
+			buf = xmalloc(n);
+			assert_int_equal(lwc__cs_request__pack(&rq, buf), n);
+			r = call_raw(f, BIG_FRAME, buf, n, NULL);
+			free(buf);
+			assert_int_equal(r->seq, seqs[k]);
+			assert_int_equal(r->result_case, LWC__CS_RESPONSE__RESULT_READ);
+			assert_int_equal(r->read->n_blocks, m);
+			for (size_t i = 0; i < m; i++) {
+				assert_int_equal(r->read->blocks[i]->id, ids[i]);
+				assert_int_equal(r->read->blocks[i]->version, vs[i]);
+				assert_int_equal(r->read->blocks[i]->data.len, BS);
+				assert_int_equal(r->read->blocks[i]->data.data[BS - 1],
+						 fill_of(ids[i], vs[i], i == 0 ? 3 : i == 1 ? 0 : 4));
+			}
+			lwc__cs_response__free_unpacked(r, NULL);
+		}
+	}
+	{
+		struct wb many[200];
+		uint64_t many_ids[200], many_vs[200];
+
+		for (size_t i = 0; i < 200; i++)
+			many[i] = (struct wb){ .id = 1000 + i * 997, .version = 1, .len = BS };
+		for (size_t i = 0; i < 200; i++) {            /* read in reverse */
+			many_ids[i] = many[199 - i].id;
+			many_vs[i] = many[199 - i].version;
+		}
+		write_ok(f, many, 200);
+		read_check(f, many_ids, many_vs, 200, NULL);
 	}
 }
 
@@ -1269,6 +1350,7 @@ int main(void)
 		cmocka_unit_test(test_store_lookup),
 		cmocka_unit_test_setup_teardown(test_proto_empty_store, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_proto_write_read_stat, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_proto_read_packing, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_proto_failed_writes, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_proto_bad_requests, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_proto_read_too_big, fx_setup, fx_teardown),
