@@ -13,17 +13,9 @@
 
 #include "engine_int.h"
 #include "log.h"
+#include "locsort.h"
 #include "stash.h"
 
-struct locrow {
-	uint64_t loc, row;
-};
-
-static int cmp_locrow(const void *a, const void *b)
-{
-	uint64_t x = ((const struct locrow *)a)->loc, y = ((const struct locrow *)b)->loc;
-	return x < y ? -1 : x > y;
-}
 
 /* The matched row ids (s->locs) become where the rows are: locations in
  * blocks (s->locs, sorted, with s->lrow) and rows in the stash (s->srow,
@@ -114,7 +106,7 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 				stash_find(st, rows[i])->owner = s->owner;
 		s->nsrow = ns;
 	}
-	qsort(lr, nb, sizeof(*lr), cmp_locrow);
+	locrow_sort(lr, nb);
 	free(s->lrow);
 	if ((s->lrow = malloc((nb + 1) * sizeof(*s->lrow))) == NULL) {
 		rc = LWC_ERR_NOMEM;
@@ -232,7 +224,7 @@ int plan_mates(struct px_state *st, struct stmt *s, MDB_txn *txn)
 	    st->nstash + st->stash_reserved + nm > st->stash_max)
 		goto out;
 	/* the locations, merged in order, and room for the rows to move */
-	qsort(add, nm, sizeof(*add), cmp_locrow);
+	locrow_sort(add, nm);
 	v = malloc((n + nm) * sizeof(*v));
 	r = malloc((n + nm) * sizeof(*r));
 	mate = malloc(n + nm);
