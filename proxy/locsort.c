@@ -1,5 +1,6 @@
 /*
- * locsort.c - rows by location: LSD radix sort, 11-bit digits (locsort.h).
+ * locsort.c - rows by location: qsort, or from 2,048 rows an LSD radix sort
+ * of 11-bit digits (locsort.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,9 @@
 
 #define DIGIT_BITS 11u
 #define DIGITS (1u << DIGIT_BITS)
-#define SMALL 64u                    /* below this, insertion sort */
+#define TINY 32u                     /* below this, insertion sort */
+#define SMALL 2048u                  /* below this, qsort: the radix sort's
+				      * counts (16 KB a pass) cost more */
 
 static int cmp_loc(const void *a, const void *b)
 {
@@ -39,7 +42,7 @@ void locrow_sort(struct locrow *a, size_t n)
 	size_t *count;
 	int sorted = 1;
 
-	if (n < SMALL) {
+	if (n < TINY) {
 		insertion(a, n);
 		return;
 	}
@@ -51,6 +54,10 @@ void locrow_sort(struct locrow *a, size_t n)
 	}
 	if (sorted)
 		return;
+	if (n < SMALL) {
+		qsort(a, n, sizeof(*a), cmp_loc);
+		return;
+	}
 	while (bits < 64 && (max >> bits) != 0)
 		bits += DIGIT_BITS;
 	tmp = malloc(n * sizeof(*tmp));
