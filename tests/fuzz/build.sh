@@ -29,7 +29,7 @@ OBJ=$OUT/obj
 PG_INC=$(pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iclient -I$GEN -I$PG_INC \
- -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra $SAN ${FUZZ_CFLAGS:-}"
+ -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror $SAN ${FUZZ_CFLAGS:-}"
 LIBS="-lpg_query -lprotobuf-c -lsodium -llmdb -lpq -lhiredis -pthread"
 TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request fuzz_admin_request fuzz_sql
  fuzz_rc_parse fuzz_groups"

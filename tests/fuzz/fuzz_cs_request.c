@@ -243,7 +243,7 @@ static int check_response(const uint8_t *req, size_t req_len, const uint8_t *res
 			uint8_t *got = malloc(b->data.len);
 			char err[256] = "";
 			CHECK(got != NULL);
-			CHECK(cs_store_lmdb.read(ss, &b->id, &b->version, 1, got, b->data.len,
+			CHECK(cs_store_lmdb.read(ss, &b->id, &b->version, 1, &got, b->data.len,
 						 err, sizeof(err)) == LWC_OK);
 			CHECK(memcmp(got, b->data.data, b->data.len) == 0);
 			free(got);
