@@ -12,10 +12,9 @@
 #include <sodium.h>
 
 #include "engine_int.h"
-#include "log.h"
 #include "locsort.h"
+#include "log.h"
 #include "stash.h"
-
 
 /* The matched row ids (s->locs) become where the rows are: locations in
  * blocks (s->locs, sorted, with s->lrow) and rows in the stash (s->srow,
