@@ -9,7 +9,6 @@
 
 #define DIGIT_BITS 11u
 #define DIGITS (1u << DIGIT_BITS)
-#define TINY 32u                     /* below this, insertion sort */
 #define SMALL 2048u                  /* below this, qsort: the radix sort's
 				      * counts (16 KB a pass) cost more */
 
@@ -20,20 +19,6 @@ static int cmp_loc(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void insertion(struct locrow *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		struct locrow e = a[i];
-		size_t j = i;
-
-		while (j > 0 && a[j - 1].loc > e.loc) {
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = e;
-	}
-}
-
 void locrow_sort(struct locrow *a, size_t n)
 {
 	uint64_t max = 0;
@@ -42,10 +27,6 @@ void locrow_sort(struct locrow *a, size_t n)
 	size_t *count;
 	int sorted = 1;
 
-	if (n < TINY) {
-		insertion(a, n);
-		return;
-	}
 	for (size_t i = 0; i < n; i++) {
 		if (a[i].loc > max)
 			max = a[i].loc;
