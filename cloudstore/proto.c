@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "chan.h"
+#include "cs_wire.h"
 #include "lwc.pb-c.h"
 #include "proto.h"
 
@@ -73,27 +74,6 @@ enum {
 	PB_LEN = 2
 };
 
-static size_t pb_varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static uint8_t *pb_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 static uint8_t *pb_key(uint8_t *p, unsigned field, unsigned wire)
 {
 	*p++ = (uint8_t)(field << 3 | wire);      /* fields 1-15: one byte */
@@ -103,8 +83,8 @@ static uint8_t *pb_key(uint8_t *p, unsigned field, unsigned wire)
 /* A CsBlock's body: id = 1, version = 2, data = 3. */
 static size_t pb_block_len(uint64_t id, uint64_t version, size_t bsz)
 {
-	return (id ? 1 + pb_varint_len(id) : 0) + (version ? 1 + pb_varint_len(version) : 0) +
-	       1 + pb_varint_len(bsz) + bsz;
+	return (id ? 1 + cs_wire_varint_len(id) : 0) +
+	       (version ? 1 + cs_wire_varint_len(version) : 0) + 1 + cs_wire_varint_len(bsz) + bsz;
 }
 
 static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_t max_frame,
@@ -139,9 +119,9 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 	for (size_t i = 0; i < n; i++) {
 		size_t bl = pb_block_len(rq->ids[i], rq->versions[i], bsz);
 
-		rr_len += 1 + pb_varint_len(bl) + bl;
+		rr_len += 1 + cs_wire_varint_len(bl) + bl;
 	}
-	total = (seq ? 1 + pb_varint_len(seq) : 0) + 1 + pb_varint_len(rr_len) + rr_len;
+	total = (seq ? 1 + cs_wire_varint_len(seq) : 0) + 1 + cs_wire_varint_len(rr_len) + rr_len;
 	dst = malloc((n ? n : 1) * sizeof(*dst));
 	buf = malloc(o->head + total + o->tail + 1);
 	if (dst == NULL || buf == NULL) {
@@ -151,23 +131,23 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 	p = buf + o->head;
 	if (seq) {
 		p = pb_key(p, 1, PB_VARINT);
-		p = pb_varint(p, seq);
+		p = cs_wire_varint(p, seq);
 	}
 	p = pb_key(p, 3, PB_LEN);
-	p = pb_varint(p, rr_len);
+	p = cs_wire_varint(p, rr_len);
 	for (size_t i = 0; i < n; i++) {
 		p = pb_key(p, 1, PB_LEN);
-		p = pb_varint(p, pb_block_len(rq->ids[i], rq->versions[i], bsz));
+		p = cs_wire_varint(p, pb_block_len(rq->ids[i], rq->versions[i], bsz));
 		if (rq->ids[i]) {
 			p = pb_key(p, 1, PB_VARINT);
-			p = pb_varint(p, rq->ids[i]);
+			p = cs_wire_varint(p, rq->ids[i]);
 		}
 		if (rq->versions[i]) {
 			p = pb_key(p, 2, PB_VARINT);
-			p = pb_varint(p, rq->versions[i]);
+			p = cs_wire_varint(p, rq->versions[i]);
 		}
 		p = pb_key(p, 3, PB_LEN);
-		p = pb_varint(p, bsz);
+		p = cs_wire_varint(p, bsz);
 		dst[i] = p;
 		p += bsz;
 	}
@@ -183,26 +163,14 @@ out:
 }
 
 static int do_write(const struct cs_store_ops *ops, struct cs_session *s, uint64_t seq,
-		    const Lwc__CsWriteReq *wq, const struct cs_out *o, char *err)
+		    const struct cs_block *bs, size_t n, const struct cs_out *o, char *err)
 {
 	Lwc__CsResponse r = LWC__CS_RESPONSE__INIT;
 	Lwc__CsWriteResp wr = LWC__CS_WRITE_RESP__INIT;
-	struct cs_block *bs;
-	size_t n = wq->n_blocks;
 	int rc;
 
-	bs = calloc(n ? n : 1, sizeof(*bs));
-	if (bs == NULL)
-		return LWC_ERR_NOMEM;
-	for (size_t i = 0; i < n; i++) {
-		bs[i].id = wq->blocks[i]->id;
-		bs[i].version = wq->blocks[i]->version;
-		bs[i].data = wq->blocks[i]->data.data;
-		bs[i].len = wq->blocks[i]->data.len;
-	}
 	if ((rc = cs_write_validate(bs, n, err, ERRLEN)) == LWC_OK)
 		rc = ops->write(s, bs, n, err, ERRLEN);
-	free(bs);
 	if (rc != LWC_OK)
 		return rc;
 	wr.count = (uint32_t)n;
@@ -210,6 +178,70 @@ static int do_write(const struct cs_store_ops *ops, struct cs_session *s, uint64
 	r.result_case = LWC__CS_RESPONSE__RESULT_WRITE;
 	r.write = &wr;
 	return pack_resp(&r, o);
+}
+
+/* The blocks of a WRITE protobuf-c decoded, as the backends take them. */
+static struct cs_block *write_blocks(const Lwc__CsWriteReq *wq)
+{
+	size_t n = wq->n_blocks;
+	struct cs_block *bs = calloc(n ? n : 1, sizeof(*bs));
+
+	for (size_t i = 0; bs && i < n; i++) {
+		bs[i].id = wq->blocks[i]->id;
+		bs[i].version = wq->blocks[i]->version;
+		bs[i].data = wq->blocks[i]->data.data;
+		bs[i].len = wq->blocks[i]->data.len;
+	}
+	return bs;
+}
+
+static void trace_write(struct cs_trace_info *ti, const struct cs_block *bs, size_t n)
+{
+	ti->op = "WRITE";
+	ti->n = n;
+	if (n && (ti->ids = malloc(n * sizeof(uint64_t))) != NULL)
+		for (size_t i = 0; i < n; i++)
+			ti->ids[i] = bs[i].id;
+}
+
+/*
+ * A WRITE request read in place (cs_wire.h): the blocks point into the
+ * request, so the backend copies each once, into its own storage, where
+ * protobuf-c would first copy it into memory of its own.  *handled = 0
+ * when the request is not a WRITE of the shape cs_wire reads.
+ */
+static int write_in_place(const struct cs_store_ops *ops, struct cs_session *s,
+			  const uint8_t *req, size_t req_len, const struct cs_out *o,
+			  struct cs_trace_info *ti, uint64_t *seq, int *handled, char *err)
+{
+	struct cs_wire_block *wb;
+	struct cs_block *bs;
+	size_t n;
+	int rc;
+
+	*handled = 0;           /* (*seq untouched: the caller's 0) */
+	if (cs_wire_scan(req, req_len, CS_WIRE_WRITE_REQ, seq, &n) != CS_WIRE_WRITE_REQ)
+		return LWC_OK;
+	*handled = 1;
+	wb = malloc((n ? n : 1) * sizeof(*wb));
+	bs = malloc((n ? n : 1) * sizeof(*bs));
+	if (wb == NULL || bs == NULL) {
+		free(wb);
+		free(bs);
+		return LWC_ERR_NOMEM;
+	}
+	cs_wire_blocks(req, req_len, wb, n);
+	for (size_t i = 0; i < n; i++) {
+		bs[i].id = wb[i].id;
+		bs[i].version = wb[i].version;
+		bs[i].data = wb[i].data;
+		bs[i].len = wb[i].len;
+	}
+	free(wb);
+	trace_write(ti, bs, n);
+	rc = do_write(ops, s, *seq, bs, n, o, err);
+	free(bs);
+	return rc;
 }
 
 static int do_stat(const struct cs_store_ops *ops, struct cs_session *s, uint64_t seq,
@@ -276,12 +308,18 @@ int cs_proto_handle_room(const struct cs_store_ops *ops, struct cs_session *s,
 	Lwc__CsRequest *rq;
 	char err[ERRLEN] = "";
 	uint64_t seq = 0;
-	int rc;
+	int rc, handled;
 
 	*resp = NULL;
 	*resp_len = 0;
 	memset(ti, 0, sizeof(*ti));
 	ti->op = "BAD";
+	rc = write_in_place(ops, s, req, req_len, &o, ti, &seq, &handled, err);
+	if (handled) {
+		if (rc == LWC_OK)
+			return LWC_OK;
+		goto error;
+	}
 	rq = lwc__cs_request__unpack(NULL, req_len, req);
 	if (rq == NULL) {
 		rc = LWC_ERR_PROTO;
@@ -295,13 +333,15 @@ int cs_proto_handle_room(const struct cs_store_ops *ops, struct cs_session *s,
 		rc = do_read(ops, s, max_frame, seq, rq->read, &o, err);
 		break;
 	case LWC__CS_REQUEST__OP_WRITE: {
-		size_t n = rq->write->n_blocks;
-		ti->op = "WRITE";
-		ti->n = n;
-		if (n && (ti->ids = malloc(n * sizeof(uint64_t))) != NULL)
-			for (size_t i = 0; i < n; i++)
-				ti->ids[i] = rq->write->blocks[i]->id;
-		rc = do_write(ops, s, seq, rq->write, &o, err);
+		struct cs_block *bs = write_blocks(rq->write);
+
+		if (bs == NULL) {
+			rc = LWC_ERR_NOMEM;
+			break;
+		}
+		trace_write(ti, bs, rq->write->n_blocks);
+		rc = do_write(ops, s, seq, bs, rq->write->n_blocks, &o, err);
+		free(bs);
 		break;
 	}
 	case LWC__CS_REQUEST__OP_STAT:

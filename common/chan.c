@@ -409,29 +409,42 @@ int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg)
 	return rc;
 }
 
+int chan_read_plain(struct chan *c, int fd, uint32_t max, uint8_t **body, uint8_t **plain,
+		    size_t *plain_len, int timeout_ms)
+{
+	size_t len;
+	int rc;
+
+	*body = *plain = NULL;
+	*plain_len = 0;
+	if ((rc = wire_recv_frame(fd, max, body, &len, timeout_ms)) != LWC_OK)
+		return rc;
+	if (len < CHAN_ABYTES) {
+		/* too short to be encrypted: a plaintext Error from a failing server */
+		rc = LWC_ERR_PROTO;
+	} else if ((rc = chan_open_inplace(c, *body, len, plain_len)) == LWC_OK) {
+		*plain = *body + CHAN_PLAIN_OFF;
+		return LWC_OK;
+	}
+	free(*body);
+	*body = NULL;
+	return rc;
+}
+
 int chan_read_msg(struct chan *c, int fd, const ProtobufCMessageDescriptor *desc,
 		  uint32_t max, ProtobufCMessage **out, int timeout_ms)
 {
 	uint8_t *body, *plain;
-	size_t len, plain_len;
+	size_t plain_len;
 	int rc;
 
 	*out = NULL;
-	if ((rc = wire_recv_frame(fd, max, &body, &len, timeout_ms)) != LWC_OK)
+	if ((rc = chan_read_plain(c, fd, max, &body, &plain, &plain_len, timeout_ms)) != LWC_OK)
 		return rc;
-	if (len < CHAN_ABYTES) {
-		/* too short to be encrypted: a plaintext Error from a failing server */
-		free(body);
-		return LWC_ERR_PROTO;
-	}
-	plain = body + CHAN_PLAIN_OFF;
-	rc = chan_open_inplace(c, body, len, &plain_len);
-	if (rc == LWC_OK) {
-		*out = protobuf_c_message_unpack(desc, NULL, plain_len, plain);
-		if (*out == NULL)
-			rc = LWC_ERR_PROTO;
-		sodium_memzero(plain, plain_len);
-	}
+	*out = protobuf_c_message_unpack(desc, NULL, plain_len, plain);
+	if (*out == NULL)
+		rc = LWC_ERR_PROTO;
+	sodium_memzero(plain, plain_len);
 	free(body);
 	return rc;
 }

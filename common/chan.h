@@ -111,6 +111,10 @@ void chan_frame_free(uint8_t *frame, size_t len);
  * Free *out with protobuf_c_message_free_unpacked(*out, NULL). */
 int chan_read_msg(struct chan *c, int fd, const ProtobufCMessageDescriptor *desc,
 		  uint32_t max, ProtobufCMessage **out, int timeout_ms) LWC_WUR;
+/* Receive one frame and decrypt it in place: its message is
+ * (*plain)[0..*plain_len), inside *body, which the caller frees. */
+int chan_read_plain(struct chan *c, int fd, uint32_t max, uint8_t **body, uint8_t **plain,
+		    size_t *plain_len, int timeout_ms) LWC_WUR;
 
 /* Blocking client handshake over fd: Hello, reply, Auth, server proof. */
 int chan_connect(struct chan *c, int fd, const char *key_id, const uint8_t psk[32],

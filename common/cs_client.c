@@ -1,12 +1,17 @@
 /*
  * cs_client.c - see cs_client.h.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "chan.h"
 #include "cs_client.h"
+#include "cs_wire.h"
 #include "net.h"
 #include "wire.h"
 
@@ -65,17 +70,97 @@ int cs_client_send(struct cs_client *cl, Lwc__CsRequest *req)
 	return chan_write_msg(cl->chan, cl->fd, &req->base);
 }
 
+/*
+ * An answer as the caller sees it (r) and what it is made of: a READ's
+ * answer read in place (cs_wire.h) keeps the decrypted frame, its blocks
+ * pointing into it, and needs no wiping (the store's own bytes: blocks
+ * sealed under K_OPS); any other answer is protobuf-c's message (pb),
+ * of which r is a shallow copy.
+ */
+struct resp_hold {
+	Lwc__CsResponse r;
+	Lwc__CsReadResp rr;
+	Lwc__CsResponse *pb;
+	uint8_t *frame;
+};
+
+static struct resp_hold *hold_of(Lwc__CsResponse *r)
+{
+	return (struct resp_hold *)(void *)((char *)r - offsetof(struct resp_hold, r));
+}
+
+/* The READ's answer in plain[0..len) (its frame body), or NULL (no memory). */
+static Lwc__CsResponse *read_in_place(uint8_t *body, const uint8_t *plain, size_t len,
+				      uint64_t seq, size_t n)
+{
+	struct resp_hold *h;
+	Lwc__CsBlock **ptrs, *bs;
+	struct cs_wire_block *wb;
+
+	if (n > SIZE_MAX / (sizeof(*ptrs) + sizeof(*bs) + sizeof(*wb)) - 1)
+		return NULL;
+	h = malloc(sizeof(*h) + n * (sizeof(*ptrs) + sizeof(*bs) + sizeof(*wb)));
+	if (h == NULL)
+		return NULL;
+	ptrs = (Lwc__CsBlock **)(void *)(h + 1);
+	bs = (Lwc__CsBlock *)(void *)(ptrs + n);
+	wb = (struct cs_wire_block *)(void *)(bs + n);
+	cs_wire_blocks(plain, len, wb, n);
+	for (size_t i = 0; i < n; i++) {
+		lwc__cs_block__init(&bs[i]);
+		bs[i].id = wb[i].id;
+		bs[i].version = wb[i].version;
+		bs[i].data.data = (uint8_t *)(uintptr_t)wb[i].data;
+		bs[i].data.len = wb[i].len;
+		ptrs[i] = &bs[i];
+	}
+	lwc__cs_response__init(&h->r);
+	lwc__cs_read_resp__init(&h->rr);
+	h->rr.n_blocks = n;
+	h->rr.blocks = ptrs;
+	h->r.seq = seq;
+	h->r.result_case = LWC__CS_RESPONSE__RESULT_READ;
+	h->r.read = &h->rr;
+	h->pb = NULL;
+	h->frame = body;
+	return &h->r;
+}
+
 int cs_client_recv(struct cs_client *cl, Lwc__CsResponse **resp)
 {
-	ProtobufCMessage *m;
+	uint8_t *body, *plain;
+	size_t len, n;
+	uint64_t seq;
 	int rc;
 
 	*resp = NULL;
-	rc = chan_read_msg(cl->chan, cl->fd, &lwc__cs_response__descriptor, WIRE_FRAME_MAX,
-			   &m, cl->timeout_ms);
+	rc = chan_read_plain(cl->chan, cl->fd, WIRE_FRAME_MAX, &body, &plain, &len,
+			     cl->timeout_ms);
 	if (rc != LWC_OK)
 		return rc;
-	*resp = (Lwc__CsResponse *)m;
+	if (cs_wire_scan(plain, len, CS_WIRE_READ_RESP, &seq, &n) == CS_WIRE_READ_RESP) {
+		if ((*resp = read_in_place(body, plain, len, seq, n)) == NULL)
+			rc = LWC_ERR_NOMEM;
+	} else {
+		Lwc__CsResponse *pb = lwc__cs_response__unpack(NULL, len, plain);
+		struct resp_hold *h = pb ? malloc(sizeof(*h)) : NULL;
+
+		if (h != NULL) {
+			h->r = *pb;
+			h->pb = pb;
+			h->frame = NULL;
+			*resp = &h->r;
+		} else {
+			rc = pb ? LWC_ERR_NOMEM : LWC_ERR_PROTO;
+			if (pb)
+				lwc__cs_response__free_unpacked(pb, NULL);
+		}
+		sodium_memzero(plain, len);
+	}
+	if (rc != LWC_OK || hold_of(*resp)->frame == NULL)
+		free(body);               /* (read in place, the answer keeps it) */
+	if (rc != LWC_OK)
+		return rc;
 	if ((*resp)->seq != cl->expect_seq) {
 		cs_client_free_resp(*resp);
 		*resp = NULL;
@@ -87,8 +172,15 @@ int cs_client_recv(struct cs_client *cl, Lwc__CsResponse **resp)
 
 void cs_client_free_resp(Lwc__CsResponse *resp)
 {
-	if (resp)
-		lwc__cs_response__free_unpacked(resp, NULL);
+	struct resp_hold *h;
+
+	if (resp == NULL)
+		return;
+	h = hold_of(resp);
+	if (h->pb)
+		lwc__cs_response__free_unpacked(h->pb, NULL);
+	free(h->frame);
+	free(h);
 }
 
 /* Send req, wait for its answer; turn an Error answer into its code. */

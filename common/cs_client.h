@@ -46,6 +46,9 @@ int cs_client_send(struct cs_client *cl, Lwc__CsRequest *req) LWC_WUR;
 /* ... and receive the next answer.  Error answers are returned as responses
  * (result_case == LWC__CS_RESPONSE__RESULT_ERROR), not as failures. */
 int cs_client_recv(struct cs_client *cl, Lwc__CsResponse **resp) LWC_WUR;
+/* Free an answer of this client (only: not a message of chan_read_msg).  A
+ * READ's answer is read in place (cs_wire.h): its blocks' bytes live in the
+ * received frame, which this frees. */
 void cs_client_free_resp(Lwc__CsResponse *resp);
 
 /* The socket, e.g. for tests that inject raw bytes. */

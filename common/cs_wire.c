@@ -1,0 +1,198 @@
+/*
+ * cs_wire.c - see cs_wire.h.
+ */
+#include "cs_wire.h"
+
+enum {
+	WT_VARINT = 0,
+	WT_LEN = 2
+};
+
+/* A varint of at most ten bytes whose value fits 64 bits; 0 otherwise. */
+static int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+
+	for (unsigned i = 0; i < 10; i++) {
+		uint8_t b;
+
+		if (p == end)
+			return 0;
+		b = *p++;
+		if (i == 9 && b > 1)
+			return 0;
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (b < 0x80) {
+			*v = x;
+			*pp = p;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A field's key: its number (1 .. 2^29 - 1) and wire type. */
+static int get_key(const uint8_t **pp, const uint8_t *end, uint32_t *field, unsigned *wire)
+{
+	uint64_t k;
+
+	if (!get_varint(pp, end, &k) || k > UINT32_MAX || (k >> 3) == 0)
+		return 0;
+	*field = (uint32_t)(k >> 3);
+	*wire = (unsigned)(k & 7);
+	return 1;
+}
+
+/* A length-delimited field's bytes, within the message. */
+static int get_bytes(const uint8_t **pp, const uint8_t *end, const uint8_t **at, size_t *len)
+{
+	uint64_t n;
+
+	if (!get_varint(pp, end, &n) || n > (uint64_t)(end - *pp))
+		return 0;
+	*at = *pp;
+	*len = (size_t)n;
+	*pp += n;
+	return 1;
+}
+
+/* CsBlock { uint64 id = 1; uint64 version = 2; bytes data = 3; } */
+static int get_block(const uint8_t *p, const uint8_t *end, struct cs_wire_block *b)
+{
+	unsigned seen = 0;
+
+	b->id = 0;
+	b->version = 0;
+	b->data = NULL;
+	b->len = 0;
+	while (p < end) {
+		uint32_t field;
+		unsigned wire;
+
+		if (!get_key(&p, end, &field, &wire) || field > 3 || (seen & 1u << field))
+			return 0;
+		seen |= 1u << field;
+		if (field == 1 && wire == WT_VARINT) {
+			if (!get_varint(&p, end, &b->id))
+				return 0;
+		} else if (field == 2 && wire == WT_VARINT) {
+			if (!get_varint(&p, end, &b->version))
+				return 0;
+		} else if (field == 3 && wire == WT_LEN) {
+			if (!get_bytes(&p, end, &b->data, &b->len))
+				return 0;
+		} else {
+			return 0;
+		}
+	}
+	if (b->len == 0)
+		b->data = NULL;           /* as protobuf-c leaves an empty bytes field */
+	return 1;
+}
+
+/*
+ * The outer message: seq = 1 (varint) and the op or result = 3 (a READ's
+ * answer, a WRITE request), each at most once, nothing else.  *body is the
+ * inner message: repeated CsBlock blocks = 1.
+ */
+static int get_outer(const uint8_t *buf, size_t len, uint64_t *seq, const uint8_t **body,
+		     size_t *body_len)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	int seen_seq = 0, seen_op = 0;
+
+	*seq = 0;
+	while (p < end) {
+		uint32_t field;
+		unsigned wire;
+
+		if (!get_key(&p, end, &field, &wire))
+			return 0;
+		if (field == 1 && wire == WT_VARINT && !seen_seq) {
+			if (!get_varint(&p, end, seq))
+				return 0;
+			seen_seq = 1;
+		} else if (field == 3 && wire == WT_LEN && !seen_op) {
+			if (!get_bytes(&p, end, body, body_len))
+				return 0;
+			seen_op = 1;
+		} else {
+			return 0;
+		}
+	}
+	return seen_op;
+}
+
+/* Walk the blocks of the inner message; fill out[0..max) if out. */
+static int walk_blocks(const uint8_t *p, size_t len, struct cs_wire_block *out, size_t max,
+		       size_t *n)
+{
+	const uint8_t *end = p + len;
+	size_t i = 0;
+
+	while (p < end) {
+		struct cs_wire_block b;
+		const uint8_t *at;
+		size_t blen;
+		uint32_t field;
+		unsigned wire;
+
+		if (!get_key(&p, end, &field, &wire) || field != 1 || wire != WT_LEN ||
+		    !get_bytes(&p, end, &at, &blen) || !get_block(at, at + blen, &b))
+			return 0;
+		if (out != NULL && i < max)
+			out[i] = b;
+		i++;
+	}
+	*n = i;
+	return 1;
+}
+
+enum cs_wire_kind cs_wire_scan(const uint8_t *buf, size_t len, enum cs_wire_kind want,
+			       uint64_t *seq, size_t *n)
+{
+	const uint8_t *body = NULL;
+	size_t body_len = 0, count;
+	uint64_t s;
+
+	if (want != CS_WIRE_READ_RESP && want != CS_WIRE_WRITE_REQ)
+		return CS_WIRE_DECLINED;
+	if (!get_outer(buf, len, &s, &body, &body_len) ||
+	    !walk_blocks(body, body_len, NULL, 0, &count))
+		return CS_WIRE_DECLINED;
+	*seq = s;                         /* (untouched when declined) */
+	*n = count;
+	return want;
+}
+
+void cs_wire_blocks(const uint8_t *buf, size_t len, struct cs_wire_block *blocks, size_t n)
+{
+	const uint8_t *body = NULL;
+	size_t body_len = 0, got;
+	uint64_t seq;
+
+	if (get_outer(buf, len, &seq, &body, &body_len))
+		(void)walk_blocks(body, body_len, blocks, n, &got);
+}
+
+size_t cs_wire_varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+uint8_t *cs_wire_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}

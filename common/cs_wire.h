@@ -1,0 +1,54 @@
+/*
+ * cs_wire.h - the two large messages between the proxy and the cloud store,
+ * read in place.
+ *
+ * A READ's answer and a WRITE request are almost all block bytes.
+ * protobuf-c's unpacker copies every bytes field into memory of its own
+ * (one malloc and one copy of 10.8 KB a block); these decoders point into
+ * the frame instead.  They read the shape the two sides send (CsResponse
+ * { seq, read { blocks { id, version, data } } } and CsRequest { seq,
+ * write { blocks ... } }, fields in any order) and decline anything else:
+ * a field of another number or wire type, a field given twice, a varint
+ * longer than ten bytes, a length past its message.  A declined message is
+ * handed to protobuf-c, which gives it the meaning (or the refusal) it
+ * always had; an accepted one means what protobuf-c would make of it
+ * (test_cswire and the fuzz target fuzz_cs_wire check both).
+ */
+#ifndef LWC_CS_WIRE_H
+#define LWC_CS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One block of a READ's answer or a WRITE: data points into the frame. */
+struct cs_wire_block {
+	uint64_t id;
+	uint64_t version;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* What a decoder found. */
+enum cs_wire_kind {
+	CS_WIRE_DECLINED = 0,      /* not this shape: use protobuf-c          */
+	CS_WIRE_READ_RESP,         /* a CsResponse whose result is a READ     */
+	CS_WIRE_WRITE_REQ          /* a CsRequest whose op is a WRITE         */
+};
+
+/*
+ * Count the blocks of a READ's answer (want CS_WIRE_READ_RESP) or a WRITE
+ * request (CS_WIRE_WRITE_REQ) in buf[0..len): returns want and sets *seq
+ * and *n when the message has that shape, CS_WIRE_DECLINED (and leaves
+ * them alone) otherwise.
+ */
+enum cs_wire_kind cs_wire_scan(const uint8_t *buf, size_t len, enum cs_wire_kind want,
+			       uint64_t *seq, size_t *n);
+
+/* Fill blocks[0..n) of a message cs_wire_scan accepted (n its count). */
+void cs_wire_blocks(const uint8_t *buf, size_t len, struct cs_wire_block *blocks, size_t n);
+
+/* Encoding helpers shared with the store's hand-packed READ answer. */
+size_t cs_wire_varint_len(uint64_t v);
+uint8_t *cs_wire_varint(uint8_t *p, uint64_t v);
+
+#endif
