@@ -183,16 +183,15 @@ void cs_client_free_resp(Lwc__CsResponse *resp)
 	free(h);
 }
 
-/* Send req, wait for its answer; turn an Error answer into its code. */
-static int roundtrip(struct cs_client *cl, Lwc__CsRequest *req,
-		     Lwc__CsResponse__ResultCase want, Lwc__CsResponse **resp,
-		     char *err, size_t errlen)
+/* Wait for the answer to the request just sent; turn an Error answer into
+ * its code. */
+static int await_resp(struct cs_client *cl, Lwc__CsResponse__ResultCase want,
+		      Lwc__CsResponse **resp, char *err, size_t errlen)
 {
 	int rc;
 
 	*resp = NULL;
-	if ((rc = cs_client_send(cl, req)) != LWC_OK ||
-	    (rc = cs_client_recv(cl, resp)) != LWC_OK) {
+	if ((rc = cs_client_recv(cl, resp)) != LWC_OK) {
 		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(rc));
 		return rc;
 	}
@@ -211,6 +210,21 @@ static int roundtrip(struct cs_client *cl, Lwc__CsRequest *req,
 		return LWC_ERR_PROTO;
 	}
 	return LWC_OK;
+}
+
+/* Send req, wait for its answer. */
+static int roundtrip(struct cs_client *cl, Lwc__CsRequest *req,
+		     Lwc__CsResponse__ResultCase want, Lwc__CsResponse **resp,
+		     char *err, size_t errlen)
+{
+	int rc;
+
+	*resp = NULL;
+	if ((rc = cs_client_send(cl, req)) != LWC_OK) {
+		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(rc));
+		return rc;
+	}
+	return await_resp(cl, want, resp, err, errlen);
 }
 
 int cs_client_read(struct cs_client *cl, const uint64_t *ids, const uint64_t *versions,
@@ -236,38 +250,157 @@ int cs_client_read(struct cs_client *cl, const uint64_t *ids, const uint64_t *ve
 	return rc;
 }
 
+/*
+ * A WRITE request laid out around its blocks, so that they are sealed where
+ * they are sent from: CsRequest { write = 3 { blocks = 1 { id = 1,
+ * version = 2, data = 3 } ... }, seq = 1 }, seq last (protobuf allows any
+ * order, cs_wire and protobuf-c read it) because it is known only when the
+ * request is sent.  The body stays as it is after a send (the channel
+ * seals a copy), so a WRITE can be sent again on a new connection.
+ */
+struct cs_wframe {
+	uint8_t *buf;           /* the write field, then room for seq         */
+	size_t write_len;       /* bytes of the write field                   */
+	size_t n;
+};
+
+#define SEQ_ROOM 11             /* key and a varint of up to ten bytes        */
+
+static size_t wf_block_len(uint64_t id, uint64_t version, size_t len)
+{
+	return (id ? 1 + cs_wire_varint_len(id) : 0) +
+	       (version ? 1 + cs_wire_varint_len(version) : 0) + 1 + cs_wire_varint_len(len) + len;
+}
+
+/* The layout for blocks of lens[i] bytes (lens NULL: len each). */
+static struct cs_wframe *wf_layout(size_t n, const uint64_t *ids, const uint64_t *versions,
+				   const size_t *lens, size_t len, uint8_t **data)
+{
+	struct cs_wframe *f;
+	size_t inner = 0;
+	uint8_t *p;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t bl = wf_block_len(ids[i], versions[i], lens ? lens[i] : len);
+
+		inner += 1 + cs_wire_varint_len(bl) + bl;
+	}
+	if ((f = malloc(sizeof(*f))) == NULL)
+		return NULL;
+	f->n = n;
+	f->write_len = 1 + cs_wire_varint_len(inner) + inner;
+	if ((f->buf = malloc(f->write_len + SEQ_ROOM)) == NULL) {
+		free(f);
+		return NULL;
+	}
+	p = f->buf;
+	*p++ = 3 << 3 | 2;
+	p = cs_wire_varint(p, inner);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = lens ? lens[i] : len;
+
+		*p++ = 1 << 3 | 2;
+		p = cs_wire_varint(p, wf_block_len(ids[i], versions[i], l));
+		if (ids[i]) {
+			*p++ = 1 << 3 | 0;
+			p = cs_wire_varint(p, ids[i]);
+		}
+		if (versions[i]) {
+			*p++ = 2 << 3 | 0;
+			p = cs_wire_varint(p, versions[i]);
+		}
+		*p++ = 3 << 3 | 2;
+		p = cs_wire_varint(p, l);
+		data[i] = p;
+		p += l;
+	}
+	return f;
+}
+
+struct cs_wframe *cs_wframe_new(size_t n, const uint64_t *ids, const uint64_t *versions,
+				size_t len, uint8_t **data)
+{
+	return wf_layout(n, ids, versions, NULL, len, data);
+}
+
+void cs_wframe_free(struct cs_wframe *f)
+{
+	if (f == NULL)
+		return;
+	free(f->buf);
+	free(f);
+}
+
+size_t cs_wframe_body(struct cs_wframe *f, uint64_t seq, const uint8_t **body)
+{
+	uint8_t *p = f->buf + f->write_len;
+
+	if (seq) {                        /* proto3: a zero is left out */
+		*p++ = 1 << 3 | 0;
+		p = cs_wire_varint(p, seq);
+	}
+	*body = f->buf;
+	return (size_t)(p - f->buf);
+}
+
+int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err, size_t errlen)
+{
+	Lwc__CsResponse *resp = NULL;
+	const uint8_t *plain;
+	uint8_t *out;
+	size_t body = cs_wframe_body(f, cl->next_seq++, &plain);
+	int rc;
+
+	if (body + CHAN_ABYTES > WIRE_FRAME_MAX) {
+		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(LWC_ERR_TOO_BIG));
+		return LWC_ERR_TOO_BIG;
+	}
+	if ((out = malloc(WIRE_HDR_BYTES + body + CHAN_ABYTES)) == NULL)
+		return LWC_ERR_NOMEM;
+	rc = chan_seal(cl->chan, plain, body, out + WIRE_HDR_BYTES);
+	if (rc == LWC_OK) {
+		wire_put_u32(out, (uint32_t)(body + CHAN_ABYTES));
+		rc = wire_write_all(cl->fd, out, WIRE_HDR_BYTES + body + CHAN_ABYTES);
+	}
+	free(out);                        /* ciphertext */
+	if (rc != LWC_OK) {
+		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(rc));
+		return rc;
+	}
+	rc = await_resp(cl, LWC__CS_RESPONSE__RESULT_WRITE, &resp, err, errlen);
+	cs_client_free_resp(resp);
+	return rc;
+}
+
 int cs_client_write(struct cs_client *cl, const struct cs_wblock *blocks, size_t n,
 		    char *err, size_t errlen)
 {
-	Lwc__CsRequest req = LWC__CS_REQUEST__INIT;
-	Lwc__CsWriteReq wr = LWC__CS_WRITE_REQ__INIT;
-	Lwc__CsBlock *bs, **ptrs;
-	Lwc__CsResponse *resp = NULL;
-	int rc;
+	struct cs_wframe *f = NULL;
+	size_t m = n ? n : 1;
+	uint64_t *ids = calloc(m, sizeof(uint64_t)), *vers = calloc(m, sizeof(uint64_t));
+	size_t *lens = calloc(m, sizeof(size_t));
+	uint8_t **data = calloc(m, sizeof(uint8_t *));
+	int rc = LWC_ERR_NOMEM;
 
-	bs = calloc(n ? n : 1, sizeof(*bs));
-	ptrs = calloc(n ? n : 1, sizeof(*ptrs));
-	if (bs == NULL || ptrs == NULL) {
-		free(bs);
-		free(ptrs);
-		return LWC_ERR_NOMEM;
+	if (ids && vers && lens && data) {
+		for (size_t i = 0; i < n; i++) {
+			ids[i] = blocks[i].id;
+			vers[i] = blocks[i].version;
+			lens[i] = blocks[i].len;
+		}
+		f = wf_layout(n, ids, vers, lens, 0, data);
 	}
-	for (size_t i = 0; i < n; i++) {
-		lwc__cs_block__init(&bs[i]);
-		bs[i].id = blocks[i].id;
-		bs[i].version = blocks[i].version;
-		bs[i].data.data = (uint8_t *)(uintptr_t)blocks[i].data;
-		bs[i].data.len = blocks[i].len;
-		ptrs[i] = &bs[i];
+	if (f != NULL) {
+		for (size_t i = 0; i < n; i++)
+			if (lens[i])
+				memcpy(data[i], blocks[i].data, lens[i]);
+		rc = cs_client_write_frame(cl, f, err, errlen);
+		cs_wframe_free(f);
 	}
-	wr.n_blocks = n;
-	wr.blocks = ptrs;
-	req.op_case = LWC__CS_REQUEST__OP_WRITE;
-	req.write = &wr;
-	rc = roundtrip(cl, &req, LWC__CS_RESPONSE__RESULT_WRITE, &resp, err, errlen);
-	cs_client_free_resp(resp);
-	free(bs);
-	free(ptrs);
+	free(ids);
+	free(vers);
+	free(lens);
+	free(data);
 	return rc;
 }
 

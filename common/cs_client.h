@@ -37,6 +37,23 @@ int cs_client_read(struct cs_client *cl, const uint64_t *ids, const uint64_t *ve
 /* WRITE of n blocks, atomic; returns once the server acknowledged it durable. */
 int cs_client_write(struct cs_client *cl, const struct cs_wblock *blocks, size_t n,
 		    char *err, size_t errlen) LWC_WUR;
+/*
+ * A WRITE built around its blocks, so that they need no copy: cs_wframe_new
+ * lays out n blocks of len bytes each (ids and versions as given) and sets
+ * data[i] to where block i's bytes go; the caller writes them there (all
+ * of them) and sends the frame with cs_client_write_frame, which waits for
+ * the acknowledgement like cs_client_write.  The frame is left as it was,
+ * so it can be sent again (a retry on a new connection).  NULL: no memory.
+ */
+struct cs_wframe;
+struct cs_wframe *cs_wframe_new(size_t n, const uint64_t *ids, const uint64_t *versions,
+				size_t len, uint8_t **data);
+int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err,
+			  size_t errlen) LWC_WUR;
+void cs_wframe_free(struct cs_wframe *f);
+/* The request's bytes with seq (what cs_client_write_frame seals and sends):
+ * *body, of the length returned, valid until the next call or the free. */
+size_t cs_wframe_body(struct cs_wframe *f, uint64_t seq, const uint8_t **body);
 /* STAT, with the versions held of ids[0..n). */
 int cs_client_stat(struct cs_client *cl, const uint64_t *ids, size_t n,
 		   Lwc__CsResponse **resp, char *err, size_t errlen) LWC_WUR;

@@ -414,8 +414,8 @@ struct seal_arg {
 	struct stmt *s;
 	const uint64_t *ids, *vers;
 	const size_t *idx;
-	uint8_t *plain, *sealed;
-	struct cs_wblock *wb;
+	uint8_t *plain;
+	uint8_t **dst;                 /* where block i is sealed: its WRITE's frame */
 };
 
 static int seal_one(void *p, size_t i, uint32_t *scratch)
@@ -423,7 +423,7 @@ static int seal_one(void *p, size_t i, uint32_t *scratch)
 	const struct seal_arg *a = p;
 	const struct px_geom *g = &a->st->g;
 	uint8_t *blk = a->plain + i * g->block_bytes;
-	uint8_t *out = a->sealed + i * g->sealed_bytes;
+	uint8_t *out = a->dst[i];
 	int rc;
 
 	fill_empty(a->st, blk, a->s->bits + a->idx[i] * g->words, scratch);
@@ -431,10 +431,6 @@ static int seal_one(void *p, size_t i, uint32_t *scratch)
 		return rc;
 	memcpy(a->s->ntags + a->idx[i] * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES,
 	       CRY_TAG_BYTES);
-	a->wb[i].id = a->ids[i];
-	a->wb[i].version = a->vers[i] + 1;
-	a->wb[i].data = out;
-	a->wb[i].len = g->sealed_bytes;
 	return LWC_OK;
 }
 
@@ -573,8 +569,7 @@ static Lwc__CsResponse *prefetch_join(struct prefetch *f, int *rc, char *err, si
 #define WB_DEPTH 2
 struct writebehind {
 	struct px_worker w;
-	uint8_t *sealed;
-	struct cs_wblock *wb;
+	struct cs_wframe *wf;
 	size_t n;
 	const size_t *idx;
 	uint8_t *marks;                /* s->written values of the batch    */
@@ -588,7 +583,7 @@ static void *writebehind_main(void *p)
 {
 	struct writebehind *b = p;
 
-	b->rc = cloud_write(&b->w, b->wb, b->n, b->err, sizeof(b->err));
+	b->rc = cloud_write(&b->w, b->wf, b->n, b->err, sizeof(b->err));
 	return NULL;
 }
 
@@ -619,11 +614,9 @@ static int writebehind_join(struct stmt *s, struct writebehind *b)
 	else
 		stmt_fail(s, rc, "cloud store WRITE failed: %s",
 			  b->err[0] ? b->err : lwc_strerror(rc));
-	free(b->sealed);
-	free(b->wb);
+	cs_wframe_free(b->wf);
 	free(b->marks);
-	b->sealed = NULL;
-	b->wb = NULL;
+	b->wf = NULL;
 	b->marks = NULL;
 	return rc;
 }
@@ -636,8 +629,9 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	const struct px_geom *g = &st->g;
 	uint64_t *ids = malloc(n * sizeof(uint64_t)), *vers = malloc(n * sizeof(uint64_t));
 	uint8_t *plain = malloc(n * g->block_bytes);
-	uint8_t *sealed = NULL;
-	struct cs_wblock *wb = NULL;
+	struct cs_wframe *wf = NULL;
+	uint8_t **dst = NULL;
+	uint64_t *nvers = NULL;
 	uint8_t **recs = NULL;
 	uint64_t *rrows = NULL;
 	uint64_t **rbits = NULL;
@@ -841,14 +835,16 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 	}
 
 	/* refill, re-permute, re-seal: every block changes */
-	sealed = malloc(n * g->sealed_bytes);
-	wb = calloc(n, sizeof(*wb));
-	if (!sealed || !wb) {
+	dst = malloc(n * sizeof(*dst));
+	nvers = malloc(n * sizeof(*nvers));
+	for (size_t i = 0; nvers && i < n; i++)
+		nvers[i] = vers[i] + 1;
+	if (!dst || !nvers || (wf = cs_wframe_new(n, ids, nvers, g->sealed_bytes, dst)) == NULL) {
 		rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	{
-		struct seal_arg sa = { st, s, ids, vers, idx, plain, sealed, wb };
+		struct seal_arg sa = { st, s, ids, vers, idx, plain, dst };
 
 		(void)par_for(n, seal_one, &sa, w->scratch, rcs);
 	}
@@ -882,23 +878,21 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		ring->next = (ring->next + 1) % WB_DEPTH;
 		wbh->w = *w;
 		wbh->w.cloud = NULL;
-		wbh->sealed = sealed;
-		wbh->wb = wb;
+		wbh->wf = wf;
 		wbh->n = n;
 		wbh->idx = idx;
 		wbh->marks = marks;
 		wbh->rc = LWC_OK;
 		wbh->err[0] = '\0';
 		wbh->pending = 1;
-		sealed = NULL;
-		wb = NULL;
+		wf = NULL;
 		marks = NULL;
 		if (pthread_create(&wbh->th, NULL, writebehind_main, wbh) != 0)
 			writebehind_main(wbh);      /* no thread: write now */
 		else
 			wbh->running = 1;
 	} else {
-		if ((rc = cloud_write(w, wb, n, err, sizeof(err))) != LWC_OK) {
+		if ((rc = cloud_write(w, wf, n, err, sizeof(err))) != LWC_OK) {
 			stmt_fail(s, rc, "cloud store WRITE failed: %s",
 				  err[0] ? err : lwc_strerror(rc));
 			goto out;
@@ -921,8 +915,9 @@ out:
 	if (plain)
 		sodium_memzero(plain, n * g->block_bytes);
 	free(plain);
-	free(sealed);
-	free(wb);
+	cs_wframe_free(wf);
+	free(dst);
+	free(nvers);
 	free(ids);
 	free(vers);
 	free(recs);

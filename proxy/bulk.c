@@ -55,10 +55,11 @@ struct bulk_arg {
 	const Lwc__Insert *ins;
 	uint64_t first;                /* id of block 0                      */
 	uint32_t per;                  /* rows per block                     */
-	uint8_t *plain, *sealed, *tags;
+	uint8_t *plain, *tags;
 	uint64_t *bits;                /* occupancy per block                */
 	uint64_t *locs;                /* location per row                   */
-	struct cs_wblock *wb;
+	uint8_t **dst;                 /* where block b0 + i is sealed: its frame */
+	uint64_t *ids, *ones;          /* the batch's ids, version 1 each    */
 	size_t b0;                     /* first block of this batch          */
 };
 
@@ -69,7 +70,7 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 	const struct px_geom *g = &a->st->g;
 	size_t b = a->b0 + i, r0 = b * a->per, nr = a->ins->n_rows - r0;
 	uint8_t *plain = a->plain + i * g->block_bytes;
-	uint8_t *out = a->sealed + i * g->sealed_bytes;
+	uint8_t *out = a->dst[i];
 	uint64_t *bits = a->bits + b * g->words;
 	uint32_t slots[PX_MAX_SLOTS];
 	int rc;
@@ -91,10 +92,6 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 	fill_empty(a->st, plain, bits, scratch);     /* the other slots: random */
 	rc = seal_block(a->st, scratch, a->first + b, 1, plain, out);
 	memcpy(a->tags + b * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES, CRY_TAG_BYTES);
-	a->wb[i].id = a->first + b;
-	a->wb[i].version = 1;
-	a->wb[i].data = out;
-	a->wb[i].len = g->sealed_bytes;
 	return rc;
 }
 
@@ -303,12 +300,24 @@ static void *bulk_write(void *p)
 	for (uint64_t done = 0; done < bw->nb && bw->rc == LWC_OK; done += bw->batch) {
 		size_t cnt = bw->nb - done < bw->batch ? (size_t)(bw->nb - done) : bw->batch;
 
-		bw->a->b0 = (size_t)done;
-		if ((bw->rc = par_for(cnt, bulk_block, bw->a, bw->w->scratch, NULL)) != LWC_OK) {
-			bw->sealing = 1;
+		struct bulk_arg *a = bw->a;
+		struct cs_wframe *wf;
+
+		a->b0 = (size_t)done;
+		for (size_t i = 0; i < cnt; i++)
+			a->ids[i] = a->first + done + i;
+		wf = cs_wframe_new(cnt, a->ids, a->ones, a->st->g.sealed_bytes, a->dst);
+		if (wf == NULL) {
+			bw->rc = LWC_ERR_NOMEM;
 			break;
 		}
-		bw->rc = cloud_write(bw->w, bw->a->wb, cnt, bw->err, sizeof(bw->err));
+		if ((bw->rc = par_for(cnt, bulk_block, a, bw->w->scratch, NULL)) != LWC_OK) {
+			bw->sealing = 1;
+			cs_wframe_free(wf);
+			break;
+		}
+		bw->rc = cloud_write(bw->w, wf, cnt, bw->err, sizeof(bw->err));
+		cs_wframe_free(wf);
 	}
 	return NULL;
 }
@@ -342,12 +351,16 @@ static int bulk_job_init(struct bulk_job *j, const struct px_worker *w, const Lw
 	j->nb = (ins->n_rows + j->a.per - 1) / j->a.per;
 	j->batch = bulk_batch(w, j->nb);
 	j->a.plain = malloc(j->batch * g->block_bytes);
-	j->a.sealed = malloc(j->batch * g->sealed_bytes);
-	j->a.wb = calloc(j->batch, sizeof(*j->a.wb));
+	j->a.dst = malloc(j->batch * sizeof(*j->a.dst));
+	j->a.ids = malloc(j->batch * sizeof(*j->a.ids));
+	j->a.ones = malloc(j->batch * sizeof(*j->a.ones));
 	j->a.tags = malloc(j->nb * CRY_TAG_BYTES);
 	j->a.bits = calloc(j->nb * g->words, sizeof(uint64_t));
 	j->a.locs = malloc(ins->n_rows * sizeof(uint64_t));
-	if (!j->a.plain || !j->a.sealed || !j->a.wb || !j->a.tags || !j->a.bits || !j->a.locs) {
+	for (size_t i = 0; j->a.ones && i < j->batch; i++)
+		j->a.ones[i] = 1;
+	if (!j->a.plain || !j->a.dst || !j->a.ids || !j->a.ones || !j->a.tags || !j->a.bits ||
+	    !j->a.locs) {
 		j->rc = LWC_ERR_NOMEM;
 		snprintf(j->msg, sizeof(j->msg), "out of memory");
 		return LWC_ERR_NOMEM;
@@ -361,10 +374,12 @@ static void bulk_job_trim(struct bulk_job *j)
 	if (j->a.plain)
 		sodium_memzero(j->a.plain, j->batch * j->a.st->g.block_bytes);
 	free(j->a.plain);
-	free(j->a.sealed);
-	free(j->a.wb);
-	j->a.plain = j->a.sealed = NULL;
-	j->a.wb = NULL;
+	free(j->a.dst);
+	free(j->a.ids);
+	free(j->a.ones);
+	j->a.plain = NULL;
+	j->a.dst = NULL;
+	j->a.ids = j->a.ones = NULL;
 }
 
 static void bulk_job_free(struct bulk_job *j)
@@ -403,6 +418,8 @@ static void bulk_job_run(struct bulk_job *j, struct px_worker *w, uint64_t first
 	if ((j->rc = bw.rc) != LWC_OK) {
 		if (bw.sealing)
 			snprintf(j->msg, sizeof(j->msg), "sealing a new block failed");
+		else if (j->rc == LWC_ERR_NOMEM && bw.err[0] == '\0')
+			snprintf(j->msg, sizeof(j->msg), "out of memory");
 		else
 			snprintf(j->msg, sizeof(j->msg), "cloud store WRITE failed: %s",
 				 bw.err[0] ? bw.err : lwc_strerror(j->rc));

@@ -220,8 +220,7 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 }
 
 /* A WRITE may be repeated: the same version again replaces the newer copy. */
-int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n,
-		       char *err, size_t errlen)
+int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, size_t errlen)
 {
 	int rc = LWC_OK;
 
@@ -231,7 +230,7 @@ int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n,
 			continue;
 		if (w->cfg->rtt_ms > 0)
 			sleep_ms(w->cfg->rtt_ms);
-		rc = cs_client_write(w->cloud, b, n, err, errlen);
+		rc = cs_client_write_frame(w->cloud, f, err, errlen);
 		if (rc == LWC_OK || !conn_broken(rc))
 			break;
 		cs_client_close(w->cloud);
@@ -329,8 +328,8 @@ void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits,
 struct grow_arg {
 	const struct px_state *st;
 	uint64_t first;
-	uint8_t *plain, *sealed, *tags;
-	struct cs_wblock *wb;
+	uint8_t *plain, *tags;
+	uint8_t **dst;                 /* where block i is sealed (its frame) */
 };
 
 static int grow_one(void *p, size_t i, uint32_t *scratch)
@@ -339,17 +338,13 @@ static int grow_one(void *p, size_t i, uint32_t *scratch)
 	const struct px_state *st = a->st;
 	uint64_t id = a->first + i;
 	uint8_t *plain = a->plain + i * st->g.block_bytes;
-	uint8_t *out = a->sealed + i * st->g.sealed_bytes;
+	uint8_t *out = a->dst[i];
 	int rc;
 
 	fill_empty(st, plain, NULL, NULL);
 	rc = seal_block(st, scratch, id, 1, plain, out);
 	memcpy(a->tags + i * CRY_TAG_BYTES, out + st->g.sealed_bytes - CRY_TAG_BYTES,
 	       CRY_TAG_BYTES);
-	a->wb[i].id = id;
-	a->wb[i].version = 1;
-	a->wb[i].data = out;
-	a->wb[i].len = st->g.sealed_bytes;
 	return rc;
 }
 
@@ -358,9 +353,9 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	struct px_state *st = w->st;
 	uint64_t first = st->nblocks, done = 0;
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
-	uint8_t *plain = NULL;
-	uint8_t *sealed = NULL, *tags = malloc(n * CRY_TAG_BYTES);
-	struct cs_wblock *wb = NULL;
+	uint8_t *plain = NULL, **dst = NULL;
+	uint8_t *tags = malloc(n * CRY_TAG_BYTES);
+	uint64_t *ids = NULL, *ones = NULL;
 	uint64_t *zero = calloc(st->g.words, sizeof(uint64_t));
 	MDB_txn *txn = NULL;
 	int rc = LWC_OK;
@@ -368,14 +363,15 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	if (batch > n)
 		batch = (size_t)n;
 	plain = malloc(batch * st->g.block_bytes);
-	if (plain)
-		sealed = malloc(batch * st->g.sealed_bytes);
-	if (sealed)
-		wb = calloc(batch, sizeof(*wb));
-	if (wb == NULL || zero == NULL || tags == NULL) {
+	dst = malloc(batch * sizeof(*dst));
+	ids = malloc(batch * sizeof(*ids));
+	ones = malloc(batch * sizeof(*ones));
+	if (!plain || !dst || !ids || !ones || zero == NULL || tags == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
+	for (size_t i = 0; i < batch; i++)
+		ones[i] = 1;
 	if ((rc = px_blocks_reserve(st, first + n)) != LWC_OK)
 		goto out;
 	/* the new ids are beyond nblocks: nobody else touches them, so the
@@ -385,12 +381,19 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	pthread_mutex_unlock(&st->mu);
 	while (done < n && rc == LWC_OK) {
 		size_t cnt = n - done < batch ? (size_t)(n - done) : batch;
-		struct grow_arg ga = { st, first + done, plain, sealed, tags + done * CRY_TAG_BYTES,
-				       wb };
+		struct grow_arg ga = { st, first + done, plain, tags + done * CRY_TAG_BYTES, dst };
+		struct cs_wframe *wf;
 
+		for (size_t i = 0; i < cnt; i++)
+			ids[i] = first + done + i;
+		if ((wf = cs_wframe_new(cnt, ids, ones, st->g.sealed_bytes, dst)) == NULL) {
+			rc = LWC_ERR_NOMEM;
+			break;
+		}
 		rc = par_for(cnt, grow_one, &ga, w->scratch, NULL);
 		if (rc == LWC_OK)
-			rc = cloud_write(w, wb, cnt, err, errlen);
+			rc = cloud_write(w, wf, cnt, err, errlen);
+		cs_wframe_free(wf);
 		done += cnt;
 	}
 	pthread_mutex_lock(&st->mu);
@@ -430,9 +433,10 @@ out:
 	if (plain)
 		sodium_memzero(plain, batch * st->g.block_bytes);
 	free(plain);
-	free(sealed);
+	free(dst);
+	free(ids);
+	free(ones);
 	free(tags);
-	free(wb);
 	free(zero);
 	return rc;
 }

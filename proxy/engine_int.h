@@ -198,9 +198,9 @@ void commit_moves_only(struct px_worker *w, struct stmt *s);
 void cloud_release(struct px_worker *w);
 int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, size_t n,
 	       Lwc__CsResponse **resp, char *err, size_t errlen);
-/* A WRITE may be repeated: the same version again replaces the newer copy. */
-int cloud_write(struct px_worker *w, const struct cs_wblock *b, size_t n, char *err,
-		size_t errlen);
+/* The WRITE of a frame of n blocks (cs_wframe_new, the blocks sealed in
+ * it).  It may be repeated: the same version again replaces the newer copy. */
+int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, size_t errlen);
 /* Permute with the seed of (id, version) and seal: plain is destroyed.
  * scratch: px_scratch_words of the geometry (the thread's own). */
 int seal_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
