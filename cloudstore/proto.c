@@ -80,13 +80,6 @@ static uint8_t *pb_key(uint8_t *p, unsigned field, unsigned wire)
 	return p;
 }
 
-/* A CsBlock's body: id = 1, version = 2, data = 3. */
-static size_t pb_block_len(uint64_t id, uint64_t version, size_t bsz)
-{
-	return (id ? 1 + cs_wire_varint_len(id) : 0) +
-	       (version ? 1 + cs_wire_varint_len(version) : 0) + 1 + cs_wire_varint_len(bsz) + bsz;
-}
-
 static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_t max_frame,
 		   uint64_t seq, const Lwc__CsReadReq *rq, const struct cs_out *o,
 		   char *err)
@@ -117,7 +110,7 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 	}
 	/* CsResponse { seq = 1; read = 3 { repeated blocks = 1 } } */
 	for (size_t i = 0; i < n; i++) {
-		size_t bl = pb_block_len(rq->ids[i], rq->versions[i], bsz);
+		size_t bl = cs_wire_block_len(rq->ids[i], rq->versions[i], bsz);
 
 		rr_len += 1 + cs_wire_varint_len(bl) + bl;
 	}
@@ -136,18 +129,7 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 	p = pb_key(p, 3, PB_LEN);
 	p = cs_wire_varint(p, rr_len);
 	for (size_t i = 0; i < n; i++) {
-		p = pb_key(p, 1, PB_LEN);
-		p = cs_wire_varint(p, pb_block_len(rq->ids[i], rq->versions[i], bsz));
-		if (rq->ids[i]) {
-			p = pb_key(p, 1, PB_VARINT);
-			p = cs_wire_varint(p, rq->ids[i]);
-		}
-		if (rq->versions[i]) {
-			p = pb_key(p, 2, PB_VARINT);
-			p = cs_wire_varint(p, rq->versions[i]);
-		}
-		p = pb_key(p, 3, PB_LEN);
-		p = cs_wire_varint(p, bsz);
+		p = cs_wire_block_head(p, rq->ids[i], rq->versions[i], bsz);
 		dst[i] = p;
 		p += bsz;
 	}

@@ -266,12 +266,6 @@ struct cs_wframe {
 
 #define SEQ_ROOM 11             /* key and a varint of up to ten bytes        */
 
-static size_t wf_block_len(uint64_t id, uint64_t version, size_t len)
-{
-	return (id ? 1 + cs_wire_varint_len(id) : 0) +
-	       (version ? 1 + cs_wire_varint_len(version) : 0) + 1 + cs_wire_varint_len(len) + len;
-}
-
 /* The layout for blocks of lens[i] bytes (lens NULL: len each). */
 static struct cs_wframe *wf_layout(size_t n, const uint64_t *ids, const uint64_t *versions,
 				   const size_t *lens, size_t len, uint8_t **data)
@@ -281,7 +275,7 @@ static struct cs_wframe *wf_layout(size_t n, const uint64_t *ids, const uint64_t
 	uint8_t *p;
 
 	for (size_t i = 0; i < n; i++) {
-		size_t bl = wf_block_len(ids[i], versions[i], lens ? lens[i] : len);
+		size_t bl = cs_wire_block_len(ids[i], versions[i], lens ? lens[i] : len);
 
 		inner += 1 + cs_wire_varint_len(bl) + bl;
 	}
@@ -299,18 +293,7 @@ static struct cs_wframe *wf_layout(size_t n, const uint64_t *ids, const uint64_t
 	for (size_t i = 0; i < n; i++) {
 		size_t l = lens ? lens[i] : len;
 
-		*p++ = 1 << 3 | 2;
-		p = cs_wire_varint(p, wf_block_len(ids[i], versions[i], l));
-		if (ids[i]) {
-			*p++ = 1 << 3 | 0;
-			p = cs_wire_varint(p, ids[i]);
-		}
-		if (versions[i]) {
-			*p++ = 2 << 3 | 0;
-			p = cs_wire_varint(p, versions[i]);
-		}
-		*p++ = 3 << 3 | 2;
-		p = cs_wire_varint(p, l);
+		p = cs_wire_block_head(p, ids[i], versions[i], l);
 		data[i] = p;
 		p += l;
 	}

@@ -196,3 +196,25 @@ uint8_t *cs_wire_varint(uint8_t *p, uint64_t v)
 	*p++ = (uint8_t)v;
 	return p;
 }
+
+size_t cs_wire_block_len(uint64_t id, uint64_t version, size_t len)
+{
+	return (id ? 1 + cs_wire_varint_len(id) : 0) +
+	       (version ? 1 + cs_wire_varint_len(version) : 0) + 1 + cs_wire_varint_len(len) + len;
+}
+
+uint8_t *cs_wire_block_head(uint8_t *p, uint64_t id, uint64_t version, size_t len)
+{
+	*p++ = 1 << 3 | WT_LEN;                   /* blocks = 1 */
+	p = cs_wire_varint(p, cs_wire_block_len(id, version, len));
+	if (id) {
+		*p++ = 1 << 3 | WT_VARINT;
+		p = cs_wire_varint(p, id);
+	}
+	if (version) {
+		*p++ = 2 << 3 | WT_VARINT;
+		p = cs_wire_varint(p, version);
+	}
+	*p++ = 3 << 3 | WT_LEN;
+	return cs_wire_varint(p, len);
+}

@@ -50,5 +50,11 @@ void cs_wire_blocks(const uint8_t *buf, size_t len, struct cs_wire_block *blocks
 /* Encoding helpers shared with the store's hand-packed READ answer. */
 size_t cs_wire_varint_len(uint64_t v);
 uint8_t *cs_wire_varint(uint8_t *p, uint64_t v);
+/* The length of a CsBlock's body as protobuf-c packs it (zeros left out). */
+size_t cs_wire_block_len(uint64_t id, uint64_t version, size_t len);
+/* Write the field of one block (blocks = 1) up to its data: the key and
+ * length of the block, its id and version, the data's key and length;
+ * returns where the len bytes of data go. */
+uint8_t *cs_wire_block_head(uint8_t *p, uint64_t id, uint64_t version, size_t len);
 
 #endif
