@@ -261,7 +261,6 @@ int cs_client_read(struct cs_client *cl, const uint64_t *ids, const uint64_t *ve
 struct cs_wframe {
 	uint8_t *buf;           /* the write field, then room for seq         */
 	size_t write_len;       /* bytes of the write field                   */
-	size_t n;
 };
 
 #define SEQ_ROOM 11             /* key and a varint of up to ten bytes        */
@@ -281,7 +280,6 @@ static struct cs_wframe *wf_layout(size_t n, const uint64_t *ids, const uint64_t
 	}
 	if ((f = malloc(sizeof(*f))) == NULL)
 		return NULL;
-	f->n = n;
 	f->write_len = 1 + cs_wire_varint_len(inner) + inner;
 	if ((f->buf = malloc(f->write_len + SEQ_ROOM)) == NULL) {
 		free(f);
