@@ -196,7 +196,8 @@ static int write_in_place(const struct cs_store_ops *ops, struct cs_session *s,
 			  const uint8_t *req, size_t req_len, const struct cs_out *o,
 			  struct cs_trace_info *ti, uint64_t *seq, int *handled, char *err)
 {
-	struct cs_wire_block *wb;
+	struct cs_wire_iter it;
+	struct cs_wire_block b;
 	struct cs_block *bs;
 	size_t n;
 	int rc;
@@ -205,21 +206,15 @@ static int write_in_place(const struct cs_store_ops *ops, struct cs_session *s,
 	if (cs_wire_scan(req, req_len, CS_WIRE_WRITE_REQ, seq, &n) != CS_WIRE_WRITE_REQ)
 		return LWC_OK;
 	*handled = 1;
-	wb = malloc((n ? n : 1) * sizeof(*wb));
-	bs = malloc((n ? n : 1) * sizeof(*bs));
-	if (wb == NULL || bs == NULL) {
-		free(wb);
-		free(bs);
+	if ((bs = malloc((n ? n : 1) * sizeof(*bs))) == NULL)
 		return LWC_ERR_NOMEM;
+	cs_wire_iter_init(&it, req, req_len);
+	for (size_t i = 0; i < n && cs_wire_next(&it, &b); i++) {
+		bs[i].id = b.id;
+		bs[i].version = b.version;
+		bs[i].data = b.data;
+		bs[i].len = b.len;
 	}
-	cs_wire_blocks(req, req_len, wb, n);
-	for (size_t i = 0; i < n; i++) {
-		bs[i].id = wb[i].id;
-		bs[i].version = wb[i].version;
-		bs[i].data = wb[i].data;
-		bs[i].len = wb[i].len;
-	}
-	free(wb);
 	trace_write(ti, bs, n);
 	rc = do_write(ops, s, *seq, bs, n, o, err);
 	free(bs);

@@ -95,23 +95,23 @@ static Lwc__CsResponse *read_in_place(uint8_t *body, const uint8_t *plain, size_
 {
 	struct resp_hold *h;
 	Lwc__CsBlock **ptrs, *bs;
-	struct cs_wire_block *wb;
+	struct cs_wire_iter it;
+	struct cs_wire_block b;
 
-	if (n > SIZE_MAX / (sizeof(*ptrs) + sizeof(*bs) + sizeof(*wb)) - 1)
+	if (n > SIZE_MAX / (sizeof(*ptrs) + sizeof(*bs)) - 1)
 		return NULL;
-	h = malloc(sizeof(*h) + n * (sizeof(*ptrs) + sizeof(*bs) + sizeof(*wb)));
+	h = malloc(sizeof(*h) + n * (sizeof(*ptrs) + sizeof(*bs)));
 	if (h == NULL)
 		return NULL;
 	ptrs = (Lwc__CsBlock **)(void *)(h + 1);
 	bs = (Lwc__CsBlock *)(void *)(ptrs + n);
-	wb = (struct cs_wire_block *)(void *)(bs + n);
-	cs_wire_blocks(plain, len, wb, n);
-	for (size_t i = 0; i < n; i++) {
+	cs_wire_iter_init(&it, plain, len);
+	for (size_t i = 0; i < n && cs_wire_next(&it, &b); i++) {
 		lwc__cs_block__init(&bs[i]);
-		bs[i].id = wb[i].id;
-		bs[i].version = wb[i].version;
-		bs[i].data.data = (uint8_t *)(uintptr_t)wb[i].data;
-		bs[i].data.len = wb[i].len;
+		bs[i].id = b.id;
+		bs[i].version = b.version;
+		bs[i].data.data = (uint8_t *)(uintptr_t)b.data;
+		bs[i].data.len = b.len;
 		ptrs[i] = &bs[i];
 	}
 	lwc__cs_response__init(&h->r);
@@ -265,43 +265,49 @@ struct cs_wframe {
 
 #define SEQ_ROOM 11             /* key and a varint of up to ten bytes        */
 
-/* The layout for blocks of lens[i] bytes (lens NULL: len each). */
-static struct cs_wframe *wf_layout(size_t n, const uint64_t *ids, const uint64_t *versions,
-				   const size_t *lens, size_t len, uint8_t **data)
+/* A frame for a write field of inner bytes of blocks; *p: where the first
+ * block's field goes. */
+static struct cs_wframe *wf_alloc(size_t inner, uint8_t **p)
 {
-	struct cs_wframe *f;
-	size_t inner = 0;
-	uint8_t *p;
+	struct cs_wframe *f = malloc(sizeof(*f));
 
-	for (size_t i = 0; i < n; i++) {
-		size_t bl = cs_wire_block_len(ids[i], versions[i], lens ? lens[i] : len);
-
-		inner += 1 + cs_wire_varint_len(bl) + bl;
-	}
-	if ((f = malloc(sizeof(*f))) == NULL)
+	if (f == NULL)
 		return NULL;
 	f->write_len = 1 + cs_wire_varint_len(inner) + inner;
 	if ((f->buf = malloc(f->write_len + SEQ_ROOM)) == NULL) {
 		free(f);
 		return NULL;
 	}
-	p = f->buf;
-	*p++ = 3 << 3 | 2;
-	p = cs_wire_varint(p, inner);
-	for (size_t i = 0; i < n; i++) {
-		size_t l = lens ? lens[i] : len;
-
-		p = cs_wire_block_head(p, ids[i], versions[i], l);
-		data[i] = p;
-		p += l;
-	}
+	*p = f->buf;
+	*(*p)++ = 3 << 3 | 2;
+	*p = cs_wire_varint(*p, inner);
 	return f;
+}
+
+/* A block's whole field: its key, length and body. */
+static size_t wf_field_len(uint64_t id, uint64_t version, size_t len)
+{
+	size_t bl = cs_wire_block_len(id, version, len);
+
+	return 1 + cs_wire_varint_len(bl) + bl;
 }
 
 struct cs_wframe *cs_wframe_new(size_t n, const uint64_t *ids, const uint64_t *versions,
 				size_t len, uint8_t **data)
 {
-	return wf_layout(n, ids, versions, NULL, len, data);
+	struct cs_wframe *f;
+	size_t inner = 0;
+	uint8_t *p;
+
+	for (size_t i = 0; i < n; i++)
+		inner += wf_field_len(ids[i], versions[i], len);
+	if ((f = wf_alloc(inner, &p)) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		data[i] = cs_wire_block_head(p, ids[i], versions[i], len);
+		p = data[i] + len;
+	}
+	return f;
 }
 
 void cs_wframe_free(struct cs_wframe *f)
@@ -356,32 +362,23 @@ int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err, 
 int cs_client_write(struct cs_client *cl, const struct cs_wblock *blocks, size_t n,
 		    char *err, size_t errlen)
 {
-	struct cs_wframe *f = NULL;
-	size_t m = n ? n : 1;
-	uint64_t *ids = calloc(m, sizeof(uint64_t)), *vers = calloc(m, sizeof(uint64_t));
-	size_t *lens = calloc(m, sizeof(size_t));
-	uint8_t **data = calloc(m, sizeof(uint8_t *));
-	int rc = LWC_ERR_NOMEM;
+	struct cs_wframe *f;
+	size_t inner = 0;
+	uint8_t *p;
+	int rc;
 
-	if (ids && vers && lens && data) {
-		for (size_t i = 0; i < n; i++) {
-			ids[i] = blocks[i].id;
-			vers[i] = blocks[i].version;
-			lens[i] = blocks[i].len;
-		}
-		f = wf_layout(n, ids, vers, lens, 0, data);
+	for (size_t i = 0; i < n; i++)
+		inner += wf_field_len(blocks[i].id, blocks[i].version, blocks[i].len);
+	if ((f = wf_alloc(inner, &p)) == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		p = cs_wire_block_head(p, blocks[i].id, blocks[i].version, blocks[i].len);
+		if (blocks[i].len)
+			memcpy(p, blocks[i].data, blocks[i].len);
+		p += blocks[i].len;
 	}
-	if (f != NULL) {
-		for (size_t i = 0; i < n; i++)
-			if (lens[i])
-				memcpy(data[i], blocks[i].data, lens[i]);
-		rc = cs_client_write_frame(cl, f, err, errlen);
-		cs_wframe_free(f);
-	}
-	free(ids);
-	free(vers);
-	free(lens);
-	free(data);
+	rc = cs_client_write_frame(cl, f, err, errlen);
+	cs_wframe_free(f);
 	return rc;
 }
 

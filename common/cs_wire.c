@@ -124,29 +124,17 @@ static int get_outer(const uint8_t *buf, size_t len, uint64_t *seq, const uint8_
 	return seen_op;
 }
 
-/* Walk the blocks of the inner message; fill out[0..max) if out. */
-static int walk_blocks(const uint8_t *p, size_t len, struct cs_wire_block *out, size_t max,
-		       size_t *n)
+/* The next block of the inner message at *pp: 1 and *b, 0 at its end or
+ * at a field that is not a block of the accepted shape. */
+static int next_block(const uint8_t **pp, const uint8_t *end, struct cs_wire_block *b)
 {
-	const uint8_t *end = p + len;
-	size_t i = 0;
+	const uint8_t *at;
+	size_t blen;
+	uint32_t field;
+	unsigned wire;
 
-	while (p < end) {
-		struct cs_wire_block b;
-		const uint8_t *at;
-		size_t blen;
-		uint32_t field;
-		unsigned wire;
-
-		if (!get_key(&p, end, &field, &wire) || field != 1 || wire != WT_LEN ||
-		    !get_bytes(&p, end, &at, &blen) || !get_block(at, at + blen, &b))
-			return 0;
-		if (out != NULL && i < max)
-			out[i] = b;
-		i++;
-	}
-	*n = i;
-	return 1;
+	return *pp < end && get_key(pp, end, &field, &wire) && field == 1 && wire == WT_LEN &&
+	       get_bytes(pp, end, &at, &blen) && get_block(at, at + blen, b);
 }
 
 enum cs_wire_kind cs_wire_scan(const uint8_t *buf, size_t len, enum cs_wire_kind want,
@@ -158,22 +146,37 @@ enum cs_wire_kind cs_wire_scan(const uint8_t *buf, size_t len, enum cs_wire_kind
 
 	if (want != CS_WIRE_READ_RESP && want != CS_WIRE_WRITE_REQ)
 		return CS_WIRE_DECLINED;
-	if (!get_outer(buf, len, &s, &body, &body_len) ||
-	    !walk_blocks(body, body_len, NULL, 0, &count))
+	if (!get_outer(buf, len, &s, &body, &body_len))
 		return CS_WIRE_DECLINED;
+	{
+		const uint8_t *p = body, *end = body + body_len;
+		struct cs_wire_block b;
+
+		for (count = 0; p < end; count++)
+			if (!next_block(&p, end, &b))
+				return CS_WIRE_DECLINED;
+	}
 	*seq = s;                         /* (untouched when declined) */
 	*n = count;
 	return want;
 }
 
-void cs_wire_blocks(const uint8_t *buf, size_t len, struct cs_wire_block *blocks, size_t n)
+void cs_wire_iter_init(struct cs_wire_iter *it, const uint8_t *buf, size_t len)
 {
 	const uint8_t *body = NULL;
-	size_t body_len = 0, got;
+	size_t body_len = 0;
 	uint64_t seq;
 
-	if (get_outer(buf, len, &seq, &body, &body_len))
-		(void)walk_blocks(body, body_len, blocks, n, &got);
+	it->p = it->end = NULL;
+	if (get_outer(buf, len, &seq, &body, &body_len)) {
+		it->p = body;
+		it->end = body + body_len;
+	}
+}
+
+int cs_wire_next(struct cs_wire_iter *it, struct cs_wire_block *b)
+{
+	return next_block(&it->p, it->end, b);
 }
 
 size_t cs_wire_varint_len(uint64_t v)

@@ -44,8 +44,13 @@ enum cs_wire_kind {
 enum cs_wire_kind cs_wire_scan(const uint8_t *buf, size_t len, enum cs_wire_kind want,
 			       uint64_t *seq, size_t *n);
 
-/* Fill blocks[0..n) of a message cs_wire_scan accepted (n its count). */
-void cs_wire_blocks(const uint8_t *buf, size_t len, struct cs_wire_block *blocks, size_t n);
+/* The blocks of a message cs_wire_scan accepted, in order:
+ *   for (cs_wire_iter_init(&it, buf, len); cs_wire_next(&it, &b);) ...  */
+struct cs_wire_iter {
+	const uint8_t *p, *end;
+};
+void cs_wire_iter_init(struct cs_wire_iter *it, const uint8_t *buf, size_t len);
+int cs_wire_next(struct cs_wire_iter *it, struct cs_wire_block *b);
 
 /* Encoding helpers shared with the store's hand-packed READ answer. */
 size_t cs_wire_varint_len(uint64_t v);

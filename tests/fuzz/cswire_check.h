@@ -43,7 +43,21 @@ static int cswire_check(const uint8_t *buf, size_t len, enum cs_wire_kind want, 
 		return 1;
 	if ((wb = malloc((n ? n : 1) * sizeof(*wb))) == NULL)
 		return 0;
-	cs_wire_blocks(buf, len, wb, n);
+	{
+		struct cs_wire_iter it;
+		struct cs_wire_block extra;
+		size_t got = 0;
+
+		cs_wire_iter_init(&it, buf, len);
+		while (got < n && cs_wire_next(&it, &wb[got]))
+			got++;
+		if (got != n || cs_wire_next(&it, &extra))
+			bad = 10;             /* the walk and the scan disagree */
+	}
+	if (bad) {
+		free(wb);
+		return bad;
+	}
 	if (want == CS_WIRE_READ_RESP) {
 		Lwc__CsResponse *r = lwc__cs_response__unpack(NULL, len, buf);
 

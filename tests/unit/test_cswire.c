@@ -169,7 +169,15 @@ static void test_other_order(void **state)
 		assert_int_equal(cs_wire_scan(m, 16, kind, &seq, &n), kind);
 		assert_int_equal(seq, 7);
 		assert_int_equal(n, 1);
-		cs_wire_blocks(m, 16, b, 1);
+		{
+			struct cs_wire_iter it;
+
+			cs_wire_iter_init(&it, m, 16);
+			assert_true(cs_wire_next(&it, &b[0]));
+			assert_false(cs_wire_next(&it, &b[0]));
+			cs_wire_iter_init(&it, m, 16);
+			assert_true(cs_wire_next(&it, &b[0]));
+		}
 		assert_int_equal(b[0].id, 300);
 		assert_int_equal(b[0].version, 5);
 		assert_int_equal(b[0].len, 3);
