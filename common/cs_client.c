@@ -292,22 +292,37 @@ static size_t wf_field_len(uint64_t id, uint64_t version, size_t len)
 	return 1 + cs_wire_varint_len(bl) + bl;
 }
 
-struct cs_wframe *cs_wframe_new(size_t n, const uint64_t *ids, const uint64_t *versions,
-				size_t len, uint8_t **data)
+/* n blocks of len bytes: ids[i] and versions[i], or (ids NULL) first + i
+ * and version. */
+static struct cs_wframe *wf_blocks(size_t n, const uint64_t *ids, const uint64_t *versions,
+				   uint64_t first, uint64_t version, size_t len, uint8_t **data)
 {
 	struct cs_wframe *f;
 	size_t inner = 0;
 	uint8_t *p;
 
 	for (size_t i = 0; i < n; i++)
-		inner += wf_field_len(ids[i], versions[i], len);
+		inner += wf_field_len(ids ? ids[i] : first + i, ids ? versions[i] : version, len);
 	if ((f = wf_alloc(inner, &p)) == NULL)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		data[i] = cs_wire_block_head(p, ids[i], versions[i], len);
+		data[i] = cs_wire_block_head(p, ids ? ids[i] : first + i,
+					     ids ? versions[i] : version, len);
 		p = data[i] + len;
 	}
 	return f;
+}
+
+struct cs_wframe *cs_wframe_new(size_t n, const uint64_t *ids, const uint64_t *versions,
+				size_t len, uint8_t **data)
+{
+	return wf_blocks(n, ids, versions, 0, 0, len, data);
+}
+
+struct cs_wframe *cs_wframe_new_run(size_t n, uint64_t first, uint64_t version, size_t len,
+				    uint8_t **data)
+{
+	return wf_blocks(n, NULL, NULL, first, version, len, data);
 }
 
 void cs_wframe_free(struct cs_wframe *f)

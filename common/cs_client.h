@@ -48,6 +48,9 @@ int cs_client_write(struct cs_client *cl, const struct cs_wblock *blocks, size_t
 struct cs_wframe;
 struct cs_wframe *cs_wframe_new(size_t n, const uint64_t *ids, const uint64_t *versions,
 				size_t len, uint8_t **data);
+/* The same for blocks first .. first + n - 1, all of one version (new blocks). */
+struct cs_wframe *cs_wframe_new_run(size_t n, uint64_t first, uint64_t version, size_t len,
+				    uint8_t **data);
 int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err,
 			  size_t errlen) LWC_WUR;
 void cs_wframe_free(struct cs_wframe *f);

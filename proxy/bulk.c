@@ -59,7 +59,6 @@ struct bulk_arg {
 	uint64_t *bits;                /* occupancy per block                */
 	uint64_t *locs;                /* location per row                   */
 	uint8_t **dst;                 /* where block b0 + i is sealed: its frame */
-	uint64_t *ids, *ones;          /* the batch's ids, version 1 each    */
 	size_t b0;                     /* first block of this batch          */
 };
 
@@ -304,9 +303,7 @@ static void *bulk_write(void *p)
 		struct cs_wframe *wf;
 
 		a->b0 = (size_t)done;
-		for (size_t i = 0; i < cnt; i++)
-			a->ids[i] = a->first + done + i;
-		wf = cs_wframe_new(cnt, a->ids, a->ones, a->st->g.sealed_bytes, a->dst);
+		wf = cs_wframe_new_run(cnt, a->first + done, 1, a->st->g.sealed_bytes, a->dst);
 		if (wf == NULL) {
 			bw->rc = LWC_ERR_NOMEM;
 			break;
@@ -352,15 +349,10 @@ static int bulk_job_init(struct bulk_job *j, const struct px_worker *w, const Lw
 	j->batch = bulk_batch(w, j->nb);
 	j->a.plain = malloc(j->batch * g->block_bytes);
 	j->a.dst = malloc(j->batch * sizeof(*j->a.dst));
-	j->a.ids = malloc(j->batch * sizeof(*j->a.ids));
-	j->a.ones = malloc(j->batch * sizeof(*j->a.ones));
 	j->a.tags = malloc(j->nb * CRY_TAG_BYTES);
 	j->a.bits = calloc(j->nb * g->words, sizeof(uint64_t));
 	j->a.locs = malloc(ins->n_rows * sizeof(uint64_t));
-	for (size_t i = 0; j->a.ones && i < j->batch; i++)
-		j->a.ones[i] = 1;
-	if (!j->a.plain || !j->a.dst || !j->a.ids || !j->a.ones || !j->a.tags || !j->a.bits ||
-	    !j->a.locs) {
+	if (!j->a.plain || !j->a.dst || !j->a.tags || !j->a.bits || !j->a.locs) {
 		j->rc = LWC_ERR_NOMEM;
 		snprintf(j->msg, sizeof(j->msg), "out of memory");
 		return LWC_ERR_NOMEM;
@@ -375,11 +367,8 @@ static void bulk_job_trim(struct bulk_job *j)
 		sodium_memzero(j->a.plain, j->batch * j->a.st->g.block_bytes);
 	free(j->a.plain);
 	free(j->a.dst);
-	free(j->a.ids);
-	free(j->a.ones);
 	j->a.plain = NULL;
 	j->a.dst = NULL;
-	j->a.ids = j->a.ones = NULL;
 }
 
 static void bulk_job_free(struct bulk_job *j)

@@ -355,7 +355,6 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 	size_t batch = w->cfg->batch_blocks ? w->cfg->batch_blocks : 1024;
 	uint8_t *plain = NULL, **dst = NULL;
 	uint8_t *tags = malloc(n * CRY_TAG_BYTES);
-	uint64_t *ids = NULL, *ones = NULL;
 	uint64_t *zero = calloc(st->g.words, sizeof(uint64_t));
 	MDB_txn *txn = NULL;
 	int rc = LWC_OK;
@@ -364,14 +363,10 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 		batch = (size_t)n;
 	plain = malloc(batch * st->g.block_bytes);
 	dst = malloc(batch * sizeof(*dst));
-	ids = malloc(batch * sizeof(*ids));
-	ones = malloc(batch * sizeof(*ones));
-	if (!plain || !dst || !ids || !ones || zero == NULL || tags == NULL) {
+	if (!plain || !dst || zero == NULL || tags == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < batch; i++)
-		ones[i] = 1;
 	if ((rc = px_blocks_reserve(st, first + n)) != LWC_OK)
 		goto out;
 	/* the new ids are beyond nblocks: nobody else touches them, so the
@@ -384,9 +379,7 @@ int px_grow(struct px_worker *w, uint64_t n, char *err, size_t errlen)
 		struct grow_arg ga = { st, first + done, plain, tags + done * CRY_TAG_BYTES, dst };
 		struct cs_wframe *wf;
 
-		for (size_t i = 0; i < cnt; i++)
-			ids[i] = first + done + i;
-		if ((wf = cs_wframe_new(cnt, ids, ones, st->g.sealed_bytes, dst)) == NULL) {
+		if ((wf = cs_wframe_new_run(cnt, first + done, 1, st->g.sealed_bytes, dst)) == NULL) {
 			rc = LWC_ERR_NOMEM;
 			break;
 		}
@@ -434,8 +427,6 @@ out:
 		sodium_memzero(plain, batch * st->g.block_bytes);
 	free(plain);
 	free(dst);
-	free(ids);
-	free(ones);
 	free(tags);
 	free(zero);
 	return rc;

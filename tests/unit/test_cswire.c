@@ -371,6 +371,34 @@ static void test_write_frames(void **state)
 				assert_int_equal(acc, 1);
 			}
 			cs_wframe_free(f);
+			/* the same blocks as a run of ids of one version, when they are */
+			for (size_t i = 0; i < n; i++) {
+				ids[i] = vals[li % 7] + i;
+				vers[i] = vals[ni % 7];
+			}
+			if (n == 0 || ids[n - 1] >= ids[0]) {        /* (no wrap past 2^64) */
+				uint8_t **rdata = calloc(n + 1, sizeof(uint8_t *));
+				struct cs_wframe *g;
+				const uint8_t *b1, *b2;
+				size_t l1, l2;
+
+				assert_non_null(rdata);
+				f = cs_wframe_new(n, ids, vers, len, data);
+				g = cs_wframe_new_run(n, ids[0], vers[0], len, rdata);
+				assert_non_null(f);
+				assert_non_null(g);
+				for (size_t i = 0; i < n; i++) {
+					memset(data[i], (int)i, len);
+					memset(rdata[i], (int)i, len);
+				}
+				l1 = cs_wframe_body(f, 5, &b1);
+				l2 = cs_wframe_body(g, 5, &b2);
+				assert_int_equal(l1, l2);
+				assert_memory_equal(b1, b2, l1);
+				cs_wframe_free(f);
+				cs_wframe_free(g);
+				free(rdata);
+			}
 			free(ids);
 			free(vers);
 			free(data);
