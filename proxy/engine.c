@@ -60,6 +60,7 @@ static void stmt_free(struct stmt *s)
 	free(s->lmate);
 	free(s->ev);
 	free(s->evrec);
+	stash_held_free(&s->held);
 	locset_free(&s->dels);
 	for (size_t i = 0; i < s->nupds; i++)
 		free(s->upds[i].tokens);
@@ -240,7 +241,7 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		commit_clean(st, &s);
 	unlock_blocks(st, &s);
 	pending_drop(st, s.owner);
-	stash_release(st, s.owner);
+	stash_release(st, &s.held, s.owner);
 	st->stash_reserved -= s.reserved;
 	s.reserved = 0;
 	if (rc == LWC_OK && st->relocate && !s.relocating && s.locs.n > 0 &&

@@ -21,6 +21,7 @@
 #include "index.h"
 #include "journal.h"
 #include "pred.h"
+#include "stash.h"
 
 #define CHUNK_ROWS   512u
 #define CHUNK_BYTES  (1u << 20)
@@ -70,6 +71,7 @@ struct stmt {
 	uint8_t *sshared;              /* SELECT: held by a statement writing it
 					  back; read, not held, not refreshed */
 	size_t nsrow;
+	struct stash_held held;        /* the stash rows it holds (stash.h) */
 	/* rows moving from their blocks to the stash (relocation) */
 	int relocating;
 	uint64_t *mrow;

@@ -98,11 +98,15 @@ int map_rows(struct px_state *st, struct stmt *s, MDB_txn *txn)
 			}
 			s->srow[i] = rows[i];
 		}
+		if (stash_hold_reserve(&s->held, ns) != LWC_OK) {
+			rc = LWC_ERR_NOMEM;
+			goto out;
+		}
 		for (size_t i = 0; i < ns; i++)
 			if (shared[i])
 				s->sshared[i] = 1;
 			else
-				stash_find(st, rows[i])->owner = s->owner;
+				stash_hold(&s->held, stash_find(st, rows[i]), s->owner);
 		s->nsrow = ns;
 	}
 	locrow_sort(lr, nb);
@@ -283,7 +287,7 @@ out:
 /* Undo what a planning attempt took in the stash. */
 void plan_undo_stash(struct px_state *st, struct stmt *s)
 {
-	stash_release(st, s->owner);
+	stash_release(st, &s->held, s->owner);
 	st->stash_reserved -= s->reserved;
 	s->reserved = 0;
 	s->nsrow = 0;
@@ -374,7 +378,7 @@ int plan_evictions(struct px_worker *w, struct stmt *s)
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	n = stash_pick(st, s->owner, s->seq, want, rows, tabs, grps);
+	n = stash_pick(st, &s->held, s->owner, s->seq, want, rows, tabs, grps);
 	if (n == 0)
 		goto out;
 	s->ev = malloc(n * sizeof(*s->ev));

@@ -39,36 +39,115 @@ static struct gslot *gslot_of(struct gslot *t, size_t mask, uint64_t grp)
 	return &t[i];
 }
 
-size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
-		  uint64_t *rowids, uint32_t *tables, uint64_t *grps)
+int stash_hold_reserve(struct stash_held *h, size_t more)
+{
+	if (h->n + more > h->cap) {
+		size_t cap = h->cap ? h->cap : 64;
+		uint64_t *v;
+
+		while (cap < h->n + more)
+			cap *= 2;
+		if ((v = realloc(h->v, cap * sizeof(*v))) == NULL)
+			return LWC_ERR_NOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	return LWC_OK;
+}
+
+void stash_hold(struct stash_held *h, struct px_stash_ent *e, uint64_t owner)
+{
+	e->owner = owner;
+	if (h->n < h->cap)                       /* (reserved: always) */
+		h->v[h->n++] = e->rowid;
+}
+
+void stash_held_free(struct stash_held *h)
+{
+	free(h->v);
+	h->v = NULL;
+	h->n = h->cap = 0;
+}
+
+/* May e be picked by statement seq (any: whatever its delay)? */
+static int may_pick(const struct px_state *st, const struct px_stash_ent *e, uint64_t seq,
+		    int any)
+{
+	return e->owner == 0 && (any || e->eligible <= seq) && !table_held(st, e->table);
+}
+
+static void take(struct stash_held *h, struct px_stash_ent *e, uint64_t owner, size_t n,
+		 uint64_t *rowids, uint32_t *tables, uint64_t *grps)
+{
+	stash_hold(h, e, owner);
+	rowids[n] = e->rowid;
+	tables[n] = e->table;
+	grps[n] = e->grp;
+}
+
+/* Uniform draws in [0, n) from a buffer of random words filled 64 at a
+ * time (one call to libsodium for many draws), without bias (Lemire's
+ * multiply and shift, the rare word below the bound drawn again). */
+struct draws {
+	uint32_t w[64];
+	unsigned i;
+};
+
+static uint32_t draw(struct draws *d, uint32_t n)
+{
+	for (;;) {
+		uint64_t m;
+
+		if (d->i == 64) {
+			randombytes_buf(d->w, sizeof(d->w));
+			d->i = 0;
+		}
+		m = (uint64_t)d->w[d->i++] * n;
+		if ((uint32_t)m >= n || (uint32_t)m >= (0u - n) % n)
+			return (uint32_t)(m >> 32);
+	}
+}
+
+size_t stash_pick(struct px_state *st, struct stash_held *h, uint64_t owner, uint64_t seq,
+		  size_t max, uint64_t *rowids, uint32_t *tables, uint64_t *grps)
 {
 	size_t *cand, *next = NULL, *perm = NULL, nc = 0, n = 0, cap = 16, mask;
 	struct gslot *gs = NULL;
 	int any = st->nstash * 2 > st->stash_max;
 
-	if (max == 0 || st->nstash == 0)
+	if (max == 0 || st->nstash == 0 || stash_hold_reserve(h, max) != LWC_OK)
 		return 0;
-	if ((cand = malloc(st->nstash * sizeof(*cand))) == NULL)
-		return 0;
-	for (size_t i = 0; i < st->nstash; i++) {
-		const struct px_stash_ent *e = &st->stash[i];
-		if (e->owner == 0 && (any || e->eligible <= seq) && !table_held(st, e->table))
-			cand[nc++] = i;
-	}
-	if (st->evict_group <= 1) {
-		/* every row its own group: max of them uniformly (partial
-		 * Fisher-Yates), no group bookkeeping */
-		for (; n < nc && n < max; n++) {
-			size_t j = n + randombytes_uniform((uint32_t)(nc - n)), tmp = cand[n];
-			struct px_stash_ent *e;
+	if (st->evict_group <= 1 && st->nstash <= UINT32_MAX) {
+		struct draws d = { .i = 64 };
 
-			cand[n] = cand[j];
+		/* every row its own group: rows drawn uniformly from the whole
+		 * stash, kept when they may go (a row kept is held, so it is not
+		 * kept twice): a uniform choice among those that may, as long as
+		 * the draws find them; what they did not, the pass below picks
+		 * uniformly among the rest */
+		for (size_t tries = 4 * max + 64; n < max && tries > 0; tries--) {
+			struct px_stash_ent *e = &st->stash[draw(&d, (uint32_t)st->nstash)];
+
+			if (may_pick(st, e, seq, any))
+				take(h, e, owner, n++, rowids, tables, grps);
+		}
+		sodium_memzero(d.w, sizeof(d.w));
+		if (n == max)
+			return n;
+	}
+	if ((cand = malloc(st->nstash * sizeof(*cand))) == NULL)
+		return n;
+	for (size_t i = 0; i < st->nstash; i++)
+		if (may_pick(st, &st->stash[i], seq, any))
+			cand[nc++] = i;
+	if (st->evict_group <= 1) {
+		/* the rest uniformly (partial Fisher-Yates), no group bookkeeping */
+		for (size_t c = 0; c < nc && n < max; c++) {
+			size_t j = c + randombytes_uniform((uint32_t)(nc - c)), tmp = cand[c];
+
+			cand[c] = cand[j];
 			cand[j] = tmp;
-			e = &st->stash[cand[n]];
-			e->owner = owner;
-			rowids[n] = e->rowid;
-			tables[n] = e->table;
-			grps[n] = e->grp;
+			take(h, &st->stash[cand[c]], owner, n++, rowids, tables, grps);
 		}
 		free(cand);
 		return n;
@@ -107,15 +186,8 @@ size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
 		if (g->taken)
 			continue;
 		g->taken = 1;
-		for (size_t x = g->first; x != SIZE_MAX && n < max; x = next[x]) {
-			struct px_stash_ent *e = &st->stash[cand[x]];
-
-			e->owner = owner;
-			rowids[n] = e->rowid;
-			tables[n] = e->table;
-			grps[n] = e->grp;
-			n++;
-		}
+		for (size_t x = g->first; x != SIZE_MAX && n < max; x = next[x])
+			take(h, &st->stash[cand[x]], owner, n++, rowids, tables, grps);
 	}
 out:
 	free(cand);
@@ -139,11 +211,15 @@ void stash_defer(struct px_state *st, const uint64_t *rowids, size_t n, uint64_t
 	}
 }
 
-void stash_release(struct px_state *st, uint64_t owner)
+void stash_release(struct px_state *st, struct stash_held *h, uint64_t owner)
 {
-	for (size_t i = 0; i < st->nstash; i++)
-		if (st->stash[i].owner == owner)
-			st->stash[i].owner = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		struct px_stash_ent *e = stash_find(st, h->v[i]);
+
+		if (e != NULL && e->owner == owner)
+			e->owner = 0;
+	}
+	h->n = 0;
 }
 
 struct add {

@@ -8,8 +8,9 @@
  * with the statement that moved them); this is the in-memory list, with
  * each row's eligibility and the statement using it, in no order, and a
  * map from row id to its place in it (st->stash_ix): a statement's rows
- * come and go in time proportional to their number, not to the stash's
- * (65,536 rows by default).  All functions run with st->mu held.
+ * come and go, are picked for write-back and let go of in time
+ * proportional to their number, not to the stash's (65,536 rows by
+ * default).  All functions run with st->mu held.
  */
 #ifndef LWC_PX_STASH_H
 #define LWC_PX_STASH_H
@@ -25,6 +26,21 @@
 #define PX_EVICT_DELAY 64u
 
 struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid);
+
+/* The rows a statement holds (their owner set to its own), so that it lets
+ * go of them in time proportional to their number. */
+struct stash_held {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+/* Room for more rows in h: LWC_OK or LWC_ERR_NOMEM (nothing held then). */
+int stash_hold_reserve(struct stash_held *h, size_t more) LWC_WUR;
+
+/* Hold e for owner, in h (room reserved). */
+void stash_hold(struct stash_held *h, struct px_stash_ent *e, uint64_t owner);
+
+void stash_held_free(struct stash_held *h);
 
 /* Groups.  The rows one statement puts in the stash are cut, in row id
  * order, into groups of at most st->evict_group rows (serve
@@ -50,19 +66,23 @@ struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid);
 /* Pick up to max rows among those that may be evicted by statement seq:
  * not in use, of a table nobody holds exclusively, and eligible (or any,
  * when the stash is over half full); a row drawn uniformly brings the
- * eligible rows of its group with it.  They are marked as
- * the owner's and come out group by group, grps[i] the group of row i.
- * Returns how many were picked. */
-size_t stash_pick(struct px_state *st, uint64_t owner, uint64_t seq, size_t max,
-		  uint64_t *rowids, uint32_t *tables, uint64_t *grps);
+ * eligible rows of its group with it.  They are held by owner (in h) and
+ * come out group by group, grps[i] the group of row i.  Returns how many
+ * were picked.  Groups of one row are drawn from the whole stash and kept
+ * when they may go, in time proportional to max where most rows may (a
+ * pass over the stash only for what those draws did not find); larger
+ * groups are found by a pass over the stash. */
+size_t stash_pick(struct px_state *st, struct stash_held *h, uint64_t owner, uint64_t seq,
+		  size_t max, uint64_t *rowids, uint32_t *tables, uint64_t *grps);
 
 /* Rows a statement picked but did not place (their group was larger than
  * the room of its block, or it placed a group of the same origin): they
  * wait a new random delay, as a group. */
 void stash_defer(struct px_state *st, const uint64_t *rowids, size_t n, uint64_t seq);
 
-/* Let go of every row owner uses. */
-void stash_release(struct px_state *st, uint64_t owner);
+/* Let go of every row owner holds (h: the rows it took; one let go of
+ * already, or gone from the stash, is left as it is). */
+void stash_release(struct px_state *st, struct stash_held *h, uint64_t owner);
 
 /* After a commit: drop the rows dels[0..ndel) and add (or refresh) the rows
  * adds[0..nadd) (their table), the last nfresh of them an INSERT's new

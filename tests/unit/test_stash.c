@@ -5,7 +5,7 @@
  * an add replacing a row held and a row deleted and added in one go); the
  * rows one statement adds are cut into groups in row id order with one
  * delay each; stash_pick hands out each row once, only rows that may go,
- * and stash_release gives them back; an INSERT's rows are fresh (in no
+ * uniformly among them, and stash_release gives back its statement's; an INSERT's rows are fresh (in no
  * block yet) until they leave, also when a later statement refreshes them.
  */
 #include <stdarg.h>
@@ -125,6 +125,7 @@ static void test_groups_and_pick(void **state)
 	uint32_t tabs[10];
 	uint64_t rows[10], grps[10];
 	uint32_t ptab[10];
+	struct stash_held h2 = { 0 }, h3 = { 0 };
 	size_t n;
 
 	(void)state;
@@ -145,8 +146,8 @@ static void test_groups_and_pick(void **state)
 	assert_int_not_equal(stash_find(st, 50)->grp, stash_find(st, 90)->grp);
 	/* nothing is eligible at statement 5; everything long after, each row
 	 * handed out once, a group's rows together */
-	assert_int_equal(stash_pick(st, 1, 5, 10, rows, ptab, grps), 0);
-	n = stash_pick(st, 2, 5 + PX_EVICT_DELAY + 1, 10, rows, ptab, grps);
+	assert_int_equal(stash_pick(st, &h2, 1, 5, 10, rows, ptab, grps), 0);
+	n = stash_pick(st, &h2, 2, 5 + PX_EVICT_DELAY + 1, 10, rows, ptab, grps);
 	assert_int_equal(n, 10);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(stash_find(st, rows[i])->owner, 2);
@@ -157,9 +158,112 @@ static void test_groups_and_pick(void **state)
 			for (size_t j = 0; j + 1 < i; j++)
 				assert_int_not_equal(grps[j], grps[i]);
 	}
-	assert_int_equal(stash_pick(st, 3, 5 + PX_EVICT_DELAY + 1, 10, rows, ptab, grps), 0);
-	stash_release(st, 2);
-	assert_int_equal(stash_pick(st, 3, 5 + PX_EVICT_DELAY + 1, 3, rows, ptab, grps), 3);
+	assert_int_equal(stash_pick(st, &h3, 3, 5 + PX_EVICT_DELAY + 1, 10, rows, ptab, grps), 0);
+	stash_release(st, &h2, 2);
+	assert_int_equal(h2.n, 0);
+	assert_int_equal(stash_pick(st, &h3, 3, 5 + PX_EVICT_DELAY + 1, 3, rows, ptab, grps), 3);
+	stash_held_free(&h2);
+	stash_held_free(&h3);
+	free_state(st);
+}
+
+/*
+ * Groups of one row: stash_pick chooses uniformly among the rows that may
+ * go, never one that may not (not yet eligible, held by another statement,
+ * of a table held exclusively), also when those that may are too few for
+ * its draws to find (the pass over the stash then finds them); and
+ * stash_release lets go of exactly the rows its statement holds, also
+ * those it took while reading (stash_hold), and none of another's.
+ */
+#define UROWS 400u
+#define UPICK 20u
+#define UROUNDS 4000u
+
+static void test_pick_uniform(void **state)
+{
+	struct px_state *st = new_state(1);
+	struct px_table *t2 = calloc(1, sizeof(*t2));
+	struct stash_held mine = { 0 }, other = { 0 };
+	uint64_t adds[UROWS], rows[UROWS], grps[UROWS];
+	uint32_t tabs[UROWS], ptab[UROWS];
+	unsigned *count = calloc(UROWS + 1, sizeof(unsigned));
+	double chi2 = 0, expect;
+	size_t nmay = 0;
+
+	(void)state;
+	assert_non_null(t2);
+	assert_non_null(count);
+	/* table 8 held exclusively: its rows may not go */
+	t2->id = 8;
+	t2->excl_owner = 99;
+	st->tables->next = t2;
+	for (uint32_t i = 0; i < UROWS; i++) {
+		adds[i] = i + 1;
+		tabs[i] = i % 10 == 9 ? 8 : 7;
+	}
+	/* rows 1-300 eligible from statement 65 on; 301-400 young */
+	st->seq = 0;
+	assert_int_equal(stash_apply(st, NULL, 0, adds, tabs, 300, 0, NULL, 0), LWC_OK);
+	st->seq = 1000;
+	assert_int_equal(stash_apply(st, NULL, 0, adds + 300, tabs + 300, 100, 0, NULL, 0),
+			 LWC_OK);
+	/* rows 1-50 held by another statement (one of them twice) */
+	assert_int_equal(stash_hold_reserve(&other, 51), LWC_OK);
+	for (uint64_t r = 1; r <= 50; r++)
+		stash_hold(&other, stash_find(st, r), 77);
+	stash_hold(&other, stash_find(st, 3), 77);
+	for (uint64_t r = 1; r <= UROWS; r++)
+		nmay += r > 50 && r <= 300 && r % 10 != 0;
+	for (unsigned round = 0; round < UROUNDS; round++) {
+		size_t n = stash_pick(st, &mine, 5, 500, UPICK, rows, ptab, grps);
+
+		assert_int_equal(n, UPICK);
+		for (size_t i = 0; i < n; i++) {
+			assert_true(rows[i] > 50 && rows[i] <= 300 && rows[i] % 10 != 0);
+			assert_int_equal(stash_find(st, rows[i])->owner, 5);
+			for (size_t j = 0; j < i; j++)
+				assert_int_not_equal(rows[i], rows[j]);
+			count[rows[i]]++;
+		}
+		stash_release(st, &mine, 5);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(stash_find(st, rows[i])->owner, 0);
+	}
+	/* uniform: chi-square over the nmay rows (nmay - 1 = 224 degrees of
+	 * freedom: mean 224, sd 21; 350 is six sd above) */
+	expect = (double)UROUNDS * UPICK / (double)nmay;
+	for (uint64_t r = 1; r <= UROWS; r++) {
+		if (r > 50 && r <= 300 && r % 10 != 0)
+			chi2 += (count[r] - expect) * (count[r] - expect) / expect;
+		else
+			assert_int_equal(count[r], 0);
+	}
+	assert_true(chi2 < 350.0);
+	/* the other statement's rows are still its own, until it lets go */
+	for (uint64_t r = 1; r <= 50; r++)
+		assert_int_equal(stash_find(st, r)->owner, 77);
+	stash_release(st, &other, 77);
+	for (uint64_t r = 1; r <= UROWS; r++)
+		assert_int_equal(stash_find(st, r)->owner, 0);
+	/* few that may go among many: the draws rarely meet them, the pass
+	 * does; exactly those come out */
+	for (uint64_t r = 1; r <= 300; r++)
+		if (r != 121 && r != 253 && r != 257)
+			stash_find(st, r)->owner = 78;
+	assert_int_equal(stash_pick(st, &mine, 5, 500, UPICK, rows, ptab, grps), 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_true(rows[i] == 121 || rows[i] == 253 || rows[i] == 257);
+	assert_int_equal(stash_pick(st, &mine, 6, 500, UPICK, rows, ptab, grps), 0);
+	stash_release(st, &mine, 5);
+	assert_int_equal(stash_find(st, 121)->owner, 0);
+	assert_int_equal(stash_find(st, 253)->owner, 0);
+	assert_int_equal(stash_find(st, 257)->owner, 0);
+	assert_int_equal(stash_find(st, 122)->owner, 78);
+	stash_held_free(&mine);
+	stash_held_free(&other);
+	free(count);
+	free(t2);
+	st->tables->next = NULL;
 	free_state(st);
 }
 
@@ -194,6 +298,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_groups_and_pick),
+		cmocka_unit_test(test_pick_uniform),
 		cmocka_unit_test(test_fresh),
 	};
 
