@@ -75,7 +75,7 @@ struct rowent *rowmap_get(struct rowmap *m, uint64_t row)
 
 void rowmap_merge(struct rowmap *to, struct rowmap *from)
 {
-	for (size_t i = 0; i < from->cap; i++) {
+	for (size_t i = 0; i < from->cap && from->n > 0; i++) {
 		struct rowent *s = &from->e[i], *d;
 
 		if (!s->used)
@@ -86,21 +86,28 @@ void rowmap_merge(struct rowmap *to, struct rowmap *from)
 		d->rec = s->rec;
 		d->del = s->del;
 		s->rec = NULL;
+		s->used = 0;
+		from->n--;
 	}
 	rowmap_clear(from);
 }
 
 void rowmap_clear(struct rowmap *m)
 {
-	if (m->n == 0)
-		return;
-	for (size_t i = 0; i < m->cap; i++)
+	for (size_t i = 0; i < m->cap && m->n > 0; i++)
 		if (m->e[i].used) {
 			free(m->e[i].rec);
 			m->e[i].rec = NULL;
 			m->e[i].used = 0;
+			m->n--;
 		}
-	m->n = 0;
+	/* a table grown for one large statement is not kept: the next ones,
+	 * mostly small, would pass over all of it at each merge and clear */
+	if (m->cap > ROWMAP_KEEP_CAP) {
+		free(m->e);
+		m->e = NULL;
+		m->cap = 0;
+	}
 }
 
 void rowmap_free(struct rowmap *m)

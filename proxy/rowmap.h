@@ -31,9 +31,18 @@ struct rowent *rowmap_find(const struct rowmap *m, uint64_t row);
 struct rowent *rowmap_get(struct rowmap *m, uint64_t row);
 /* Room for n more entries without growing; -1 when out of memory. */
 int rowmap_reserve(struct rowmap *m, size_t n);
+/* Slots of a table kept when it is emptied (32 bytes each): a larger one,
+ * grown for a large statement, is freed, so that the statements after it
+ * do not pass over all of it (a staged map of 131,072 slots cost every later
+ * statement about 0.35 ms under the state lock: docs/benchmarks.md, "29
+ * November 2026, evening"). */
+#define ROWMAP_KEEP_CAP 4096u
+
 /* Move every entry of from into to (records change hands); from is left
- * empty.  Cannot fail after rowmap_reserve(to, from->n). */
+ * empty (rowmap_clear).  Cannot fail after rowmap_reserve(to, from->n). */
 void rowmap_merge(struct rowmap *to, struct rowmap *from);
+/* Empty m (its records freed); a table of more than ROWMAP_KEEP_CAP slots
+ * is freed too. */
 void rowmap_clear(struct rowmap *m);
 void rowmap_free(struct rowmap *m);
 
