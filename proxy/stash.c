@@ -15,40 +15,6 @@ struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid)
 	return v ? &st->stash[v - 1] : NULL;
 }
 
-/* The group chains (st->stash_grp, gnext): link e at the head of its
- * group's chain (room for the group's key reserved), or unlink it. */
-static void grp_link(struct px_state *st, struct px_stash_ent *e)
-{
-	e->gnext = u64map_get(&st->stash_grp, e->grp);
-	(void)u64map_put(&st->stash_grp, e->grp, e->rowid + 1);     /* reserved */
-}
-
-static void grp_unlink(struct px_state *st, struct px_stash_ent *e)
-{
-	uint64_t at = u64map_get(&st->stash_grp, e->grp);
-
-	if (at == e->rowid + 1) {
-		if (e->gnext)
-			(void)u64map_put(&st->stash_grp, e->grp, e->gnext);   /* held */
-		else
-			u64map_del(&st->stash_grp, e->grp);
-	} else {
-		/* a group's chain is as long as the group (--evict-group) */
-		while (at != 0) {
-			struct px_stash_ent *p = stash_find(st, at - 1);
-
-			if (p == NULL)
-				break;                   /* (never: the chain is whole) */
-			if (p->gnext == e->rowid + 1) {
-				p->gnext = e->gnext;
-				break;
-			}
-			at = p->gnext;
-		}
-	}
-	e->gnext = 0;
-}
-
 static int table_held(const struct px_state *st, uint32_t id)
 {
 	for (const struct px_table *t = st->tables; t; t = t->next)
@@ -151,33 +117,19 @@ size_t stash_pick(struct px_state *st, struct stash_held *h, uint64_t owner, uin
 
 	if (max == 0 || st->nstash == 0 || stash_hold_reserve(h, max) != LWC_OK)
 		return 0;
-	if (st->nstash <= UINT32_MAX) {
+	if (st->evict_group <= 1 && st->nstash <= UINT32_MAX) {
 		struct draws d = { .i = 64 };
 
-		/* rows drawn uniformly from the whole stash, kept when they may
-		 * go (a row kept is held, so it is not kept twice): a uniform
-		 * choice among those that may, as long as the draws find them;
-		 * each brings the rows of its group that may go (its chain).
-		 * What the draws did not find, the pass below picks uniformly
-		 * among the rest */
+		/* every row its own group: rows drawn uniformly from the whole
+		 * stash, kept when they may go (a row kept is held, so it is not
+		 * kept twice): a uniform choice among those that may, as long as
+		 * the draws find them; what they did not, the pass below picks
+		 * uniformly among the rest */
 		for (size_t tries = 4 * max + 64; n < max && tries > 0; tries--) {
 			struct px_stash_ent *e = &st->stash[draw(&d, (uint32_t)st->nstash)];
 
-			if (!may_pick(st, e, seq, any))
-				continue;
-			if (st->evict_group <= 1) {
+			if (may_pick(st, e, seq, any))
 				take(h, e, owner, n++, rowids, tables, grps);
-				continue;
-			}
-			for (uint64_t at = u64map_get(&st->stash_grp, e->grp); at != 0 && n < max;) {
-				struct px_stash_ent *m = stash_find(st, at - 1);
-
-				if (m == NULL)
-					break;           /* (never: the chain is whole) */
-				at = m->gnext;
-				if (may_pick(st, m, seq, any))
-					take(h, m, owner, n++, rowids, tables, grps);
-			}
 		}
 		sodium_memzero(d.w, sizeof(d.w));
 		if (n == max)
@@ -248,20 +200,14 @@ out:
 void stash_defer(struct px_state *st, const uint64_t *rowids, size_t n, uint64_t seq)
 {
 	uint64_t grp = ++st->next_grp, at = seq + 1 + randombytes_uniform(PX_EVICT_DELAY);
-	/* a group has a row at least: as many groups as rows fit */
-	int regroup = u64map_reserve(&st->stash_grp, st->nstash) == 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct px_stash_ent *e = stash_find(st, rowids[i]);
 
-		if (e == NULL)
-			continue;
-		if (regroup) {                   /* (out of memory: its group stays) */
-			grp_unlink(st, e);
+		if (e != NULL) {
 			e->grp = grp;
-			grp_link(st, e);
+			e->eligible = at;
 		}
-		e->eligible = at;
 	}
 }
 
@@ -319,8 +265,7 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 		st->stash = p;
 		st->cap_stash = cap;
 	}
-	if (u64map_reserve(&st->stash_ix, st->nstash + nadd) != 0 ||
-	    u64map_reserve(&st->stash_grp, st->nstash + nadd) != 0)
+	if (u64map_reserve(&st->stash_ix, st->nstash + nadd) != 0)
 		return LWC_ERR_NOMEM;
 	if (nadd && (a = malloc(nadd * sizeof(*a))) == NULL)
 		return LWC_ERR_NOMEM;
@@ -339,7 +284,6 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 		if (v == 0)
 			continue;
 		i = (size_t)(v - 1);
-		grp_unlink(st, &st->stash[i]);
 		if (i != last) {
 			st->stash[i] = st->stash[last];
 			(void)u64map_put(&st->stash_ix, st->stash[i].rowid, i + 1);   /* reserved */
@@ -372,13 +316,10 @@ int stash_apply(struct px_state *st, const uint64_t *dels, size_t ndel,
 			memcpy(e.from, from, e.nfrom * sizeof(*from));
 		if ((v = u64map_get(&st->stash_ix, e.rowid)) != 0) {
 			e.fresh |= st->stash[v - 1].fresh;     /* still in no block */
-			grp_unlink(st, &st->stash[v - 1]);
 			st->stash[v - 1] = e;
-			grp_link(st, &st->stash[v - 1]);
 		} else {
 			st->stash[st->nstash] = e;
 			(void)u64map_put(&st->stash_ix, e.rowid, st->nstash + 1);     /* reserved */
-			grp_link(st, &st->stash[st->nstash]);
 			st->nstash++;
 		}
 	}

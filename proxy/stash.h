@@ -68,10 +68,10 @@ void stash_held_free(struct stash_held *h);
  * when the stash is over half full); a row drawn uniformly brings the
  * eligible rows of its group with it.  They are held by owner (in h) and
  * come out group by group, grps[i] the group of row i.  Returns how many
- * were picked.  Rows are drawn from the whole stash and kept when they
- * may go, each with the rows of its group that may (st->stash_grp chains a
- * group's rows), in time proportional to max where most rows may; a pass
- * over the stash picks only what those draws did not find. */
+ * were picked.  Groups of one row are drawn from the whole stash and kept
+ * when they may go, in time proportional to max where most rows may (a
+ * pass over the stash only for what those draws did not find); larger
+ * groups are found by a pass over the stash. */
 size_t stash_pick(struct px_state *st, struct stash_held *h, uint64_t owner, uint64_t seq,
 		  size_t max, uint64_t *rowids, uint32_t *tables, uint64_t *grps);
 

@@ -809,12 +809,6 @@ static int load_stash(struct px_state *st, MDB_txn *txn)
 		e->rowid = cry_get_be64(k.mv_data);
 		e->grp = ++st->next_grp;         /* groups are not kept: each row alone */
 		e->origin = UINT64_MAX - e->grp;
-		if (u64map_put(&st->stash_grp, e->grp, e->rowid + 1) != 0) {
-			st->nstash--;
-			u64map_del(&st->stash_ix, e->rowid);
-			rc = ENOMEM;
-			break;
-		}
 		e->table = (uint32_t)((const uint8_t *)d.mv_data)[0] << 24 |
 			   (uint32_t)((const uint8_t *)d.mv_data)[1] << 16 |
 			   (uint32_t)((const uint8_t *)d.mv_data)[2] << 8 |
@@ -1152,7 +1146,6 @@ void px_state_close(struct px_state *st)
 	free(st->phash);
 	free(st->stash);
 	u64map_free(&st->stash_ix);
-	u64map_free(&st->stash_grp);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->users_mu);
 	pthread_cond_destroy(&st->cv);

@@ -144,8 +144,6 @@ struct px_stash_ent {
 	uint64_t grp;                    /* its group: rows that entered together,
 					    written back together (stash.h); not
 					    persisted */
-	uint64_t gnext;                  /* the next row of its group + 1 (0: the
-					    last): st->stash_grp's chain */
 	uint64_t origin;                 /* the statement that put it here: its
 					    groups go to one block of a statement
 					    at most (stash.h); not persisted */
@@ -226,8 +224,6 @@ struct px_state {
 	struct px_stash_ent *stash;      /* in no order (stash.h)           */
 	size_t nstash, cap_stash;
 	struct u64map stash_ix;          /* row id -> its index in stash + 1 */
-	struct u64map stash_grp;         /* group -> its first row id + 1 (the
-					    rows of a group chained by gnext) */
 	size_t stash_reserved;           /* rows in-flight statements will add */
 	struct px_padage pa;             /* write order, real blocks' ranks (padage.h) */
 

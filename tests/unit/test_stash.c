@@ -41,43 +41,7 @@ static void free_state(struct px_state *st)
 	free(st->tables);
 	free(st->stash);
 	u64map_free(&st->stash_ix);
-	u64map_free(&st->stash_grp);
 	free(st);
-}
-
-/* Every row of the stash is in the chain of its group (st->stash_grp),
- * once, and the chains hold nothing else. */
-static void check_chains(struct px_state *st)
-{
-	size_t linked = 0;
-
-	for (size_t i = 0; i < st->nstash; i++) {
-		const struct px_stash_ent *e = &st->stash[i];
-		uint64_t at = u64map_get(&st->stash_grp, e->grp);
-		int found = 0;
-
-		assert_int_not_equal(at, 0);
-		for (size_t steps = 0; at != 0; steps++) {
-			const struct px_stash_ent *m = stash_find(st, at - 1);
-
-			assert_non_null(m);
-			assert_int_equal(m->grp, e->grp);
-			assert_true(steps <= st->nstash);
-			found += m == e;
-			at = m->gnext;
-		}
-		assert_int_equal(found, 1);
-	}
-	/* as many chained rows as rows: walk each group once */
-	for (size_t i = 0; i < st->stash_grp.cap; i++) {
-		uint64_t at = st->stash_grp.e[i].val;
-
-		while (at != 0) {
-			linked++;
-			at = stash_find(st, at - 1)->gnext;
-		}
-	}
-	assert_int_equal(linked, st->nstash);
 }
 
 /* Every row of the model is found with its fields, no other row is. */
@@ -100,17 +64,17 @@ static void check(struct px_state *st, const uint8_t *in, const uint64_t *tag)
 	}
 	assert_int_equal(st->nstash, n);
 	assert_int_equal(st->stash_ix.n, n);
-	check_chains(st);
 }
 
-static void model_run(uint32_t group)
+static void test_model(void **state)
 {
-	struct px_state *st = new_state(group);
+	struct px_state *st = new_state(1);
 	uint8_t *in = calloc(NROWS + 1, 1);
 	uint64_t *tag = calloc(NROWS + 1, sizeof(*tag));
 	uint64_t dels[64], adds[64];
 	uint32_t tabs[64];
 
+	(void)state;
 	for (int stmt = 0; stmt < 4000; stmt++) {
 		size_t nd = randombytes_uniform(20), na = randombytes_uniform(40);
 
@@ -132,17 +96,6 @@ static void model_run(uint32_t group)
 			in[adds[i]] = 1;
 			tag[adds[i]] = st->seq;
 		}
-		if (stmt % 13 == 0 && st->nstash > 0) {
-			/* rows that did not fit their block wait as a new group,
-			 * a row absent from the stash among them */
-			uint64_t rows[11];
-			size_t nr = 1 + randombytes_uniform(10);
-
-			for (size_t i = 0; i < nr; i++)
-				rows[i] = st->stash[randombytes_uniform((uint32_t)st->nstash)].rowid;
-			rows[nr++] = NROWS + 1;
-			stash_defer(st, rows, nr, st->seq);
-		}
 		if (stmt % 97 == 0)
 			check(st, in, tag);
 	}
@@ -163,13 +116,6 @@ static void model_run(uint32_t group)
 	free(in);
 	free(tag);
 	free_state(st);
-}
-
-static void test_model(void **state)
-{
-	(void)state;
-	model_run(1);
-	model_run(4);
 }
 
 static void test_groups_and_pick(void **state)
@@ -321,75 +267,6 @@ static void test_pick_uniform(void **state)
 	free_state(st);
 }
 
-/*
- * Groups of 4: a pick brings whole groups, group by group, never a young
- * row; the groups are chosen uniformly among those that may go (each drawn
- * through one of its rows, all of the same size here); with one group that
- * may go among many held, exactly its rows come out (the pass).
- */
-#define GGROUPS 100u
-#define GROUNDS 3000u
-
-static void test_pick_groups(void **state)
-{
-	struct px_state *st = new_state(4);
-	struct stash_held mine = { 0 };
-	uint64_t adds[4 * GGROUPS], rows[16], grps[16];
-	uint32_t tabs[4 * GGROUPS], ptab[16];
-	unsigned *count = calloc(4 * GGROUPS + 1, sizeof(unsigned));
-	double chi2 = 0, expect;
-
-	(void)state;
-	assert_non_null(count);
-	for (uint32_t i = 0; i < 4 * GGROUPS; i++) {
-		adds[i] = i + 1;
-		tabs[i] = 7;
-	}
-	/* rows 1-300 (groups 1-75) eligible by statement 65, 301-400 young */
-	st->seq = 0;
-	assert_int_equal(stash_apply(st, NULL, 0, adds, tabs, 300, 0, NULL, 0), LWC_OK);
-	st->seq = 1000;
-	assert_int_equal(stash_apply(st, NULL, 0, adds + 300, tabs + 300, 100, 0, NULL, 0),
-			 LWC_OK);
-	check_chains(st);
-	for (unsigned round = 0; round < GROUNDS; round++) {
-		size_t n = stash_pick(st, &mine, 5, 500, 8, rows, ptab, grps);
-
-		assert_int_equal(n, 8);
-		for (size_t i = 0; i < n; i += 4) {
-			/* a whole group, its rows together: ids 4g+1 .. 4g+4 */
-			uint64_t first = (rows[i] - 1) / 4 * 4 + 1;
-
-			for (size_t k = 0; k < 4; k++) {
-				assert_true(rows[i + k] >= first && rows[i + k] < first + 4);
-				assert_true(rows[i + k] <= 300);
-				assert_int_equal(grps[i + k], grps[i]);
-				for (size_t j = 0; j < i + k; j++)
-					assert_int_not_equal(rows[j], rows[i + k]);
-			}
-			count[first]++;
-		}
-		stash_release(st, &mine, 5);
-	}
-	expect = (double)GROUNDS * 2 / 75.0;
-	for (uint64_t g = 1; g <= 300; g += 4)
-		chi2 += (count[g] - expect) * (count[g] - expect) / expect;
-	/* 74 degrees of freedom: mean 74, sd 12.2; 150 is six sd above */
-	assert_true(chi2 < 150.0);
-	/* one group that may go: the draws seldom meet it, the pass does */
-	for (uint64_t r = 1; r <= 300; r++)
-		if (r < 41 || r > 44)
-			stash_find(st, r)->owner = 78;
-	assert_int_equal(stash_pick(st, &mine, 5, 500, 8, rows, ptab, grps), 4);
-	for (size_t i = 0; i < 4; i++)
-		assert_true(rows[i] >= 41 && rows[i] <= 44);
-	stash_release(st, &mine, 5);
-	check_chains(st);
-	stash_held_free(&mine);
-	free(count);
-	free_state(st);
-}
-
 /* The last nfresh rows of an add are an INSERT's: fresh; rows moved out of
  * a block are not; a refresh (an UPDATE of a row in the stash) keeps a row
  * fresh, and a row that left and came back from a block is not. */
@@ -422,7 +299,6 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_groups_and_pick),
 		cmocka_unit_test(test_pick_uniform),
-		cmocka_unit_test(test_pick_groups),
 		cmocka_unit_test(test_fresh),
 	};
 

@@ -1,9 +1,8 @@
 /* stash_pick and stash_release at a given stash size, the proxy's own code
  * (linked against a build's libproxy.a): per statement, 100 rows picked
  * among the eligible (a tenth of the stash young: not yet eligible), then
- * released; microseconds.  Arguments: N, the group size (--evict-group, 1).
- * -DHELD for the API with a statement's held rows (29 November 2026,
- * evening), without it the one before. */
+ * released; microseconds.  -DHELD for the API with a statement's held rows
+ * (29 November 2026, later), without it the one before. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@ static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
 int main(int argc, char **argv)
 {
 	size_t N = argc > 1 ? strtoul(argv[1], 0, 10) : 60000, K = 100, iters = 300;
-	uint32_t G = argc > 2 ? (uint32_t)strtoul(argv[2], 0, 10) : 1;   /* --evict-group */
 	struct px_state *st = calloc(1, sizeof(*st));
 	struct px_table *t = calloc(1, sizeof(*t));
 	uint64_t adds[100], pr[100], pg[100], next = 1;
@@ -29,7 +27,7 @@ int main(int argc, char **argv)
 
 	if (sodium_init() < 0)
 		return 1;
-	t->id = 7; st->tables = t; st->evict_group = G; st->stash_max = 1u << 24;
+	t->id = 7; st->tables = t; st->evict_group = 1; st->stash_max = 1u << 24;
 	for (size_t i = 0; i < 100; i++) tabs[i] = 7;
 	for (size_t i = 0; i < N; i += K) {
 		for (size_t j = 0; j < K; j++)
@@ -49,7 +47,7 @@ int main(int argc, char **argv)
 		t0 = now(); stash_release(st, owner); tr += now() - t0;
 #endif
 	}
-	printf("N %zu, groups of %u: pick %.1f us, release %.1f us a statement (%zu rows a pick)\n", st->nstash, G,
+	printf("N %zu: pick %.1f us, release %.1f us a statement (%zu rows a pick)\n", st->nstash,
 	       tp / iters * 1e6, tr / iters * 1e6, got / iters);
 	return 0;
 }
