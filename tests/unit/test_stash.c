@@ -267,6 +267,73 @@ static void test_pick_uniform(void **state)
 	free_state(st);
 }
 
+/*
+ * Groups of 4: a pick brings whole groups, group by group, never a young
+ * row; the groups are chosen uniformly among those that may go (each drawn
+ * through one of its rows, all of the same size here); with one group that
+ * may go among many held, exactly its rows come out (the pass).
+ */
+#define GGROUPS 100u
+#define GROUNDS 3000u
+
+static void test_pick_groups(void **state)
+{
+	struct px_state *st = new_state(4);
+	struct stash_held mine = { 0 };
+	uint64_t adds[4 * GGROUPS], rows[16], grps[16];
+	uint32_t tabs[4 * GGROUPS], ptab[16];
+	unsigned *count = calloc(4 * GGROUPS + 1, sizeof(unsigned));
+	double chi2 = 0, expect;
+
+	(void)state;
+	assert_non_null(count);
+	for (uint32_t i = 0; i < 4 * GGROUPS; i++) {
+		adds[i] = i + 1;
+		tabs[i] = 7;
+	}
+	/* rows 1-300 (groups 1-75) eligible by statement 65, 301-400 young */
+	st->seq = 0;
+	assert_int_equal(stash_apply(st, NULL, 0, adds, tabs, 300, 0, NULL, 0), LWC_OK);
+	st->seq = 1000;
+	assert_int_equal(stash_apply(st, NULL, 0, adds + 300, tabs + 300, 100, 0, NULL, 0),
+			 LWC_OK);
+	for (unsigned round = 0; round < GROUNDS; round++) {
+		size_t n = stash_pick(st, &mine, 5, 500, 8, rows, ptab, grps);
+
+		assert_int_equal(n, 8);
+		for (size_t i = 0; i < n; i += 4) {
+			/* a whole group, its rows together: ids 4g+1 .. 4g+4 */
+			uint64_t first = (rows[i] - 1) / 4 * 4 + 1;
+
+			for (size_t k = 0; k < 4; k++) {
+				assert_true(rows[i + k] >= first && rows[i + k] < first + 4);
+				assert_true(rows[i + k] <= 300);
+				assert_int_equal(grps[i + k], grps[i]);
+				for (size_t j = 0; j < i + k; j++)
+					assert_int_not_equal(rows[j], rows[i + k]);
+			}
+			count[first]++;
+		}
+		stash_release(st, &mine, 5);
+	}
+	expect = (double)GROUNDS * 2 / 75.0;
+	for (uint64_t g = 1; g <= 300; g += 4)
+		chi2 += (count[g] - expect) * (count[g] - expect) / expect;
+	/* 74 degrees of freedom: mean 74, sd 12.2; 150 is six sd above */
+	assert_true(chi2 < 150.0);
+	/* one group that may go: the draws seldom meet it, the pass does */
+	for (uint64_t r = 1; r <= 300; r++)
+		if (r < 41 || r > 44)
+			stash_find(st, r)->owner = 78;
+	assert_int_equal(stash_pick(st, &mine, 5, 500, 8, rows, ptab, grps), 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_true(rows[i] >= 41 && rows[i] <= 44);
+	stash_release(st, &mine, 5);
+	stash_held_free(&mine);
+	free(count);
+	free_state(st);
+}
+
 /* The last nfresh rows of an add are an INSERT's: fresh; rows moved out of
  * a block are not; a refresh (an UPDATE of a row in the stash) keeps a row
  * fresh, and a row that left and came back from a block is not. */
@@ -299,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_groups_and_pick),
 		cmocka_unit_test(test_pick_uniform),
+		cmocka_unit_test(test_pick_groups),
 		cmocka_unit_test(test_fresh),
 	};
 
