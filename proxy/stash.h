@@ -8,9 +8,10 @@
  * with the statement that moved them); this is the in-memory list, with
  * each row's eligibility and the statement using it, in no order, and a
  * map from row id to its place in it (st->stash_ix): a statement's rows
- * come and go, are picked for write-back and let go of in time
- * proportional to their number, not to the stash's (65,536 rows by
- * default).  All functions run with st->mu held.
+ * come and go and are let go of in time proportional to their number, not
+ * to the stash's (65,536 rows by default), and so are they picked for
+ * write-back with groups of one row, the default (stash_pick).  All
+ * functions run with st->mu held.
  */
 #ifndef LWC_PX_STASH_H
 #define LWC_PX_STASH_H
