@@ -3,7 +3,8 @@
 (e.g. the runs of bench/ab.sh, in the order given), one line per figure:
 load seconds and ratios, every SELECT line's LWC median, the geometric means
 of the SELECT ratios and of LWC's SELECT medians, INSERT/UPDATE/DELETE
-seconds and ratios, and the clients' statements per second and speedup.
+seconds and ratios, and the clients' statements per second and speedup, with
+the blocks and the CPU (proxy, store, clients) a statement where the run has them.
 
     python3 bench/ab_compare.py DIR/lwc-bench-ab-old-1.json DIR/lwc-bench-ab-new-1.json ...
 
@@ -34,3 +35,5 @@ for i, m in enumerate(D[0].get('modify') or []):
 for i, c in enumerate(D[0].get('clients') or []):
     row("clients %d stm/s" % c['clients'], [d['clients'][i]['lwc_stmts_per_s'] for d in D], "%.1f")
     row("", [d['clients'][i]['speedup_vs_1'] for d in D], "%.2fx")
+    row("  blocks a statement", [d['clients'][i].get('lwc_blocks_per_stmt') for d in D], "%.1f")
+    row("  CPU ms a statement", [d['clients'][i].get('lwc_cpu_ms_per_stmt') for d in D], "%.2f")

@@ -233,6 +233,10 @@ uint64_t storage_written(const char *dir);
  * counter serves both, and a phase's delta must be charged to its side) */
 int storage_shared(const char *a, const char *b);
 uint64_t procs_written(const char *needle);
+/* CPU seconds used so far by LWC's servers (the processes whose command
+ * line names work_dir: the proxy and the cloud store) and by this process
+ * (its liblwc clients), from /proc */
+double lwc_cpu_secs(void);
 /* a thread that samples the CPU time of ours and of other processes */
 void sampler_start(void);
 void sampler_end(void);
@@ -288,6 +292,9 @@ struct conc_res {
 	 * served, and of them those that moved no row although they matched
 	 * some (the stash full, or over --relocate-max) */
 	uint64_t lwc_counted, lwc_unmoved;
+	/* per statement the proxy served: blocks read (each also written back),
+	 * and the CPU ms of the proxy, the cloud store and the clients */
+	double lwc_gamma, lwc_cpu_ms;
 };
 
 #define NCELLSZ 10

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -169,6 +170,31 @@ static size_t read_procs(struct procsample *v, size_t max)
 	const char *needles[] = { work_dir, pg_dir };
 
 	return scan_procs(v, max, needles, 2, 1);
+}
+
+double lwc_cpu_secs(void)
+{
+	const char *needles[] = { work_dir };
+	struct procsample *v = malloc(4096 * sizeof(*v));
+	unsigned long long ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	size_t n;
+
+	if (v == NULL)
+		return 0;
+	struct rusage ru;
+	double self = 0;
+
+	/* not with_me: PostgreSQL may be a child of this process */
+	n = scan_procs(v, 4096, needles, 1, 0);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].ours)
+			ticks += v[i].ticks;
+	free(v);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		self = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return (hz > 0 ? (double)ticks / (double)hz : 0) + self;
 }
 
 /* Bytes the processes of needle (and their children) have had written to

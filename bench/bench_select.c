@@ -289,21 +289,25 @@ void run_concurrency(struct rng *rng)
 	out("\n== Throughput of concurrent clients (threads, each its own connection), "
 	    "SELECT * FROM clus WHERE c100 = v (100 rows);\n   LWC with a %d ms proxy-cloud round "
 	    "trip, PostgreSQL local\n", O.clients_rtt);
-	out("%7s %8s %11s %11s %11s %9s %8s %11s %11s %8s\n", "clients", "LWC stm", "LWC stm/s",
-	    "LWC med ms", "LWC p95 ms", "speedup", "unmoved", "PG stm/s", "PG med ms", "PG/LWC");
+	out("%7s %8s %11s %11s %11s %9s %8s %9s %9s %11s %11s %8s\n", "clients", "LWC stm",
+	    "LWC stm/s", "LWC med ms", "LWC p95 ms", "speedup", "unmoved", "blk/stm", "CPU ms",
+	    "PG stm/s", "PG med ms", "PG/LWC");
 	lwc_up(O.clients_rtt, O.relocate);
 	for (int i = 0; i < O.nclients; i++) {
 		struct conc_res *c = &CONCS[nconcs];
 		const struct conc_res *first = nconcs ? &CONCS[0] : c;
 		struct pxstat before, after;
 		char unmoved[16] = "-";
+		double cpu0, cpu1;
 
 		c->clients = O.clients[i];
 		c->rtt = O.clients_rtt;
 		c->k = SIZES[si];
 		pxstat_read(&before);
+		cpu0 = lwc_cpu_secs();
 		c->lwc_thr = run_clients(0, c->clients, O.client_secs, si, layout, &c->lwc_stmts,
 					 &c->lwc_secs, &c->lwc, rng);
+		cpu1 = lwc_cpu_secs();
 		/* relocation's share of the throughput: statements that found the
 		 * stash full move nothing, and run at relocation-off's price */
 		pxstat_read(&after);
@@ -313,15 +317,26 @@ void run_concurrency(struct rng *rng)
 		if (after.relocation && c->lwc_counted > 0)
 			snprintf(unmoved, sizeof(unmoved), "%.0f%%",
 				 100.0 * (double)c->lwc_unmoved / (double)c->lwc_counted);
+		/* what bounds the line once the cores are full: the blocks a
+		 * statement moves (a range read again costs a block a row with
+		 * relocation on) and the CPU they take */
+		if (c->lwc_counted > 0) {
+			c->lwc_gamma = (double)(after.blocks_moved - before.blocks_moved) / 2 /
+				       (double)c->lwc_counted;
+			c->lwc_cpu_ms = (cpu1 - cpu0) * 1e3 / (double)c->lwc_counted;
+		}
 		c->pg_thr = run_clients(1, c->clients, O.pg_client_secs, si, layout, &c->pg_stmts,
 					&c->pg_secs, &c->pg, rng);
 		nconcs++;
-		out("%7d %8llu %11.1f %11.2f %11.2f %8.2fx %8s %11.1f %11.2f %7.1fx\n", c->clients,
-		    (unsigned long long)c->lwc_stmts, c->lwc_thr, c->lwc.med * 1e3, c->lwc.p95 * 1e3,
-		    c->lwc_thr / first->lwc_thr, unmoved, c->pg_thr, c->pg.med * 1e3,
-		    c->pg_thr / c->lwc_thr);
+		out("%7d %8llu %11.1f %11.2f %11.2f %8.2fx %8s %9.1f %9.2f %11.1f %11.2f %7.1fx\n",
+		    c->clients, (unsigned long long)c->lwc_stmts, c->lwc_thr, c->lwc.med * 1e3,
+		    c->lwc.p95 * 1e3, c->lwc_thr / first->lwc_thr, unmoved, c->lwc_gamma,
+		    c->lwc_cpu_ms, c->pg_thr, c->pg.med * 1e3, c->pg_thr / c->lwc_thr);
 	}
 	out("   unmoved: of the statements the proxy served during the LWC run, those that "
 	    "matched rows but moved none\n   (the stash full, or over --relocate-max: "
-	    "docs/architecture.md, \"Caps\")\n");
+	    "docs/architecture.md, \"Caps\");\n   blk/stm: blocks a statement read (and "
+	    "wrote back); CPU ms: the CPU of the proxy, the cloud store and the clients\n"
+	    "   a statement (%ld CPUs give %.0f ms a second); both per statement the proxy "
+	    "served\n", ncpu, 1e3 * (double)ncpu);
 }
