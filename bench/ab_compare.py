@@ -37,3 +37,5 @@ for i, c in enumerate(D[0].get('clients') or []):
     row("", [d['clients'][i]['speedup_vs_1'] for d in D], "%.2fx")
     row("  blocks a statement", [d['clients'][i].get('lwc_blocks_per_stmt') for d in D], "%.1f")
     row("  CPU ms a statement", [d['clients'][i].get('lwc_cpu_ms_per_stmt') for d in D], "%.2f")
+    row("  plan waits a statement", [d['clients'][i].get('lwc_plan_waits_per_stmt') for d in D], "%.2f")
+    row("  commit ms a statement", [d['clients'][i].get('lwc_commit_ms_per_stmt') for d in D], "%.2f")

@@ -173,6 +173,8 @@ struct pxstat {
 	uint64_t statements, cloud_reads, cloud_writes;
 	uint64_t blocks_moved;         /* blocks read plus blocks written       */
 	uint64_t blocks, slots_used;
+	uint64_t plan_waits;           /* plans retried after waiting           */
+	double commit_ms_avg;          /* mean commit, under the state lock     */
 	char geometry[128];            /* "R=128 S=168 m=64 theta=48 cell=8"    */
 	unsigned block_format;
 };
@@ -295,6 +297,10 @@ struct conc_res {
 	/* per statement the proxy served: blocks read (each also written back),
 	 * and the CPU ms of the proxy, the cloud store and the clients */
 	double lwc_gamma, lwc_cpu_ms;
+	/* and what they waited for: plans retried after waiting for a block or
+	 * a stash row another statement held, and the ms of the commit (made
+	 * under the proxy's state lock, so one statement's at a time) */
+	double lwc_waits, lwc_commit_ms;
 };
 
 #define NCELLSZ 10

@@ -219,6 +219,16 @@ static uint64_t pxstat_u64(const char *text, const char *key)
 	die("lwc-proxy status has no %s (is the proxy older than the stash?)", key);
 }
 
+static double pxstat_f64(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' || p[kl] == '\t'))
+			return strtod(p + kl, NULL);
+	die("lwc-proxy status has no %s", key);
+}
+
 void pxstat_read(struct pxstat *s)
 {
 	static char text[16384];
@@ -253,6 +263,8 @@ void pxstat_read(struct pxstat *s)
 	s->blocks_moved = pxstat_u64(text, "blocks_moved");
 	s->blocks = pxstat_u64(text, "blocks");
 	s->slots_used = pxstat_u64(text, "slots_used");
+	s->plan_waits = pxstat_u64(text, "plan_waits");
+	s->commit_ms_avg = pxstat_f64(text, "commit_ms_avg");
 	/* proxies before block formats have none: format 1 */
 	s->block_format = strstr(text, "\nblock_format ") ? (unsigned)pxstat_u64(text, "block_format")
 							    : 1;

@@ -289,9 +289,9 @@ void run_concurrency(struct rng *rng)
 	out("\n== Throughput of concurrent clients (threads, each its own connection), "
 	    "SELECT * FROM clus WHERE c100 = v (100 rows);\n   LWC with a %d ms proxy-cloud round "
 	    "trip, PostgreSQL local\n", O.clients_rtt);
-	out("%7s %8s %11s %11s %11s %9s %8s %9s %9s %11s %11s %8s\n", "clients", "LWC stm",
-	    "LWC stm/s", "LWC med ms", "LWC p95 ms", "speedup", "unmoved", "blk/stm", "CPU ms",
-	    "PG stm/s", "PG med ms", "PG/LWC");
+	out("%7s %8s %11s %11s %11s %9s %8s %8s %7s %6s %7s %11s %11s %8s\n", "clients",
+	    "LWC stm", "LWC stm/s", "LWC med ms", "LWC p95 ms", "speedup", "unmoved", "blk/stm",
+	    "CPU ms", "waits", "commit", "PG stm/s", "PG med ms", "PG/LWC");
 	lwc_up(O.clients_rtt, O.relocate);
 	for (int i = 0; i < O.nclients; i++) {
 		struct conc_res *c = &CONCS[nconcs];
@@ -324,19 +324,28 @@ void run_concurrency(struct rng *rng)
 			c->lwc_gamma = (double)(after.blocks_moved - before.blocks_moved) / 2 /
 				       (double)c->lwc_counted;
 			c->lwc_cpu_ms = (cpu1 - cpu0) * 1e3 / (double)c->lwc_counted;
+			c->lwc_waits = (double)(after.plan_waits - before.plan_waits) /
+				       (double)c->lwc_counted;
+			/* the mean's change: every statement commits once */
+			c->lwc_commit_ms = (after.commit_ms_avg * (double)after.statements -
+					    before.commit_ms_avg * (double)before.statements) /
+					   (double)c->lwc_counted;
 		}
 		c->pg_thr = run_clients(1, c->clients, O.pg_client_secs, si, layout, &c->pg_stmts,
 					&c->pg_secs, &c->pg, rng);
 		nconcs++;
-		out("%7d %8llu %11.1f %11.2f %11.2f %8.2fx %8s %9.1f %9.2f %11.1f %11.2f %7.1fx\n",
-		    c->clients, (unsigned long long)c->lwc_stmts, c->lwc_thr, c->lwc.med * 1e3,
-		    c->lwc.p95 * 1e3, c->lwc_thr / first->lwc_thr, unmoved, c->lwc_gamma,
-		    c->lwc_cpu_ms, c->pg_thr, c->pg.med * 1e3, c->pg_thr / c->lwc_thr);
+		out("%7d %8llu %11.1f %11.2f %11.2f %8.2fx %8s %8.1f %7.2f %6.2f %7.2f %11.1f %11.2f "
+		    "%7.1fx\n", c->clients, (unsigned long long)c->lwc_stmts, c->lwc_thr,
+		    c->lwc.med * 1e3, c->lwc.p95 * 1e3, c->lwc_thr / first->lwc_thr, unmoved,
+		    c->lwc_gamma, c->lwc_cpu_ms, c->lwc_waits, c->lwc_commit_ms, c->pg_thr,
+		    c->pg.med * 1e3, c->pg_thr / c->lwc_thr);
 	}
 	out("   unmoved: of the statements the proxy served during the LWC run, those that "
 	    "matched rows but moved none\n   (the stash full, or over --relocate-max: "
 	    "docs/architecture.md, \"Caps\");\n   blk/stm: blocks a statement read (and "
 	    "wrote back); CPU ms: the CPU of the proxy, the cloud store and the clients\n"
-	    "   a statement (%ld CPUs give %.0f ms a second); both per statement the proxy "
-	    "served\n", ncpu, 1e3 * (double)ncpu);
+	    "   a statement (%ld CPUs give %.0f ms a second); waits: plans retried after "
+	    "waiting for a block or a stash row\n   another statement held; commit: ms of "
+	    "the proxy's commit, made under its state lock (one at a time);\n   all per "
+	    "statement the proxy served\n", ncpu, 1e3 * (double)ncpu);
 }
