@@ -178,13 +178,12 @@ double lwc_cpu_secs(void)
 	struct procsample *v = malloc(4096 * sizeof(*v));
 	unsigned long long ticks = 0;
 	long hz = sysconf(_SC_CLK_TCK);
+	struct rusage ru;
+	double self = 0;
 	size_t n;
 
 	if (v == NULL)
 		return 0;
-	struct rusage ru;
-	double self = 0;
-
 	/* not with_me: PostgreSQL may be a child of this process */
 	n = scan_procs(v, 4096, needles, 1, 0);
 	for (size_t i = 0; i < n; i++)

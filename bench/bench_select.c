@@ -317,9 +317,10 @@ void run_concurrency(struct rng *rng)
 		if (after.relocation && c->lwc_counted > 0)
 			snprintf(unmoved, sizeof(unmoved), "%.0f%%",
 				 100.0 * (double)c->lwc_unmoved / (double)c->lwc_counted);
-		/* what bounds the line once the cores are full: the blocks a
-		 * statement moves (a range read again costs a block a row with
-		 * relocation on) and the CPU they take */
+		/* what bounds the line: the blocks a statement moves (a range read
+		 * again costs a block a row with relocation on), the CPU they take,
+		 * the waits for blocks other statements hold, and the commits made
+		 * one at a time under the proxy's state lock */
 		if (c->lwc_counted > 0) {
 			c->lwc_gamma = (double)(after.blocks_moved - before.blocks_moved) / 2 /
 				       (double)c->lwc_counted;
