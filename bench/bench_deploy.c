@@ -208,25 +208,25 @@ uint64_t pg_cmd(PGconn *p, const char *sql)
 
 /* ---- the proxy's counters ------------------------------------------------------ */
 
-static uint64_t pxstat_u64(const char *text, const char *key)
+/* The value of key in `lwc-proxy status` text: lines of "key<spaces>value". */
+static const char *pxstat_value(const char *text, const char *key)
 {
 	size_t kl = strlen(key);
 
-	/* lines of "key<spaces>value" */
 	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
 		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' || p[kl] == '\t'))
-			return strtoull(p + kl, NULL, 10);
-	die("lwc-proxy status has no %s (is the proxy older than the stash?)", key);
+			return p + kl;
+	die("lwc-proxy status has no %s (is the proxy older than the benchmark?)", key);
+}
+
+static uint64_t pxstat_u64(const char *text, const char *key)
+{
+	return strtoull(pxstat_value(text, key), NULL, 10);
 }
 
 static double pxstat_f64(const char *text, const char *key)
 {
-	size_t kl = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' || p[kl] == '\t'))
-			return strtod(p + kl, NULL);
-	die("lwc-proxy status has no %s", key);
+	return strtod(pxstat_value(text, key), NULL);
 }
 
 void pxstat_read(struct pxstat *s)

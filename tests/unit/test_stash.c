@@ -268,10 +268,10 @@ static void test_pick_uniform(void **state)
 }
 
 /*
- * Groups of 4: a pick brings whole groups, group by group, never a young
- * row; the groups are chosen uniformly among those that may go (each drawn
- * through one of its rows, all of the same size here); with one group that
- * may go among many held, exactly its rows come out (the pass).
+ * Groups of 4: a pick (a pass over the stash, stash.c) brings whole groups,
+ * group by group, never a young row; the groups are chosen uniformly among
+ * those that may go (all of the same size here); with one group that may go
+ * among many held, exactly its rows come out.
  */
 #define GGROUPS 100u
 #define GROUNDS 3000u
@@ -321,7 +321,7 @@ static void test_pick_groups(void **state)
 		chi2 += (count[g] - expect) * (count[g] - expect) / expect;
 	/* 74 degrees of freedom: mean 74, sd 12.2; 150 is six sd above */
 	assert_true(chi2 < 150.0);
-	/* one group that may go: the draws seldom meet it, the pass does */
+	/* one group that may go among many held: exactly its rows */
 	for (uint64_t r = 1; r <= 300; r++)
 		if (r < 41 || r > 44)
 			stash_find(st, r)->owner = 78;
