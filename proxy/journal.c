@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "journal.h"
+#include "locsort.h"
 #include "log.h"
 #include "rowmap.h"
 
@@ -26,6 +28,7 @@ struct px_journal {
 	struct rowmap opos, ostash;      /* committed, not yet folded     */
 	uint64_t bytes;          /* in the journal now                    */
 	uint64_t folds;
+	uint64_t fold_us;        /* spent in jr_fold_if_due's folds       */
 	int broken;              /* ENOMEM while staging: commit refuses  */
 	int direct;              /* applied in place at commit (jr_begin) */
 };
@@ -320,22 +323,120 @@ static int apply_record(struct px_state *st, MDB_txn *txn, const uint8_t *p, siz
 	return jr_entries(p, n, st->g.S, st->g.words, apply_entry, &a);
 }
 
+/* Only a record's block entries (the rows' come from the overlay). */
+static int apply_block_entry(void *arg, int kind, const uint8_t *p)
+{
+	return kind == 'B' ? apply_entry(arg, kind, p) : 0;
+}
+
+/* The used entries of m in row order, as (row id, index in m->e) pairs
+ * (malloc'ed, m->n of them; row ids are dense, so the radix sort of
+ * locsort.h does it); NULL when out of memory. */
+static struct locrow *in_row_order(const struct rowmap *m)
+{
+	struct locrow *v = malloc((m->n ? m->n : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (v == NULL)
+		return NULL;
+	for (size_t i = 0; i < m->cap && n < m->n; i++)
+		if (m->e[i].used) {
+			v[n].loc = m->e[i].row;
+			v[n++].row = i;
+		}
+	locrow_sort(v, n);
+	return v;
+}
+
+/* One overlay's last word on each of its rows, written to dbi in key
+ * order through one cursor: LMDB looks for the next key on the page the
+ * cursor is on before it descends from the root.  A deleted row's key is
+ * removed if the database has it (a row that entered and left the stash
+ * between two folds never reached it).  rec_len 0: the values are the
+ * entries' locations (pos), else their records (stash). */
+static int fold_rows(MDB_txn *txn, MDB_dbi dbi, const struct rowmap *m, size_t rec_len)
+{
+	struct locrow *v;
+	MDB_cursor *cur;
+	size_t n = m->n;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if ((v = in_row_order(m)) == NULL)
+		return ENOMEM;
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0) {
+		free(v);
+		return rc;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct rowent *e = &m->e[v[i].row];
+		uint8_t key[8], val[8];
+		MDB_val k = { 8, key }, d = { 8, val };
+
+		cry_put_be64(key, e->row);
+		if (e->del) {
+			rc = mdb_cursor_get(cur, &k, &d, MDB_SET);
+			rc = rc == 0 ? mdb_cursor_del(cur, 0) : del_ok(rc);
+			continue;
+		}
+		if (rec_len == 0) {
+			cry_put_be64(val, e->loc);
+		} else if (e->rec == NULL) {
+			rc = MDB_CORRUPTED;            /* committed without its record */
+			break;
+		} else {
+			d.mv_size = rec_len;
+			d.mv_data = e->rec;
+		}
+		rc = mdb_cursor_put(cur, &k, &d, 0);
+	}
+	mdb_cursor_close(cur);
+	free(v);
+	return rc;
+}
+
+/*
+ * Two ways to the same databases.  Replay: every entry of every record,
+ * oldest first, as the last run left them (the state's open, when the
+ * overlay is empty).  While the proxy runs, the overlay holds the last
+ * word on every row the journal names (each commit merges its staged
+ * changes into it, and only a fold empties it), so a fold applies the
+ * records' block entries and then each row once, in key order: a row moved
+ * into the stash and out again between two folds costs one position put
+ * and one lookup, not two puts, a stash record and its delete (measured in
+ * docs/benchmarks.md, "29 November 2026, night: a fold writes each row
+ * once").  An empty overlay with records
+ * in the journal (the open; or statements that moved no row) replays them,
+ * which is right in both cases.
+ */
 int jr_fold(struct px_state *st, MDB_txn *txn)
 {
+	const struct px_journal *j = st->jr;
+	int overlay = j->opos.n > 0 || j->ostash.n > 0;
+	struct apply a = { st, txn };
 	MDB_cursor *cur;
 	MDB_val k, d;
 	int rc;
 
 	if ((rc = mdb_cursor_open(txn, st->journal_db, &cur)) != 0)
 		return rc;
-	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0)
-		if (k.mv_size != 8 || (rc = apply_record(st, txn, d.mv_data, d.mv_size)) != 0) {
-			if (rc == 0)
-				rc = MDB_CORRUPTED;
+	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
+		if (k.mv_size != 8)
+			rc = MDB_CORRUPTED;
+		else if (overlay)
+			rc = jr_entries(d.mv_data, d.mv_size, st->g.S, st->g.words,
+					apply_block_entry, &a);
+		else
+			rc = apply_record(st, txn, d.mv_data, d.mv_size);
+		if (rc != 0)
 			break;
-		}
+	}
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)
+		return rc;
+	if (overlay && ((rc = fold_rows(txn, st->pos_db, &j->opos, 0)) != 0 ||
+			(rc = fold_rows(txn, st->stash_db, &j->ostash, 4 + st->g.S)) != 0))
 		return rc;
 	return mdb_drop(txn, st->journal_db, 0);
 }
@@ -350,13 +451,23 @@ void jr_folded(struct px_state *st)
 	j->folds++;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 void jr_fold_if_due(struct px_state *st)
 {
 	MDB_txn *txn;
+	uint64_t t0;
 	int rc;
 
 	if (st->jr->bytes <= st->jr_fold_bytes)
 		return;
+	t0 = now_us();
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
 		log_warn("journal fold: %s (retried after the next statement)", mdb_strerror(rc));
 		return;
@@ -371,6 +482,7 @@ void jr_fold_if_due(struct px_state *st)
 		return;
 	}
 	jr_folded(st);
+	st->jr->fold_us += now_us() - t0;
 }
 
 /* ---- reads ------------------------------------------------------------------------- */
@@ -430,4 +542,9 @@ uint64_t jr_bytes(const struct px_state *st)
 uint64_t jr_folds(const struct px_state *st)
 {
 	return st->jr ? st->jr->folds : 0;
+}
+
+uint64_t jr_fold_us(const struct px_state *st)
+{
+	return st->jr ? st->jr->fold_us : 0;
 }

@@ -76,9 +76,12 @@ int jr_commit(struct px_state *st, MDB_txn *txn) LWC_WUR;
 /* Drop the staged changes (the caller aborts its transaction). */
 void jr_abort(struct px_state *st);
 
-/* Apply every journal record of txn, oldest first, to the blocks, pos and
- * stash databases and empty the journal; LMDB codes.  After the caller
- * commits txn, jr_folded() empties the overlay. */
+/* Apply every journal record of txn to the blocks, pos and stash databases
+ * and empty the journal; LMDB codes (ENOMEM too).  With the overlay empty
+ * (the state's open) the records are replayed, oldest first; while the
+ * proxy runs, their block entries are, and then each row the overlay names,
+ * once, in key order.  After the caller commits txn, jr_folded() empties
+ * the overlay. */
 int jr_fold(struct px_state *st, MDB_txn *txn) LWC_WUR;
 void jr_folded(struct px_state *st);
 /* Fold in a transaction of its own when the journal is over its limit
@@ -102,8 +105,10 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 int jr_entries(const uint8_t *p, size_t n, size_t S, size_t words,
 	       int (*fn)(void *arg, int kind, const uint8_t *entry), void *arg) LWC_WUR;
 
-/* Bytes in the journal now, and folds so far (status). */
+/* Bytes in the journal now, folds so far, and the microseconds those of
+ * jr_fold_if_due took, each holding the state's lock (status). */
 uint64_t jr_bytes(const struct px_state *st);
 uint64_t jr_folds(const struct px_state *st);
+uint64_t jr_fold_us(const struct px_state *st);
 
 #endif

@@ -8,8 +8,11 @@
  * state.  Folds happen at random limits, and the state is closed and opened
  * again at random points, unfolded journal included: px_state_open folds it,
  * after which the databases themselves, and the blocks' versions, tags and
- * bitmaps in memory, equal the model.  A malformed journal record makes the
- * open fail, not load half a state.
+ * bitmaps in memory, equal the model.  The two ways of folding are both
+ * checked: a running fold (jr_fold_if_due, and jr_begin's for a large
+ * statement) writes each row of the overlay once, which check_rows then
+ * reads from the databases, and the open replays the records.  A malformed
+ * journal record makes the open fail, not load half a state.
  */
 #include <stdarg.h>
 #include <stddef.h>
