@@ -28,7 +28,7 @@ struct px_journal {
 	struct rowmap opos, ostash;      /* committed, not yet folded     */
 	uint64_t bytes;          /* in the journal now                    */
 	uint64_t folds;
-	uint64_t fold_us;        /* spent in jr_fold_if_due's folds       */
+	uint64_t due_folds, due_us;      /* jr_fold_if_due's, and their time */
 	int broken;              /* ENOMEM while staging: commit refuses  */
 	int direct;              /* applied in place at commit (jr_begin) */
 };
@@ -482,7 +482,8 @@ void jr_fold_if_due(struct px_state *st)
 		return;
 	}
 	jr_folded(st);
-	st->jr->fold_us += now_us() - t0;
+	st->jr->due_folds++;
+	st->jr->due_us += now_us() - t0;
 }
 
 /* ---- reads ------------------------------------------------------------------------- */
@@ -544,7 +545,9 @@ uint64_t jr_folds(const struct px_state *st)
 	return st->jr ? st->jr->folds : 0;
 }
 
-uint64_t jr_fold_us(const struct px_state *st)
+double jr_fold_ms_avg(const struct px_state *st)
 {
-	return st->jr ? st->jr->fold_us : 0;
+	const struct px_journal *j = st->jr;
+
+	return j && j->due_folds ? (double)j->due_us / 1000.0 / (double)j->due_folds : 0.0;
 }

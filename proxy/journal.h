@@ -105,10 +105,11 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 int jr_entries(const uint8_t *p, size_t n, size_t S, size_t words,
 	       int (*fn)(void *arg, int kind, const uint8_t *entry), void *arg) LWC_WUR;
 
-/* Bytes in the journal now, folds so far, and the microseconds those of
- * jr_fold_if_due took, each holding the state's lock (status). */
+/* Bytes in the journal now, folds so far (a large statement's included),
+ * and the mean milliseconds of jr_fold_if_due's, each of which holds the
+ * state's lock (status). */
 uint64_t jr_bytes(const struct px_state *st);
 uint64_t jr_folds(const struct px_state *st);
-uint64_t jr_fold_us(const struct px_state *st);
+double jr_fold_ms_avg(const struct px_state *st);
 
 #endif

@@ -801,8 +801,8 @@ static void admin_status(struct conn *c)
 	char vals[64][128];
 	const char *keys[64];
 	size_t n = 0;
-	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds, jfold_us;
-	uint64_t by_age, uniform;
+	uint64_t blocks, used, cap, tables = 0, inflight, nstash, jbytes, jfolds, by_age, uniform;
+	double jfold_ms;
 	uint64_t grouped, above = 0;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
 
@@ -811,7 +811,7 @@ static void admin_status(struct conn *c)
 	grouped = grp_rows(&st->grps);
 	jbytes = jr_bytes(st);
 	jfolds = jr_folds(st);
-	jfold_us = jr_fold_us(st);
+	jfold_ms = jr_fold_ms_avg(st);
 	blocks = st->nblocks;
 	used = st->used_slots;
 	cap = st->nblocks * st->g.theta;
@@ -865,8 +865,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("stash_max", "%u", st->stash_max);
 	ST_ADD("journal_bytes", "%llu", (unsigned long long)jbytes);
 	ST_ADD("journal_folds", "%llu", (unsigned long long)jfolds);
-	ST_ADD("journal_fold_ms_avg", "%.1f",
-	       jfolds ? (double)jfold_us / 1000.0 / (double)jfolds : 0.0);
+	ST_ADD("journal_fold_ms_avg", "%.1f", jfold_ms);
 	ST_ADD("relocate_max", "%u", st->relocate_max);
 	ST_ADD("evict_group", "%u", st->evict_group);
 	ST_ADD("fill_limit", "%u", px_fill_limit(st));

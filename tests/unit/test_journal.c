@@ -269,6 +269,7 @@ static void test_model(void **state)
 			if (bytes > st->jr_fold_bytes) {
 				assert_true(jr_folds(st) == before + 1);
 				assert_true(jr_bytes(st) == 0);
+				assert_true(jr_fold_ms_avg(st) > 0.0);   /* timed */
 			} else {
 				assert_true(jr_folds(st) == before);
 			}
