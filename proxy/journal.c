@@ -406,9 +406,8 @@ static int fold_rows(MDB_txn *txn, MDB_dbi dbi, const struct rowmap *m, size_t r
  * into the stash and out again between two folds costs one position put
  * and one lookup, not two puts, a stash record and its delete (measured in
  * docs/benchmarks.md, "29 November 2026, night: a fold writes each row
- * once").  An empty overlay with records
- * in the journal (the open; or statements that moved no row) replays them,
- * which is right in both cases.
+ * once").  An empty overlay with records in the journal (the open; or
+ * statements that moved no row) replays them, which is right in both cases.
  */
 int jr_fold(struct px_state *st, MDB_txn *txn)
 {
