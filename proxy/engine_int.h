@@ -152,15 +152,6 @@ void unlock_blocks(struct px_state *st, struct stmt *s);
 /* LWC_OK (planned, blocks locked), PLAN_WAIT, PLAN_GROW or an error. */
 int plan_stmt(struct px_worker *w, struct stmt *s);
 
-/* Microseconds of CLOCK_MONOTONIC: for durations. */
-static inline uint64_t px_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* access.c */
 /* The statement's READ, blocks and WRITE, then its rows to the user. */
 int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "journal.h"
 #include "locsort.h"
@@ -334,7 +333,7 @@ static int apply_block_entry(void *arg, int kind, const uint8_t *p)
  * locsort.h does it); NULL when out of memory. */
 static struct locrow *in_row_order(const struct rowmap *m)
 {
-	struct locrow *v = malloc((m->n ? m->n : 1) * sizeof(*v));
+	struct locrow *v = malloc(m->n * sizeof(*v));     /* m->n > 0 (fold_rows) */
 	size_t n = 0;
 
 	if (v == NULL)
@@ -450,14 +449,6 @@ void jr_folded(struct px_state *st)
 	j->folds++;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 void jr_fold_if_due(struct px_state *st)
 {
 	MDB_txn *txn;
@@ -466,7 +457,7 @@ void jr_fold_if_due(struct px_state *st)
 
 	if (st->jr->bytes <= st->jr_fold_bytes)
 		return;
-	t0 = now_us();
+	t0 = px_now_us();
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
 		log_warn("journal fold: %s (retried after the next statement)", mdb_strerror(rc));
 		return;
@@ -482,7 +473,7 @@ void jr_fold_if_due(struct px_state *st)
 	}
 	jr_folded(st);
 	st->jr->due_folds++;
-	st->jr->due_us += now_us() - t0;
+	st->jr->due_us += px_now_us() - t0;
 }
 
 /* ---- reads ------------------------------------------------------------------------- */

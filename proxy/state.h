@@ -50,6 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <lmdb.h>
 
@@ -57,6 +58,15 @@
 #include "groups.h"
 #include "lwc_err.h"
 #include "padage.h"
+
+/* Microseconds of CLOCK_MONOTONIC: for durations. */
+static inline uint64_t px_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 #define PX_HANDLE_BYTES   16u
 #define PX_MAX_COLS       64u
