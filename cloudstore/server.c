@@ -204,14 +204,14 @@ static void job_run(struct worker *w, struct job *j)
 	struct conn *c = j->conn;
 	struct cs_trace_info ti;
 	uint8_t *plain = NULL, *resp = NULL;
-	size_t plain_len = 0, resp_len = 0;
+	size_t plain_len = 0, resp_len = 0, sealed;
+	unsigned mode;
 	int rc;
 
 	memset(&ti, 0, sizeof(ti));
 	/* opened in place; the response is packed where its frame's body goes
 	 * and sealed in place (no second buffer either way) */
-	if (j->req_len < CHAN_ABYTES ||
-	    chan_open_inplace(c->chan, j->req, j->req_len, &plain_len) != LWC_OK) {
+	if (chan_open_mode_inplace(c->chan, j->req, j->req_len, &plain_len, &mode) != LWC_OK) {
 		/* forged, replayed, reordered or truncated: the stream is lost */
 		ti.op = "BAD";
 		ti.status = LWC_ERR_INTEGRITY;
@@ -231,16 +231,21 @@ static void job_run(struct worker *w, struct job *j)
 	}
 	plain = j->req + CHAN_PLAIN_OFF;
 	rc = cs_proto_handle_room(srv->ops, w->session, srv->cfg->max_frame, plain, plain_len,
-				  WIRE_HDR_BYTES + CHAN_PLAIN_OFF, CHAN_ABYTES - CHAN_PLAIN_OFF,
+				  WIRE_HDR_BYTES + CHAN_PLAIN_OFF, CHAN_FRAME_TAIL,
 				  &resp, &resp_len, &ti);
-	if (rc != LWC_OK || resp_len + CHAN_ABYTES > WIRE_FRAME_MAX ||
-	    chan_seal_inplace(c->chan, resp + WIRE_HDR_BYTES, resp_len) != LWC_OK) {
+	/* a READ's answer is its blocks, sealed under K_OPS: a clear frame
+	 * (chan.h); everything else, errors too, goes encrypted */
+	mode = rc == LWC_OK && ti.status == LWC_OK && strcmp(ti.op, "READ") == 0 ?
+	       CHAN_MODE_CLEAR : CHAN_MODE_SEALED;
+	sealed = resp_len + CHAN_ABYTES + CHAN_MODE_BYTES;
+	if (rc != LWC_OK || sealed > WIRE_FRAME_MAX ||
+	    chan_seal_mode_inplace(c->chan, resp + WIRE_HDR_BYTES, resp_len, mode) != LWC_OK) {
 		j->close_after = 1;
 		goto out;
 	}
-	wire_put_u32(resp, (uint32_t)(resp_len + CHAN_ABYTES));
+	wire_put_u32(resp, (uint32_t)sealed);
 	j->resp = resp;
-	j->resp_len = WIRE_HDR_BYTES + resp_len + CHAN_ABYTES;
+	j->resp_len = WIRE_HDR_BYTES + sealed;
 	resp = NULL;
 out:
 	/* the backend failed (a full disk, a lost database): the operator must
@@ -457,7 +462,9 @@ static void conn_process(struct conn *c)
 			rc = chan_server_hello(c->chan, body, len);
 			free(body);
 			if (rc != LWC_OK) {
-				conn_fail(c, LWC_ERR_PROTO, "malformed Hello");
+				conn_fail(c, LWC_ERR_PROTO, "malformed Hello, or a channel version "
+					  "other than 2 (the proxy and the cloud store must come "
+					  "from one release)");
 				return;
 			}
 			if (chan_key_id(c->chan)[0] != '\0') {
@@ -575,6 +582,7 @@ static void accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 		srvkit_conn_closed(srv->kit);
 		return;
 	}
+	chan_use_modes(c->chan);          /* the proxy-cloud channel, version 2 */
 	/* a READ's answer (11 MB for 1,024 blocks) a megabyte a write, not
 	 * libevent's 16 KB a trip through the event loop */
 	bufferevent_set_max_single_write(c->bev, SRVKIT_WRITE_MAX);

@@ -18,6 +18,7 @@ static const uint8_t proof_server[] = "LWC-AUTH-SERVER-1";
 /* Allocated with sodium_malloc: it holds the PSK and both stream states. */
 struct chan {
 	int is_server;
+	unsigned version;                /* CHAN_VERSION, or CHAN_VERSION_MODES  */
 	_Atomic enum chan_state state;   /* read by a worker while another thread opens */
 	char key_id[CHAN_KEY_ID_MAX + 1];
 	uint8_t nonce_c[CHAN_NONCE_BYTES];
@@ -37,6 +38,7 @@ int chan_new(struct chan **out, int is_server)
 		return LWC_ERR_NOMEM;
 	memset(c, 0, sizeof(*c));
 	c->is_server = is_server;
+	c->version = CHAN_VERSION;
 	c->state = CHAN_NEW;
 	*out = c;
 	return LWC_OK;
@@ -121,7 +123,7 @@ int chan_client_hello(struct chan *c, const char *key_id, uint8_t **out, size_t 
 		return LWC_ERR_ARG;
 	strcpy(c->key_id, key_id);
 	randombytes_buf(c->nonce_c, sizeof(c->nonce_c));
-	h.version = CHAN_VERSION;
+	h.version = c->version;
 	h.nonce.data = c->nonce_c;
 	h.nonce.len = sizeof(c->nonce_c);
 	h.key_id = c->key_id;
@@ -229,7 +231,7 @@ int chan_server_hello(struct chan *c, const uint8_t *body, size_t len)
 	h = lwc__hello__unpack(NULL, len, body);
 	if (h == NULL)
 		return fail(c, LWC_ERR_PROTO);
-	if (h->version != CHAN_VERSION || h->nonce.len != CHAN_NONCE_BYTES ||
+	if (h->version != c->version || h->nonce.len != CHAN_NONCE_BYTES ||
 	    h->key_id == NULL || !key_id_ok(h->key_id)) {
 		lwc__hello__free_unpacked(h, NULL);
 		return fail(c, LWC_ERR_PROTO);
@@ -348,6 +350,79 @@ int chan_open_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_le
 	return chan_open(c, buf, len, buf + CHAN_PLAIN_OFF, plain_len);
 }
 
+void chan_use_modes(struct chan *c)
+{
+	if (c->state == CHAN_NEW)
+		c->version = CHAN_VERSION_MODES;
+}
+
+int chan_has_modes(const struct chan *c)
+{
+	return c->version == CHAN_VERSION_MODES;
+}
+
+int chan_seal_clear(struct chan *c, const uint8_t *plain, size_t plain_len,
+		    uint8_t head[CHAN_PLAIN_OFF], uint8_t tail[CHAN_CLEAR_TAIL])
+{
+	uint8_t out[CHAN_ABYTES], none = 0;
+
+	if (c->state != CHAN_READY || !chan_has_modes(c))
+		return LWC_ERR_ARG;
+	/* no ciphertext: the message is the additional data */
+	if (crypto_secretstream_xchacha20poly1305_push(&c->push, out, NULL, &none, 0, plain,
+						       plain_len, 0) != 0)
+		return fail(c, LWC_ERR_CRYPTO);
+	memcpy(head, out, CHAN_PLAIN_OFF);
+	memcpy(tail, out + CHAN_PLAIN_OFF, CHAN_ABYTES - CHAN_PLAIN_OFF);
+	tail[CHAN_ABYTES - CHAN_PLAIN_OFF] = CHAN_MODE_CLEAR;
+	return LWC_OK;
+}
+
+int chan_seal_mode_inplace(struct chan *c, uint8_t *buf, size_t plain_len, unsigned mode)
+{
+	int rc;
+
+	if (!chan_has_modes(c))
+		return LWC_ERR_ARG;
+	if (mode == CHAN_MODE_CLEAR)
+		return chan_seal_clear(c, buf + CHAN_PLAIN_OFF, plain_len, buf,
+				       buf + CHAN_PLAIN_OFF + plain_len);
+	if (mode != CHAN_MODE_SEALED)
+		return LWC_ERR_ARG;
+	if ((rc = chan_seal_inplace(c, buf, plain_len)) == LWC_OK)
+		buf[plain_len + CHAN_ABYTES] = CHAN_MODE_SEALED;
+	return rc;
+}
+
+int chan_open_mode_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_len,
+			   unsigned *mode)
+{
+	uint8_t in[CHAN_ABYTES], none;
+	unsigned long long n;
+	size_t body;
+	uint8_t tag;
+
+	if (c->state != CHAN_READY || !chan_has_modes(c))
+		return LWC_ERR_ARG;
+	if (len < CHAN_ABYTES + CHAN_MODE_BYTES)
+		return fail(c, LWC_ERR_INTEGRITY);
+	body = len - CHAN_MODE_BYTES;
+	*mode = buf[body];
+	if (*mode == CHAN_MODE_SEALED)
+		return chan_open_inplace(c, buf, body, plain_len);
+	if (*mode != CHAN_MODE_CLEAR)
+		return fail(c, LWC_ERR_INTEGRITY);
+	*plain_len = body - CHAN_ABYTES;
+	memcpy(in, buf, CHAN_PLAIN_OFF);
+	memcpy(in + CHAN_PLAIN_OFF, buf + CHAN_PLAIN_OFF + *plain_len, CHAN_ABYTES - CHAN_PLAIN_OFF);
+	if (crypto_secretstream_xchacha20poly1305_pull(&c->pull, &none, &n, &tag, in,
+						       sizeof(in), buf + CHAN_PLAIN_OFF,
+						       *plain_len) != 0 ||
+	    n != 0 || tag != crypto_secretstream_xchacha20poly1305_TAG_MESSAGE)
+		return fail(c, LWC_ERR_INTEGRITY);
+	return LWC_OK;
+}
+
 int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len)
 {
 	Lwc__Error e = LWC__ERROR__INIT;
@@ -365,7 +440,7 @@ int chan_frame_new(const ProtobufCMessage *msg, uint8_t **frame, size_t *len)
 
 	*frame = NULL;
 	*len = 0;
-	if (n + CHAN_ABYTES > WIRE_FRAME_MAX)
+	if (n + CHAN_ABYTES + CHAN_MODE_BYTES > WIRE_FRAME_MAX)
 		return LWC_ERR_TOO_BIG;
 	if ((*frame = malloc(CHAN_FRAME_HEAD + n + CHAN_FRAME_TAIL)) == NULL)
 		return LWC_ERR_NOMEM;
@@ -377,12 +452,15 @@ int chan_frame_new(const ProtobufCMessage *msg, uint8_t **frame, size_t *len)
 int chan_write_frame(struct chan *c, int fd, uint8_t *frame, size_t len)
 {
 	/* the header, then the body sealed in place over the packed message */
-	int rc = chan_seal_inplace(c, frame + WIRE_HDR_BYTES, len);
+	size_t body = len + CHAN_ABYTES + (chan_has_modes(c) ? CHAN_MODE_BYTES : 0);
+	int rc = chan_has_modes(c) ?
+		 chan_seal_mode_inplace(c, frame + WIRE_HDR_BYTES, len, CHAN_MODE_SEALED) :
+		 chan_seal_inplace(c, frame + WIRE_HDR_BYTES, len);
 
 	if (rc != LWC_OK)
 		return rc;
-	wire_put_u32(frame, (uint32_t)(len + CHAN_ABYTES));
-	return wire_write_all(fd, frame, WIRE_HDR_BYTES + len + CHAN_ABYTES);
+	wire_put_u32(frame, (uint32_t)body);
+	return wire_write_all(fd, frame, WIRE_HDR_BYTES + body);
 }
 
 void chan_frame_free(uint8_t *frame, size_t len)
@@ -413,16 +491,19 @@ int chan_read_plain(struct chan *c, int fd, uint32_t max, uint8_t **body, uint8_
 		    size_t *plain_len, int timeout_ms)
 {
 	size_t len;
+	unsigned mode;
 	int rc;
 
 	*body = *plain = NULL;
 	*plain_len = 0;
 	if ((rc = wire_recv_frame(fd, max, body, &len, timeout_ms)) != LWC_OK)
 		return rc;
-	if (len < CHAN_ABYTES) {
+	if (len < CHAN_ABYTES + (chan_has_modes(c) ? CHAN_MODE_BYTES : 0)) {
 		/* too short to be encrypted: a plaintext Error from a failing server */
 		rc = LWC_ERR_PROTO;
-	} else if ((rc = chan_open_inplace(c, *body, len, plain_len)) == LWC_OK) {
+	} else if ((rc = chan_has_modes(c) ?
+			  chan_open_mode_inplace(c, *body, len, plain_len, &mode) :
+			  chan_open_inplace(c, *body, len, plain_len)) == LWC_OK) {
 		*plain = *body + CHAN_PLAIN_OFF;
 		return LWC_OK;
 	}

@@ -30,6 +30,7 @@
 #include "lwc_err.h"
 
 #define CHAN_VERSION      1u
+#define CHAN_VERSION_MODES 2u    /* the proxy-cloud channel: frames with a mode */
 #define CHAN_KEY_ID_MAX   128u
 #define CHAN_ABYTES       17u    /* crypto_secretstream_xchacha20poly1305_ABYTES */
 
@@ -92,6 +93,48 @@ int chan_open(struct chan *c, const uint8_t *in, size_t in_len, uint8_t *out,
 int chan_seal_inplace(struct chan *c, uint8_t *buf, size_t plain_len) LWC_WUR;
 int chan_open_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_len) LWC_WUR;
 
+/*
+ * Frames with a mode (the proxy-cloud channel, protocol version 2; both
+ * ends call chan_use_modes before the Hello).  Every frame after the
+ * handshake ends in one byte that says how its message travelled:
+ *
+ *   CHAN_MODE_SEALED  tag | ciphertext | MAC | 0   encrypted and authenticated
+ *   CHAN_MODE_CLEAR   tag | message    | MAC | 1   authenticated, not encrypted
+ *
+ * A clear frame is one secretstream message with no ciphertext and the
+ * whole message as its additional data, so it is ordered, replay- and
+ * truncation-proof and authenticated like any other; only its bytes are in
+ * the clear.  It is for the two messages that are almost all blocks already
+ * sealed under K_OPS (a READ's answer, a WRITE request), whose other bytes
+ * (block ids, versions, the request's sequence number) are what the cloud
+ * sees and logs anyway: encrypting those blocks a second time for the link
+ * cost two ChaCha20 passes of every block at each end.  The mode byte is
+ * not itself authenticated, and need not be: the MAC covers the lengths of
+ * the additional data and of the ciphertext, so a frame read in the other
+ * mode fails, and poisons the channel, like any forgery.
+ */
+#define CHAN_MODE_SEALED  0u
+#define CHAN_MODE_CLEAR   1u
+#define CHAN_MODE_BYTES   1u
+/* Both ends, before the Hello: this channel speaks version 2, with modes. */
+void chan_use_modes(struct chan *c);
+int chan_has_modes(const struct chan *c);
+/* Seal plain_len bytes at buf + CHAN_PLAIN_OFF in place, in mode, over
+ * buf[0, plain_len + CHAN_ABYTES + CHAN_MODE_BYTES). */
+int chan_seal_mode_inplace(struct chan *c, uint8_t *buf, size_t plain_len,
+			   unsigned mode) LWC_WUR;
+/* A clear frame around a message that stays where it is: head gets the
+ * body's first byte, tail its last CHAN_ABYTES - 1 + CHAN_MODE_BYTES (the
+ * message goes between them: the frame is sent from three places). */
+#define CHAN_CLEAR_TAIL   (CHAN_ABYTES - CHAN_PLAIN_OFF + CHAN_MODE_BYTES)
+int chan_seal_clear(struct chan *c, const uint8_t *plain, size_t plain_len,
+		    uint8_t head[CHAN_PLAIN_OFF], uint8_t tail[CHAN_CLEAR_TAIL]) LWC_WUR;
+/* Open a frame body with a mode in place: its message is left at buf +
+ * CHAN_PLAIN_OFF, *plain_len bytes; *mode says how it travelled.  Any
+ * failure poisons the channel. */
+int chan_open_mode_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_len,
+			   unsigned *mode) LWC_WUR;
+
 /* Plaintext Error body (for set-up failures). */
 int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len) LWC_WUR;
 
@@ -102,11 +145,13 @@ int chan_write_msg(struct chan *c, int fd, const ProtobufCMessage *msg) LWC_WUR;
  * the frame header and the seal around it; chan_write_frame seals it in
  * place and sends it (the buffer stays the caller's). */
 #define CHAN_FRAME_HEAD   (4u + CHAN_PLAIN_OFF)    /* WIRE_HDR_BYTES + tag byte */
-#define CHAN_FRAME_TAIL   (CHAN_ABYTES - CHAN_PLAIN_OFF)
+#define CHAN_FRAME_TAIL   (CHAN_ABYTES - CHAN_PLAIN_OFF + CHAN_MODE_BYTES)
 int chan_frame_new(const ProtobufCMessage *msg, uint8_t **frame, size_t *len) LWC_WUR;
 int chan_write_frame(struct chan *c, int fd, uint8_t *frame, size_t len) LWC_WUR;
 /* Free a frame of chan_frame_new, wiped first (it may not have been sealed). */
 void chan_frame_free(uint8_t *frame, size_t len);
+/* (On a channel with modes, chan_write_msg and chan_write_frame send
+ * CHAN_MODE_SEALED frames, and the readers below take either mode.) */
 /* Receive one frame (at most max bytes), decrypt, decode as desc.
  * Free *out with protobuf_c_message_free_unpacked(*out, NULL). */
 int chan_read_msg(struct chan *c, int fd, const ProtobufCMessageDescriptor *desc,

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -38,6 +39,7 @@ int cs_client_connect(struct cs_client **out, const char *addr, const uint8_t ke
 	cl->next_seq = cl->expect_seq = 1;
 	if ((rc = chan_new(&cl->chan, 0)) != LWC_OK)
 		goto fail;
+	chan_use_modes(cl->chan);         /* READ answers and WRITEs in clear frames */
 	if ((rc = net_connect(addr, timeout_ms, &cl->fd, err, errlen)) != LWC_OK)
 		goto fail;
 	if ((rc = chan_connect(cl->chan, cl->fd, "", key, timeout_ms, err, errlen)) != LWC_OK)
@@ -255,8 +257,9 @@ int cs_client_read(struct cs_client *cl, const uint64_t *ids, const uint64_t *ve
  * they are sent from: CsRequest { write = 3 { blocks = 1 { id = 1,
  * version = 2, data = 3 } ... }, seq = 1 }, seq last (protobuf allows any
  * order, cs_wire and protobuf-c read it) because it is known only when the
- * request is sent.  The body stays as it is after a send (the channel
- * seals a copy), so a WRITE can be sent again on a new connection.
+ * request is sent.  The body stays as it is after a send (it travels in a
+ * clear frame, authenticated where it lies), so a WRITE can be sent again
+ * on a new connection.
  */
 struct cs_wframe {
 	uint8_t *buf;           /* the write field, then room for seq         */
@@ -349,22 +352,28 @@ int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err, 
 {
 	Lwc__CsResponse *resp = NULL;
 	const uint8_t *plain;
-	uint8_t *out;
+	uint8_t head[WIRE_HDR_BYTES + CHAN_PLAIN_OFF], tail[CHAN_CLEAR_TAIL];
 	size_t body = cs_wframe_body(f, cl->next_seq++, &plain);
+	struct iovec iov[3];
 	int rc;
 
-	if (body + CHAN_ABYTES > WIRE_FRAME_MAX) {
+	if (body + CHAN_ABYTES + CHAN_MODE_BYTES > WIRE_FRAME_MAX) {
 		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(LWC_ERR_TOO_BIG));
 		return LWC_ERR_TOO_BIG;
 	}
-	if ((out = malloc(WIRE_HDR_BYTES + body + CHAN_ABYTES)) == NULL)
-		return LWC_ERR_NOMEM;
-	rc = chan_seal(cl->chan, plain, body, out + WIRE_HDR_BYTES);
+	/* a clear frame (chan.h): the blocks are sealed under K_OPS already,
+	 * so the request goes out from where it was built, authenticated */
+	rc = chan_seal_clear(cl->chan, plain, body, head + WIRE_HDR_BYTES, tail);
 	if (rc == LWC_OK) {
-		wire_put_u32(out, (uint32_t)(body + CHAN_ABYTES));
-		rc = wire_write_all(cl->fd, out, WIRE_HDR_BYTES + body + CHAN_ABYTES);
+		wire_put_u32(head, (uint32_t)(body + CHAN_ABYTES + CHAN_MODE_BYTES));
+		iov[0].iov_base = head;
+		iov[0].iov_len = sizeof(head);
+		iov[1].iov_base = (void *)(uintptr_t)plain;
+		iov[1].iov_len = body;
+		iov[2].iov_base = tail;
+		iov[2].iov_len = sizeof(tail);
+		rc = wire_writev_all(cl->fd, iov, 3);
 	}
-	free(out);                        /* ciphertext */
 	if (rc != LWC_OK) {
 		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(rc));
 		return rc;

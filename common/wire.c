@@ -76,45 +76,50 @@ int wire_read_full(int fd, void *buf, size_t len, int timeout_ms)
 	return LWC_OK;
 }
 
-int wire_send_frame(int fd, const void *body, size_t len)
+int wire_writev_all(int fd, struct iovec *iov, int cnt)
 {
-	uint8_t hdr[WIRE_HDR_BYTES];
-	struct iovec iov[2];
-	size_t total = len + sizeof(hdr), done = 0;
-
-	if (len == 0 || len > WIRE_FRAME_MAX)
-		return LWC_ERR_TOO_BIG;
-	wire_put_u32(hdr, (uint32_t)len);
-	while (done < total) {
+	while (cnt > 0) {
+		struct msghdr mh;
 		ssize_t n;
-		int cnt = 0;
 
-		if (done < sizeof(hdr)) {
-			iov[cnt].iov_base = hdr + done;
-			iov[cnt++].iov_len = sizeof(hdr) - done;
-			iov[cnt].iov_base = (void *)(uintptr_t)body;
-			iov[cnt++].iov_len = len;
-		} else {
-			iov[cnt].iov_base = (uint8_t *)(uintptr_t)body + (done - sizeof(hdr));
-			iov[cnt++].iov_len = total - done;
-		}
-		{
-			struct msghdr mh;
-			memset(&mh, 0, sizeof(mh));
-			mh.msg_iov = iov;
-			mh.msg_iovlen = (size_t)cnt;
-			n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-			if (n < 0 && errno == ENOTSOCK)
-				n = writev(fd, iov, cnt);
-		}
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)cnt;
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (n < 0 && errno == ENOTSOCK)
+			n = writev(fd, iov, cnt);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return errno == EPIPE || errno == ECONNRESET ? LWC_ERR_CLOSED : LWC_ERR_IO;
 		}
-		done += (size_t)n;
+		/* past what went out, whole pieces first */
+		while (cnt > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
 	}
 	return LWC_OK;
+}
+
+int wire_send_frame(int fd, const void *body, size_t len)
+{
+	uint8_t hdr[WIRE_HDR_BYTES];
+	struct iovec iov[2];
+
+	if (len == 0 || len > WIRE_FRAME_MAX)
+		return LWC_ERR_TOO_BIG;
+	wire_put_u32(hdr, (uint32_t)len);
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = sizeof(hdr);
+	iov[1].iov_base = (void *)(uintptr_t)body;
+	iov[1].iov_len = len;
+	return wire_writev_all(fd, iov, 2);
 }
 
 int wire_recv_frame(int fd, uint32_t max, uint8_t **body, size_t *len, int timeout_ms)

@@ -50,6 +50,11 @@ int wire_write_all(int fd, const void *buf, size_t len) LWC_WUR;
  * LWC_ERR_CLOSED on EOF, LWC_ERR_TIMEOUT, LWC_ERR_IO. */
 int wire_read_full(int fd, void *buf, size_t len, int timeout_ms) LWC_WUR;
 
+/* Write all of the cnt pieces (sendmsg, writev where fd is no socket);
+ * iov is used up as it goes. */
+struct iovec;
+int wire_writev_all(int fd, struct iovec *iov, int cnt) LWC_WUR;
+
 /* Send one frame (header and body in one writev). */
 int wire_send_frame(int fd, const void *body, size_t len) LWC_WUR;
 

@@ -10,9 +10,11 @@
  *   client  chan_client_hello, chan_client_auth(reply = A),
  *           chan_client_finish(B)                    (a hostile server)
  *   ready   on an authenticated pair: chan_open(A) and chan_open(B) as
- *           forged frames; then B sealed by a genuine (but malicious) cloud
- *           store, sent over a socketpair and received with chan_read_msg
- *           as a CsResponse (the proxy's decoder of what the cloud says)
+ *           forged frames, and chan_open_mode_inplace of each on a pair
+ *           with modes; then B sealed by a genuine (but malicious) cloud
+ *           store (version 1, and both modes of version 2), sent over a
+ *           socketpair and received with chan_read_msg as a CsResponse
+ *           (the proxy's decoder of what the cloud says)
  *   wire    wire_frame_len on the first 4 bytes, against both maxima
  *
  * Oracles beyond the sanitizers: forged material never authenticates,
@@ -126,12 +128,16 @@ static void client_side(const uint8_t *a, size_t alen, const uint8_t *b, size_t 
 	chan_free(c);
 }
 
-static void make_pair(struct chan **c, struct chan **s)
+static void make_pair_v(struct chan **c, struct chan **s, int modes)
 {
 	uint8_t *hello, *reply, *auth, *proof;
 	size_t hl, rl, al, pl;
 
 	CHECK(chan_new(c, 0) == LWC_OK && chan_new(s, 1) == LWC_OK);
+	if (modes) {
+		chan_use_modes(*c);
+		chan_use_modes(*s);
+	}
 	CHECK(chan_client_hello(*c, "", &hello, &hl) == LWC_OK);
 	CHECK(chan_server_hello(*s, hello, hl) == LWC_OK);
 	CHECK(chan_server_reply(*s, psk, &reply, &rl) == LWC_OK);
@@ -142,6 +148,11 @@ static void make_pair(struct chan **c, struct chan **s)
 	free(reply);
 	free(auth);
 	free(proof);
+}
+
+static void make_pair(struct chan **c, struct chan **s)
+{
+	make_pair_v(c, s, 0);
 }
 
 static void forged_frame(const uint8_t *x, size_t len)
@@ -160,18 +171,43 @@ static void forged_frame(const uint8_t *x, size_t len)
 	chan_free(s);
 }
 
-/* A cloud store that holds K_CS sends x as the plaintext of a response. */
-static void malicious_response(const uint8_t *x, size_t len)
+/* x as a frame body with a mode (the proxy-cloud channel), in place. */
+static void forged_mode_frame(const uint8_t *x, size_t len)
 {
 	struct chan *c, *s;
-	uint8_t *ct = malloc(len + CHAN_ABYTES);
+	uint8_t *buf = malloc(len + 1);
+	size_t plain_len;
+	unsigned mode;
+
+	CHECK(buf != NULL);
+	make_pair_v(&c, &s, 1);
+	memcpy(buf, x, len);
+	CHECK(chan_open_mode_inplace(c, buf, len, &plain_len, &mode) == LWC_ERR_INTEGRITY);
+	CHECK(chan_get_state(c) == CHAN_FAILED);
+	free(buf);
+	chan_free(c);
+	chan_free(s);
+}
+
+/* A cloud store that holds K_CS sends x as the plaintext of a response:
+ * on a channel of version 1 (mode < 0) or in a frame of that mode. */
+static void malicious_response(const uint8_t *x, size_t len, int mode)
+{
+	struct chan *c, *s;
+	size_t body = len + CHAN_ABYTES + (mode >= 0 ? CHAN_MODE_BYTES : 0);
+	uint8_t *ct = malloc(body);
 	ProtobufCMessage *m = NULL;
 	int rc;
 
 	CHECK(ct != NULL);
-	make_pair(&c, &s);
-	CHECK(chan_seal(s, x, len, ct) == LWC_OK);
-	CHECK(wire_send_frame(sv[0], ct, len + CHAN_ABYTES) == LWC_OK);
+	make_pair_v(&c, &s, mode >= 0);
+	if (mode >= 0) {
+		memcpy(ct + CHAN_PLAIN_OFF, x, len);
+		CHECK(chan_seal_mode_inplace(s, ct, len, (unsigned)mode) == LWC_OK);
+	} else {
+		CHECK(chan_seal(s, x, len, ct) == LWC_OK);
+	}
+	CHECK(wire_send_frame(sv[0], ct, body) == LWC_OK);
 	rc = chan_read_msg(c, sv[1], &lwc__cs_response__descriptor, WIRE_FRAME_MAX, &m, 1000);
 	if (rc == LWC_OK) {
 		Lwc__CsResponse *r = (Lwc__CsResponse *)m;
@@ -187,11 +223,19 @@ static void malicious_response(const uint8_t *x, size_t len)
 		CHECK(rc == LWC_ERR_PROTO && m == NULL);
 	}
 	/* the stream stays in step after a bad message */
-	CHECK(chan_seal(s, (const uint8_t *)"ok", 2, ct) == LWC_OK);
-	{
+	if (mode < 0) {
 		uint8_t plain[8];
 		size_t pl;
+		CHECK(chan_seal(s, (const uint8_t *)"ok", 2, ct) == LWC_OK);
 		CHECK(chan_open(c, ct, 2 + CHAN_ABYTES, plain, &pl) == LWC_OK && pl == 2);
+	} else {
+		uint8_t b[2 + CHAN_ABYTES + CHAN_MODE_BYTES];
+		size_t pl;
+		unsigned got;
+		memcpy(b + CHAN_PLAIN_OFF, "ok", 2);
+		CHECK(chan_seal_mode_inplace(s, b, 2, (unsigned)mode) == LWC_OK);
+		CHECK(chan_open_mode_inplace(c, b, sizeof(b), &pl, &got) == LWC_OK && pl == 2 &&
+		      got == (unsigned)mode && memcmp(b + CHAN_PLAIN_OFF, "ok", 2) == 0);
 	}
 	free(ct);
 	chan_free(c);
@@ -234,8 +278,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	client_side(a, alen, b, blen);
 	forged_frame(a, alen);
 	forged_frame(b, blen);
-	if (blen <= 60000)
-		malicious_response(b, blen);
+	forged_mode_frame(a, alen);
+	forged_mode_frame(b, blen);
+	if (blen <= 60000) {
+		/* version 1, then both modes of version 2 (the store's READ
+		 * answers come clear) */
+		malicious_response(b, blen, -1);
+		malicious_response(b, blen, CHAN_MODE_SEALED);
+		malicious_response(b, blen, CHAN_MODE_CLEAR);
+	}
 	wire_side(data, size);
 	return 0;
 }

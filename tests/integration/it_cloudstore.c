@@ -574,9 +574,18 @@ static void test_wrong_key(void **state)
 
 	/* a key id the cloud store does not know */
 	assert_int_equal(chan_new(&ch, 0), LWC_OK);
+	chan_use_modes(ch);
 	fd = raw_connect(cs);
 	rc = chan_connect(ch, fd, "mallory", cs->key, TIMEOUT, err, sizeof(err));
 	assert_int_equal(rc, LWC_ERR_AUTH);
+	chan_free(ch);
+	close(fd);
+	/* a channel of version 1 (frames without a mode): refused at its Hello */
+	assert_int_equal(chan_new(&ch, 0), LWC_OK);
+	fd = raw_connect(cs);
+	rc = chan_connect(ch, fd, "", cs->key, TIMEOUT, err, sizeof(err));
+	assert_int_equal(rc, LWC_ERR_PROTO);
+	assert_non_null(strstr(err, "channel version other than 2"));
 	chan_free(ch);
 	close(fd);
 	still_serving(cs, 2);
@@ -589,19 +598,45 @@ static int raw_session(struct h_cs *cs, struct chan **ch)
 	int fd = raw_connect(cs);
 
 	assert_int_equal(chan_new(ch, 0), LWC_OK);
+	chan_use_modes(*ch);
 	assert_int_equal(chan_connect(*ch, fd, "", cs->key, TIMEOUT, err, sizeof(err)), LWC_OK);
 	return fd;
 }
 
+/* plain in a frame of mode (chan.h); *out, if asked for, keeps the body */
+static int send_mode(struct chan *ch, int fd, const uint8_t *plain, size_t n, unsigned mode,
+		     uint8_t **out, size_t *out_len)
+{
+	size_t len = n + CHAN_ABYTES + CHAN_MODE_BYTES;
+	uint8_t *body = malloc(len);
+	int rc;
+
+	assert_non_null(body);
+	memcpy(body + CHAN_PLAIN_OFF, plain, n);
+	rc = chan_seal_mode_inplace(ch, body, n, mode);
+	if (rc == LWC_OK)
+		rc = wire_send_frame(fd, body, len);
+	if (out) {
+		*out = body;
+		*out_len = len;
+	} else {
+		free(body);
+	}
+	return rc;
+}
+
+/* Whether buf[0..len) holds the n bytes of x somewhere. */
+static int holds(const uint8_t *buf, size_t len, const uint8_t *x, size_t n)
+{
+	for (size_t i = 0; i + n <= len; i++)
+		if (memcmp(buf + i, x, n) == 0)
+			return 1;
+	return 0;
+}
+
 static int send_sealed(struct chan *ch, int fd, const uint8_t *plain, size_t n)
 {
-	uint8_t *ct = malloc(n + CHAN_ABYTES);
-	int rc = chan_seal(ch, plain, n, ct);
-
-	if (rc == LWC_OK)
-		rc = wire_send_frame(fd, ct, n + CHAN_ABYTES);
-	free(ct);
-	return rc;
+	return send_mode(ch, fd, plain, n, CHAN_MODE_SEALED, NULL, NULL);
 }
 
 /* A response of recv_resp (protobuf-c's, not cs_client's). */
@@ -688,16 +723,88 @@ static void test_bad_postauth(void **state)
 		req.op_case = LWC__CS_REQUEST__OP_STAT;
 		req.stat = &st;
 		n = lwc__cs_request__pack(&req, plain);
-		saved_len = n + CHAN_ABYTES;
-		saved = malloc(saved_len);
-		assert_int_equal(chan_seal(ch, plain, n, saved), LWC_OK);
-		assert_int_equal(wire_send_frame(fd, saved, saved_len), LWC_OK);
+		assert_int_equal(send_mode(ch, fd, plain, n, CHAN_MODE_SEALED, &saved,
+					   &saved_len), LWC_OK);
 		r = recv_resp(ch, fd);
 		assert_int_equal(r->result_case, LWC__CS_RESPONSE__RESULT_STAT);
 		free_raw_resp(r);
 		assert_int_equal(wire_send_frame(fd, saved, saved_len), LWC_OK);
 		assert_int_equal(expect_error_and_close(fd), LWC_ERR_INTEGRITY);
 		free(saved);
+	}
+	chan_free(ch);
+
+	/* frames with a mode (chan.h): a READ's answer comes in a clear frame,
+	 * its blocks readable as written, every other answer sealed; a request
+	 * may come in either mode; a clear frame altered anywhere, or read in
+	 * the other mode, fails and closes the channel */
+	fd = raw_session(cs, &ch);
+	{
+		Lwc__CsRequest req = LWC__CS_REQUEST__INIT;
+		Lwc__CsReadReq rd = LWC__CS_READ_REQ__INIT;
+		Lwc__CsStatReq st = LWC__CS_STAT_REQ__INIT;
+		uint64_t ids[2] = { 1, 2 }, vs[2] = { 1, 1 };
+		uint8_t plain[128], want[BS], *body, *copy;
+		size_t n, len, plen, copy_len;
+		unsigned mode;
+
+		rd.n_ids = rd.n_versions = 2;
+		rd.ids = ids;
+		rd.versions = vs;
+		req.seq = 1;
+		req.op_case = LWC__CS_REQUEST__OP_READ;
+		req.read = &rd;
+		n = lwc__cs_request__pack(&req, plain);
+		assert_int_equal(send_sealed(ch, fd, plain, n), LWC_OK);
+		assert_int_equal(wire_recv_frame(fd, WIRE_FRAME_MAX, &body, &len, TIMEOUT), LWC_OK);
+		assert_int_equal(body[len - 1], CHAN_MODE_CLEAR);
+		fill(want, BS, 2, 1);
+		assert_true(holds(body, len, want, BS));        /* in the clear, as written */
+		assert_int_equal(chan_open_mode_inplace(ch, body, len, &plen, &mode), LWC_OK);
+		assert_int_equal(mode, CHAN_MODE_CLEAR);
+		r = lwc__cs_response__unpack(NULL, plen, body + CHAN_PLAIN_OFF);
+		assert_non_null(r);
+		assert_int_equal(r->read->n_blocks, 2);
+		assert_memory_equal(r->read->blocks[1]->data.data, want, BS);
+		free_raw_resp(r);
+		free(body);
+		/* a STAT in a clear frame is served; its answer is sealed */
+		req.seq = 2;
+		req.op_case = LWC__CS_REQUEST__OP_STAT;
+		req.stat = &st;
+		n = lwc__cs_request__pack(&req, plain);
+		assert_int_equal(send_mode(ch, fd, plain, n, CHAN_MODE_CLEAR, &copy, &copy_len),
+				 LWC_OK);
+		free(copy);
+		assert_int_equal(wire_recv_frame(fd, WIRE_FRAME_MAX, &body, &len, TIMEOUT), LWC_OK);
+		assert_int_equal(body[len - 1], CHAN_MODE_SEALED);
+		assert_int_equal(chan_open_mode_inplace(ch, body, len, &plen, &mode), LWC_OK);
+		r = lwc__cs_response__unpack(NULL, plen, body + CHAN_PLAIN_OFF);
+		assert_non_null(r);
+		assert_int_equal(r->result_case, LWC__CS_RESPONSE__RESULT_STAT);
+		free_raw_resp(r);
+		free(body);
+		/* the next clear frame read as a sealed one: refused */
+		req.seq = 3;
+		n = lwc__cs_request__pack(&req, plain);
+		len = n + CHAN_ABYTES + CHAN_MODE_BYTES;
+		assert_non_null(copy = malloc(len));
+		memcpy(copy + CHAN_PLAIN_OFF, plain, n);
+		assert_int_equal(chan_seal_mode_inplace(ch, copy, n, CHAN_MODE_CLEAR), LWC_OK);
+		copy[len - 1] = CHAN_MODE_SEALED;
+		assert_int_equal(wire_send_frame(fd, copy, len), LWC_OK);
+		assert_int_equal(expect_error_and_close(fd), LWC_ERR_INTEGRITY);
+		free(copy);
+		chan_free(ch);
+		/* a clear frame with one byte of its message changed: refused */
+		fd = raw_session(cs, &ch);
+		assert_non_null(copy = malloc(len));
+		memcpy(copy + CHAN_PLAIN_OFF, plain, n);
+		assert_int_equal(chan_seal_mode_inplace(ch, copy, n, CHAN_MODE_CLEAR), LWC_OK);
+		copy[CHAN_PLAIN_OFF + n / 2] ^= 0x01;
+		assert_int_equal(wire_send_frame(fd, copy, len), LWC_OK);
+		assert_int_equal(expect_error_and_close(fd), LWC_ERR_INTEGRITY);
+		free(copy);
 	}
 	chan_free(ch);
 
@@ -754,14 +861,12 @@ static void test_bad_postauth(void **state)
 static void seal_frame(struct chan *ch, const Lwc__CsRequest *req, uint8_t *buf, size_t *off)
 {
 	size_t n = lwc__cs_request__get_packed_size(req);
-	uint8_t *plain = malloc(n + 1);
+	uint8_t *body = buf + *off + WIRE_HDR_BYTES;
 
-	assert_non_null(plain);
-	assert_int_equal(lwc__cs_request__pack(req, plain), n);
-	wire_put_u32(buf + *off, (uint32_t)(n + CHAN_ABYTES));
-	assert_int_equal(chan_seal(ch, plain, n, buf + *off + WIRE_HDR_BYTES), LWC_OK);
-	*off += WIRE_HDR_BYTES + n + CHAN_ABYTES;
-	free(plain);
+	assert_int_equal(lwc__cs_request__pack(req, body + CHAN_PLAIN_OFF), n);
+	wire_put_u32(buf + *off, (uint32_t)(n + CHAN_ABYTES + CHAN_MODE_BYTES));
+	assert_int_equal(chan_seal_mode_inplace(ch, body, n, CHAN_MODE_SEALED), LWC_OK);
+	*off += WIRE_HDR_BYTES + n + CHAN_ABYTES + CHAN_MODE_BYTES;
 }
 
 /* Frames past SRVKIT_FRAME_DIRECT are read straight from the socket: a

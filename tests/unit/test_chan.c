@@ -70,13 +70,18 @@ static void pair_free(struct pair *p)
 }
 
 /* A complete, successful handshake; keeps every set-up body. */
-static void pair_setup(struct pair *p, const char *key_id, const uint8_t psk[32])
+static void pair_setup_v(struct pair *p, const char *key_id, const uint8_t psk[32],
+			 int modes)
 {
 	char err[256] = "";
 
 	memset(p, 0, sizeof(*p));
 	p->c = new_end(0);
 	p->s = new_end(1);
+	if (modes) {
+		chan_use_modes(p->c);
+		chan_use_modes(p->s);
+	}
 	assert_int_equal(chan_client_hello(p->c, key_id, &p->hello, &p->hello_len), LWC_OK);
 	assert_int_equal(chan_get_state(p->c), CHAN_HELLO_SENT);
 	assert_int_equal(chan_server_hello(p->s, p->hello, p->hello_len), LWC_OK);
@@ -93,6 +98,11 @@ static void pair_setup(struct pair *p, const char *key_id, const uint8_t psk[32]
 	assert_int_equal(chan_client_finish(p->c, p->proof, p->proof_len, err, sizeof(err)),
 			 LWC_OK);
 	assert_int_equal(chan_get_state(p->c), CHAN_READY);
+}
+
+static void pair_setup(struct pair *p, const char *key_id, const uint8_t psk[32])
+{
+	pair_setup_v(p, key_id, psk, 0);
 }
 
 /* Seal plain on from; returns the malloc'ed frame body. */
@@ -599,6 +609,149 @@ static void test_inplace(void **state)
 		free(buf);
 		free(plain);
 	}
+}
+
+/* A body of msg in mode on from (plaintext at CHAN_PLAIN_OFF, sealed in place). */
+static uint8_t *mode_body(struct chan *from, const void *msg, size_t n, unsigned mode,
+			  size_t *len)
+{
+	uint8_t *b = xmalloc(n + CHAN_ABYTES + CHAN_MODE_BYTES);
+
+	memcpy(b + CHAN_PLAIN_OFF, msg, n);
+	assert_int_equal(chan_seal_mode_inplace(from, b, n, mode), LWC_OK);
+	*len = n + CHAN_ABYTES + CHAN_MODE_BYTES;
+	return b;
+}
+
+/* Frames with a mode (the proxy-cloud channel): both modes round trip in
+ * order on one stream; a clear frame carries its message as it was and
+ * three places build the same body as one; any change to a clear frame
+ * (a message byte, its tag, its MAC, its mode byte), a replay or a clear
+ * frame out of order fails and poisons the channel; versions 1 and 2 do
+ * not shake hands. */
+static void test_modes(void **state)
+{
+	static const uint8_t msg[] = "blocks sealed under K_OPS, ids and versions";
+	size_t n = sizeof(msg), len, len2, plen;
+	struct pair p;
+	uint8_t *b, *b2, head[CHAN_PLAIN_OFF], tail[CHAN_CLEAR_TAIL];
+	unsigned mode;
+
+	(void)state;
+	pair_setup_v(&p, "", psk_a, 1);
+	assert_true(chan_has_modes(p.c) && chan_has_modes(p.s));
+	for (int round = 0; round < 4; round++) {
+		unsigned want = round % 2 ? CHAN_MODE_CLEAR : CHAN_MODE_SEALED;
+
+		b = mode_body(p.c, msg, n, want, &len);
+		assert_int_equal(b[len - 1], want);
+		/* a clear frame holds its message as it was; a sealed one does not */
+		assert_int_equal(memcmp(b + CHAN_PLAIN_OFF, msg, n) == 0, want == CHAN_MODE_CLEAR);
+		assert_int_equal(chan_open_mode_inplace(p.s, b, len, &plen, &mode), LWC_OK);
+		assert_int_equal(mode, want);
+		assert_int_equal(plen, n);
+		assert_memory_equal(b + CHAN_PLAIN_OFF, msg, n);
+		free(b);
+	}
+	/* chan_seal_clear around a message elsewhere: the same body */
+	assert_int_equal(chan_seal_clear(p.s, msg, n, head, tail), LWC_OK);
+	b = xmalloc(n + CHAN_ABYTES + CHAN_MODE_BYTES);
+	memcpy(b, head, sizeof(head));
+	memcpy(b + CHAN_PLAIN_OFF, msg, n);
+	memcpy(b + CHAN_PLAIN_OFF + n, tail, sizeof(tail));
+	assert_int_equal(chan_open_mode_inplace(p.c, b, n + CHAN_ABYTES + CHAN_MODE_BYTES,
+						&plen, &mode), LWC_OK);
+	assert_int_equal(mode, CHAN_MODE_CLEAR);
+	free(b);
+	/* a mode of no kind is refused, the channel left as it was */
+	assert_int_equal(chan_seal_mode_inplace(p.c, (uint8_t[64]){ 0 }, 8, 7), LWC_ERR_ARG);
+	pair_free(&p);
+
+	/* every single change to a clear frame, at each place, fails */
+	{
+		size_t at[] = { 0, CHAN_PLAIN_OFF, CHAN_PLAIN_OFF + 10, CHAN_PLAIN_OFF + n,
+				CHAN_PLAIN_OFF + n + CHAN_ABYTES - 2, (size_t)-1 };
+
+		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+			pair_setup_v(&p, "", psk_a, 1);
+			b = mode_body(p.c, msg, n, CHAN_MODE_CLEAR, &len);
+			if (at[i] == (size_t)-1)
+				b[len - 1] = CHAN_MODE_SEALED;  /* read as the other mode */
+			else
+				b[at[i]] ^= 0x20;
+			assert_int_equal(chan_open_mode_inplace(p.s, b, len, &plen, &mode),
+					 LWC_ERR_INTEGRITY);
+			assert_int_equal(chan_get_state(p.s), CHAN_FAILED);
+			free(b);
+			pair_free(&p);
+		}
+	}
+	/* a sealed frame read as a clear one; a mode byte of no mode; too short */
+	pair_setup_v(&p, "", psk_a, 1);
+	b = mode_body(p.c, msg, n, CHAN_MODE_SEALED, &len);
+	b[len - 1] = CHAN_MODE_CLEAR;
+	assert_int_equal(chan_open_mode_inplace(p.s, b, len, &plen, &mode), LWC_ERR_INTEGRITY);
+	free(b);
+	pair_free(&p);
+	pair_setup_v(&p, "", psk_a, 1);
+	b = mode_body(p.c, msg, n, CHAN_MODE_CLEAR, &len);
+	b[len - 1] = 2;
+	assert_int_equal(chan_open_mode_inplace(p.s, b, len, &plen, &mode), LWC_ERR_INTEGRITY);
+	free(b);
+	pair_free(&p);
+	pair_setup_v(&p, "", psk_a, 1);
+	assert_int_equal(chan_open_mode_inplace(p.s, (uint8_t[CHAN_ABYTES]){ 0 }, CHAN_ABYTES,
+						&plen, &mode), LWC_ERR_INTEGRITY);
+	pair_free(&p);
+
+	/* replayed and reordered clear frames */
+	pair_setup_v(&p, "", psk_a, 1);
+	b = mode_body(p.c, msg, n, CHAN_MODE_CLEAR, &len);
+	b2 = mode_body(p.c, msg, n, CHAN_MODE_CLEAR, &len2);
+	assert_int_equal(chan_open_mode_inplace(p.s, b2, len2, &plen, &mode), LWC_ERR_INTEGRITY);
+	free(b);
+	free(b2);
+	pair_free(&p);
+	pair_setup_v(&p, "", psk_a, 1);
+	b = mode_body(p.c, msg, n, CHAN_MODE_CLEAR, &len);
+	b2 = xmalloc(len);
+	memcpy(b2, b, len);
+	assert_int_equal(chan_open_mode_inplace(p.s, b, len, &plen, &mode), LWC_OK);
+	assert_int_equal(chan_open_mode_inplace(p.s, b2, len, &plen, &mode), LWC_ERR_INTEGRITY);
+	free(b);
+	free(b2);
+	pair_free(&p);
+
+	/* a channel of version 1 and one of version 2 do not meet */
+	{
+		struct chan *c = new_end(0), *s = new_end(1);
+		uint8_t *hello;
+		size_t hl;
+
+		chan_use_modes(s);
+		assert_int_equal(chan_client_hello(c, "", &hello, &hl), LWC_OK);
+		assert_int_equal(chan_server_hello(s, hello, hl), LWC_ERR_PROTO);
+		free(hello);
+		chan_free(c);
+		chan_free(s);
+		c = new_end(0);
+		s = new_end(1);
+		chan_use_modes(c);
+		assert_int_equal(chan_client_hello(c, "", &hello, &hl), LWC_OK);
+		assert_int_equal(chan_server_hello(s, hello, hl), LWC_ERR_PROTO);
+		free(hello);
+		chan_free(c);
+		chan_free(s);
+	}
+	/* modes are not for a channel of version 1 */
+	pair_setup(&p, "", psk_a);
+	assert_false(chan_has_modes(p.c));
+	b = xmalloc(n + CHAN_ABYTES + CHAN_MODE_BYTES);
+	memcpy(b + CHAN_PLAIN_OFF, msg, n);
+	assert_int_equal(chan_seal_mode_inplace(p.c, b, n, CHAN_MODE_SEALED), LWC_ERR_ARG);
+	assert_int_equal(chan_seal_clear(p.c, msg, n, head, tail), LWC_ERR_ARG);
+	free(b);
+	pair_free(&p);
 }
 
 static void test_truncated(void **state)
@@ -1132,6 +1285,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_psk_client),
 		cmocka_unit_test(test_wrong_key_server),
 		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_inplace),
 		cmocka_unit_test(test_reorder),
 		cmocka_unit_test(test_reflection),
