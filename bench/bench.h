@@ -265,7 +265,10 @@ struct sel_res {
 struct floor_res {
 	int done;
 	unsigned m, S, full, cell;
-	double chan_us;                /* one channel crossing: seal + open     */
+	double chan_us;                /* one proxy-cloud crossing (a clear
+					* frame: chan.h): seal + open, a block */
+	double user_chan_us;           /* the user channel's (sealed frames), the
+					* same bytes                              */
 	double open_us, unperm_us, fill_us, perm_us, seal_us;
 	double proxy_us, store_us, block_us;   /* per block read and written    */
 	double record_us;              /* the client's record open, per row     */

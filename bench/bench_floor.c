@@ -4,7 +4,8 @@
  * every block a statement reads and writes, and of every row it returns:
  *
  *   the cloud store seals its READ answer on the proxy-cloud channel, the
- *   proxy opens it; the proxy opens the block's seal (XChaCha20-Poly1305
+ *   proxy opens it (a clear frame, chan.h: authenticated, the blocks being
+ *   sealed already); the proxy opens the block's seal (XChaCha20-Poly1305
  *   under K_OPS), un-permutes its cells, refills the empty slots with fresh
  *   random bytes (one key per block, ChaCha20 over the empty slots, as
  *   proxy/cloud_io.c fill_empty does), permutes with the next version's seed
@@ -43,7 +44,8 @@
 struct floor_res FLOOR;
 
 struct floorarg {
-	struct chan *cli, *srv;
+	struct chan *cli, *srv;          /* a user channel (version 1)          */
+	struct chan *ccli, *csrv;        /* a proxy-cloud channel (with modes)  */
 	uint8_t *plain, *sealed, *msg, *ct, *rec;
 	uint8_t key[CRY_KEY_BYTES], seed[CRY_SEED_BYTES];
 	uint32_t *scratch;
@@ -52,9 +54,23 @@ struct floorarg {
 	uint64_t ver;
 };
 
-/* One channel message of msg_blocks sealed blocks, sealed by one end and
- * opened by the other (a READ answer or a WRITE). */
+/* One proxy-cloud message of msg_blocks sealed blocks in a clear frame,
+ * sealed by one end and opened by the other (a READ answer or a WRITE). */
 static int do_chan(void *p)
+{
+	struct floorarg *a = p;
+	size_t len = a->msg_blocks * a->sealed_bytes, got = 0;
+	unsigned mode = 0;
+	int rc = chan_seal_mode_inplace(a->csrv, a->ct, len, CHAN_MODE_CLEAR);
+
+	if (rc == LWC_OK)
+		rc = chan_open_mode_inplace(a->ccli, a->ct, len + CHAN_ABYTES + CHAN_MODE_BYTES,
+					    &got, &mode);
+	return rc == LWC_OK && (got != len || mode != CHAN_MODE_CLEAR) ? LWC_ERR_INTEGRITY : rc;
+}
+
+/* The same bytes on the user channel (sealed frames): the rows' rate. */
+static int do_user_chan(void *p)
 {
 	struct floorarg *a = p;
 	size_t len = a->msg_blocks * a->sealed_bytes, got = 0;
@@ -153,16 +169,22 @@ static double commit_us(const char *dir)
 	return t[REPS / 2];
 }
 
-/* A ready client/server channel pair, in memory. */
-static void chan_pair(struct chan **cli, struct chan **srv)
+/* A ready client/server channel pair, in memory (modes: the proxy-cloud
+ * channel's version). */
+static void chan_pair(struct chan **cli, struct chan **srv, int modes)
 {
 	uint8_t psk[32], *hello = NULL, *reply = NULL, *auth = NULL, *proof = NULL;
 	size_t hl, rl, al, pl;
 	char err[256] = "";
 
 	randombytes_buf(psk, sizeof(psk));
-	if (chan_new(cli, 0) != LWC_OK || chan_new(srv, 1) != LWC_OK ||
-	    chan_client_hello(*cli, "floor", &hello, &hl) != LWC_OK ||
+	if (chan_new(cli, 0) != LWC_OK || chan_new(srv, 1) != LWC_OK)
+		die("floor: out of memory");
+	if (modes) {
+		chan_use_modes(*cli);
+		chan_use_modes(*srv);
+	}
+	if (chan_client_hello(*cli, "floor", &hello, &hl) != LWC_OK ||
 	    chan_server_hello(*srv, hello, hl) != LWC_OK ||
 	    chan_server_reply(*srv, psk, &reply, &rl) != LWC_OK ||
 	    chan_client_auth(*cli, psk, reply, rl, &auth, &al, err, sizeof(err)) != LWC_OK ||
@@ -199,12 +221,14 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	a.sealed = xmalloc(a.sealed_bytes);
 	a.rec = xmalloc(S);
 	a.msg = xmalloc(a.msg_blocks * a.sealed_bytes);
-	a.ct = xmalloc(a.msg_blocks * a.sealed_bytes + CHAN_ABYTES);
+	a.ct = xmalloc(a.msg_blocks * a.sealed_bytes + CHAN_ABYTES + CHAN_MODE_BYTES);
 	a.scratch = xmalloc(cry_perm_scratch_words(a.block_bytes, cell) * sizeof(uint32_t) + 64);
 	randombytes_buf(a.key, sizeof(a.key));
 	randombytes_buf(a.plain, a.block_bytes);
 	randombytes_buf(a.msg, a.msg_blocks * a.sealed_bytes);
-	chan_pair(&a.cli, &a.srv);
+	randombytes_buf(a.ct, a.msg_blocks * a.sealed_bytes + CHAN_ABYTES + CHAN_MODE_BYTES);
+	chan_pair(&a.cli, &a.srv, 0);
+	chan_pair(&a.ccli, &a.csrv, 1);
 	if (cry_block_seal(a.sealed, a.key, 7, a.ver, a.plain, a.block_bytes) != LWC_OK)
 		die("floor: seal failed");
 	/* one record under the same key, opened from the front of the block */
@@ -215,6 +239,7 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	progress("floor: per-block cryptography, %u x %u B", m, S);
 	f->record_us = time_loop(do_record, &a, 0.1) * 1e6;
 	f->chan_us = time_loop(do_chan, &a, 0.2) * 1e6 / (double)a.msg_blocks;
+	f->user_chan_us = time_loop(do_user_chan, &a, 0.2) * 1e6 / (double)a.msg_blocks;
 	f->open_us = time_loop(do_open, &a, 0.1) * 1e6;
 	f->unperm_us = time_loop(do_unperm, &a, 0.1) * 1e6;
 	f->fill_us = time_loop(do_fill, &a, 0.1) * 1e6;
@@ -226,20 +251,23 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 		      f->seal_us;
 	f->store_us = f->chan_us;
 	/* a returned record: S bytes over the user's channel, then opened */
-	f->row_us = f->record_us + f->chan_us * (double)S / (double)a.sealed_bytes;
+	f->row_us = f->record_us + f->user_chan_us * (double)S / (double)a.sealed_bytes;
 	f->block_us = f->proxy_us + f->store_us;
 	f->commit_us = commit_us(dir);
 	f->done = 1;
 	out("\n== The design's floor per block (one core; the cryptography DESIGN.md requires, "
 	    "nothing else), %u slots of %u B, %u full, %u-byte cells, microseconds\n"
-	    "channel (seal + open) %.2f each way; block open %.2f, un-permute %.2f, refill "
+	    "proxy-cloud channel (clear frame, seal + open) %.2f each way (sealed, as on the "
+	    "user channel: %.2f); block open %.2f, un-permute %.2f, refill "
 	    "%.2f, permute %.2f, seal %.2f;\nper block: proxy %.2f + cloud store %.2f = %.2f; "
 	    "per returned row (user channel and record open) %.2f;\nper statement: two durable commits "
 	    "(store, then proxy) of %.0f each (median; fdatasync + O_DSYNC meta write in %s)\n",
-	    m, S, f->full, cell, f->chan_us, f->open_us, f->unperm_us, f->fill_us, f->perm_us,
+	    m, S, f->full, cell, f->chan_us, f->user_chan_us, f->open_us, f->unperm_us, f->fill_us, f->perm_us,
 	    f->seal_us, f->proxy_us, f->store_us, f->block_us, f->row_us, f->commit_us, dir);
 	chan_free(a.cli);
 	chan_free(a.srv);
+	chan_free(a.ccli);
+	chan_free(a.csrv);
 	sodium_memzero(rec_key, sizeof(rec_key));
 	free(a.plain);
 	free(a.sealed);
