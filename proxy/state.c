@@ -205,6 +205,15 @@ int px_pos_at(MDB_cursor *cur, uint64_t rowid, uint64_t *loc)
 	MDB_val k = { 8, key }, d;
 	int rc;
 
+	/* rows come in ascending order, and a range's are mostly neighbours:
+	 * the entry after the cursor is then the one, found without a search
+	 * (keys are unique, so a next entry of this key is this row's; any
+	 * other case, a cursor not yet placed included, searches) */
+	if (mdb_cursor_get(cur, &k, &d, MDB_NEXT) == 0 && k.mv_size == 8 &&
+	    cry_get_be64(k.mv_data) == rowid)
+		return pos_value(&d, loc);
+	k.mv_size = 8;
+	k.mv_data = key;
 	cry_put_be64(key, rowid);
 	if ((rc = mdb_cursor_get(cur, &k, &d, MDB_SET_KEY)) != 0)
 		return rc;

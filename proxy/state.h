@@ -324,8 +324,9 @@ int px_block_put(struct px_state *st, MDB_txn *txn, uint64_t id, uint64_t versio
 /* pos: row id -> location (PX_LOC_STASH: in the stash); LMDB codes. */
 int px_pos_put(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t loc) LWC_WUR;
 int px_pos_get(struct px_state *st, MDB_txn *txn, uint64_t rowid, uint64_t *loc) LWC_WUR;
-/* The same through a cursor on pos (for many rows in id order: LMDB tries
- * the cursor's page first). */
+/* The same through a cursor on pos, for many rows in ascending id order:
+ * the entry after the cursor's is tried first (a range's neighbours), then
+ * a search (LMDB tries the cursor's page first). */
 int px_pos_at(MDB_cursor *cur, uint64_t rowid, uint64_t *loc) LWC_WUR;
 /* Fill limit of a block for INSERT placement: theta, less the room kept
  * for evictions when relocation is on. */

@@ -3,7 +3,8 @@
  *
  * Random transactions stage block, position and stash changes (some are
  * aborted, some large enough to write in place after folding); after every commit each row's position and stash entry read
- * through the journal (jr_pos_get, jr_stash_get) equal the model's, and so
+ * through the journal (jr_pos_get, jr_stash_get; the positions also through
+ * one cursor, rows ascending, as the plan reads them) equal the model's, and so
  * does the read-only locator (lwc-audit's ground truth) beside the open
  * state.  Folds happen at random limits, and the state is closed and opened
  * again at random points, unfolded journal included: px_state_open folds it,
@@ -162,6 +163,26 @@ static void check_rows(struct px_locator *loc)
 		} else {
 			assert_int_not_equal(rc, LWC_OK);
 		}
+	}
+	/* the positions again through one cursor, rows ascending as map_rows
+	 * asks them (px_pos_at tries the entry after the cursor's first): every
+	 * row, then subsets with gaps of 1 to 4 rows */
+	for (unsigned pass = 0; pass < 4; pass++) {
+		MDB_cursor *cur;
+
+		assert_int_equal(mdb_cursor_open(txn, st->pos_db, &cur), 0);
+		for (uint64_t r = 0; r < NROWS; r += 1 + (pass ? (r * 7 + pass) % (pass + 1) : 0)) {
+			uint64_t l = 0;
+			int rc = jr_pos_get(st, txn, cur, r, &l);
+
+			if (row_m[r].has_pos) {
+				assert_int_equal(rc, 0);
+				assert_true(l == row_m[r].loc);
+			} else {
+				assert_int_equal(rc, MDB_NOTFOUND);
+			}
+		}
+		mdb_cursor_close(cur);
 	}
 	mdb_txn_abort(txn);
 }
