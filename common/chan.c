@@ -12,6 +12,7 @@
 
 #define CHAN_NONCE_BYTES 32u
 #define CHAN_LABEL "LWC-CHAN-1"
+#define CHAN_LABEL_MODES "LWC-CHAN-2"
 static const uint8_t proof_client[] = "LWC-AUTH-CLIENT-1";
 static const uint8_t proof_server[] = "LWC-AUTH-SERVER-1";
 
@@ -87,10 +88,13 @@ static int derive(struct chan *c, const uint8_t psk[32])
 	crypto_generichash_state st;
 	uint8_t k[64];
 	uint8_t idlen = (uint8_t)strlen(c->key_id);
+	/* the version in the keys too: ends of two versions derive different
+	 * keys, so no frame crosses between them even past the Hello's check */
+	const char *label = c->version == CHAN_VERSION_MODES ? CHAN_LABEL_MODES : CHAN_LABEL;
 
 	if (crypto_generichash_init(&st, psk, 32, sizeof(k)) != 0)
 		return LWC_ERR_CRYPTO;
-	crypto_generichash_update(&st, (const uint8_t *)CHAN_LABEL, strlen(CHAN_LABEL));
+	crypto_generichash_update(&st, (const uint8_t *)label, strlen(label));
 	crypto_generichash_update(&st, &idlen, 1);
 	crypto_generichash_update(&st, (const uint8_t *)c->key_id, idlen);
 	crypto_generichash_update(&st, c->nonce_c, sizeof(c->nonce_c));
@@ -162,7 +166,7 @@ int chan_client_auth(struct chan *c, const uint8_t psk[32],
 	if (c->is_server || c->state != CHAN_HELLO_SENT)
 		return LWC_ERR_ARG;
 	r = lwc__hello_reply__unpack(NULL, reply_len, reply);
-	if (r == NULL || r->version != CHAN_VERSION || r->nonce.len != CHAN_NONCE_BYTES ||
+	if (r == NULL || r->version != c->version || r->nonce.len != CHAN_NONCE_BYTES ||
 	    r->header.len != crypto_secretstream_xchacha20poly1305_HEADERBYTES) {
 		if (r)
 			lwc__hello_reply__free_unpacked(r, NULL);
@@ -256,7 +260,7 @@ int chan_server_reply(struct chan *c, const uint8_t psk[32], uint8_t **out, size
 		return fail(c, rc);
 	if (crypto_secretstream_xchacha20poly1305_init_push(&c->push, header, c->k_s2c) != 0)
 		return fail(c, LWC_ERR_CRYPTO);
-	r.version = CHAN_VERSION;
+	r.version = c->version;
 	r.nonce.data = c->nonce_s;
 	r.nonce.len = sizeof(c->nonce_s);
 	r.header.data = header;

@@ -8,8 +8,8 @@
  *                                     <---   first encrypted message (server proof)
  *   encrypted frames both ways ...
  *
- * Session keys: BLAKE2b-512(key = PSK, "LWC-CHAN-1" || len(key_id) || key_id
- * || nonce_c || nonce_s); the first 32 bytes key client->server, the last 32
+ * Session keys: BLAKE2b-512(key = PSK, "LWC-CHAN-1" (version 1; "LWC-CHAN-2"
+ * for version 2, below) || len(key_id) || key_id || nonce_c || nonce_s); the first 32 bytes key client->server, the last 32
  * server->client.  Each direction is a crypto_secretstream_xchacha20poly1305
  * stream: authenticated, ordered, replay- and truncation-proof.  Fresh nonces
  * from both ends make every session's keys new, so frames captured from one
@@ -111,7 +111,10 @@ int chan_open_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_le
  * cost two ChaCha20 passes of every block at each end.  The mode byte is
  * not itself authenticated, and need not be: the MAC covers the lengths of
  * the additional data and of the ciphertext, so a frame read in the other
- * mode fails, and poisons the channel, like any forgery.
+ * mode fails, and poisons the channel, like any forgery (but for an empty
+ * message, whose two frames differ only in that byte and mean the same).
+ * The version is in the Hello, its reply and the session keys' label
+ * ("LWC-CHAN-2"): ends of different versions never share a frame.
  */
 #define CHAN_MODE_SEALED  0u
 #define CHAN_MODE_CLEAR   1u

@@ -665,6 +665,9 @@ static void test_modes(void **state)
 	free(b);
 	/* a mode of no kind is refused, the channel left as it was */
 	assert_int_equal(chan_seal_mode_inplace(p.c, (uint8_t[64]){ 0 }, 8, 7), LWC_ERR_ARG);
+	b = mode_body(p.c, msg, n, CHAN_MODE_CLEAR, &len);
+	assert_int_equal(chan_open_mode_inplace(p.s, b, len, &plen, &mode), LWC_OK);
+	free(b);
 	pair_free(&p);
 
 	/* every single change to a clear frame, at each place, fails */
@@ -734,6 +737,23 @@ static void test_modes(void **state)
 		free(hello);
 		chan_free(c);
 		chan_free(s);
+	}
+	/* a client of version 2 takes a reply of version 2 only */
+	for (uint32_t v = 1; v <= 2; v++) {
+		struct chan *c = new_end(0);
+		uint8_t *hello, *reply, *auth = NULL;
+		size_t hl, rl, al;
+		char err[256] = "";
+
+		chan_use_modes(c);
+		assert_int_equal(chan_client_hello(c, "", &hello, &hl), LWC_OK);
+		reply = reply_body(v, 32, crypto_secretstream_xchacha20poly1305_HEADERBYTES, &rl);
+		assert_int_equal(chan_client_auth(c, psk_a, reply, rl, &auth, &al, err, sizeof(err)),
+				 v == 2 ? LWC_OK : LWC_ERR_PROTO);
+		free(auth);
+		free(reply);
+		free(hello);
+		chan_free(c);
 	}
 	/* modes are not for a channel of version 1 */
 	pair_setup(&p, "", psk_a);
