@@ -262,8 +262,8 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	    "%.2f, permute %.2f, seal %.2f;\nper block: proxy %.2f + cloud store %.2f = %.2f; "
 	    "per returned row (user channel and record open) %.2f;\nper statement: two durable commits "
 	    "(store, then proxy) of %.0f each (median; fdatasync + O_DSYNC meta write in %s)\n",
-	    m, S, f->full, cell, f->chan_us, f->user_chan_us, f->open_us, f->unperm_us, f->fill_us, f->perm_us,
-	    f->seal_us, f->proxy_us, f->store_us, f->block_us, f->row_us, f->commit_us, dir);
+	    m, S, f->full, cell, f->chan_us, f->user_chan_us, f->open_us, f->unperm_us,
+	    f->fill_us, f->perm_us, f->seal_us, f->proxy_us, f->store_us, f->block_us, f->row_us, f->commit_us, dir);
 	chan_free(a.cli);
 	chan_free(a.srv);
 	chan_free(a.ccli);

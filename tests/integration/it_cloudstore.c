@@ -603,19 +603,27 @@ static int raw_session(struct h_cs *cs, struct chan **ch)
 	return fd;
 }
 
-/* plain in a frame of mode (chan.h); *out, if asked for, keeps the body */
-static int send_mode(struct chan *ch, int fd, const uint8_t *plain, size_t n, unsigned mode,
-		     uint8_t **out, size_t *out_len)
+/* A frame body of plain in mode (chan.h), sealed; *len its size. */
+static uint8_t *mode_body(struct chan *ch, const uint8_t *plain, size_t n, unsigned mode,
+			  size_t *len)
 {
-	size_t len = n + CHAN_ABYTES + CHAN_MODE_BYTES;
-	uint8_t *body = malloc(len);
-	int rc;
+	uint8_t *body = malloc(n + CHAN_ABYTES + CHAN_MODE_BYTES);
 
 	assert_non_null(body);
 	memcpy(body + CHAN_PLAIN_OFF, plain, n);
-	rc = chan_seal_mode_inplace(ch, body, n, mode);
-	if (rc == LWC_OK)
-		rc = wire_send_frame(fd, body, len);
+	assert_int_equal(chan_seal_mode_inplace(ch, body, n, mode), LWC_OK);
+	*len = n + CHAN_ABYTES + CHAN_MODE_BYTES;
+	return body;
+}
+
+/* plain sent in a frame of mode; *out, if asked for, keeps the body */
+static int send_mode(struct chan *ch, int fd, const uint8_t *plain, size_t n, unsigned mode,
+		     uint8_t **out, size_t *out_len)
+{
+	size_t len;
+	uint8_t *body = mode_body(ch, plain, n, mode, &len);
+	int rc = wire_send_frame(fd, body, len);
+
 	if (out) {
 		*out = body;
 		*out_len = len;
@@ -745,7 +753,7 @@ static void test_bad_postauth(void **state)
 		Lwc__CsStatReq st = LWC__CS_STAT_REQ__INIT;
 		uint64_t ids[2] = { 1, 2 }, vs[2] = { 1, 1 };
 		uint8_t plain[128], want[BS], *body, *copy;
-		size_t n, len, plen, copy_len;
+		size_t n, len, plen;
 		unsigned mode;
 
 		rd.n_ids = rd.n_versions = 2;
@@ -773,9 +781,7 @@ static void test_bad_postauth(void **state)
 		req.op_case = LWC__CS_REQUEST__OP_STAT;
 		req.stat = &st;
 		n = lwc__cs_request__pack(&req, plain);
-		assert_int_equal(send_mode(ch, fd, plain, n, CHAN_MODE_CLEAR, &copy, &copy_len),
-				 LWC_OK);
-		free(copy);
+		assert_int_equal(send_mode(ch, fd, plain, n, CHAN_MODE_CLEAR, NULL, NULL), LWC_OK);
 		assert_int_equal(wire_recv_frame(fd, WIRE_FRAME_MAX, &body, &len, TIMEOUT), LWC_OK);
 		assert_int_equal(body[len - 1], CHAN_MODE_SEALED);
 		assert_int_equal(chan_open_mode_inplace(ch, body, len, &plen, &mode), LWC_OK);
@@ -787,10 +793,7 @@ static void test_bad_postauth(void **state)
 		/* the next clear frame read as a sealed one: refused */
 		req.seq = 3;
 		n = lwc__cs_request__pack(&req, plain);
-		len = n + CHAN_ABYTES + CHAN_MODE_BYTES;
-		assert_non_null(copy = malloc(len));
-		memcpy(copy + CHAN_PLAIN_OFF, plain, n);
-		assert_int_equal(chan_seal_mode_inplace(ch, copy, n, CHAN_MODE_CLEAR), LWC_OK);
+		copy = mode_body(ch, plain, n, CHAN_MODE_CLEAR, &len);
 		copy[len - 1] = CHAN_MODE_SEALED;
 		assert_int_equal(wire_send_frame(fd, copy, len), LWC_OK);
 		assert_int_equal(expect_error_and_close(fd), LWC_ERR_INTEGRITY);
@@ -798,9 +801,7 @@ static void test_bad_postauth(void **state)
 		chan_free(ch);
 		/* a clear frame with one byte of its message changed: refused */
 		fd = raw_session(cs, &ch);
-		assert_non_null(copy = malloc(len));
-		memcpy(copy + CHAN_PLAIN_OFF, plain, n);
-		assert_int_equal(chan_seal_mode_inplace(ch, copy, n, CHAN_MODE_CLEAR), LWC_OK);
+		copy = mode_body(ch, plain, n, CHAN_MODE_CLEAR, &len);
 		copy[CHAN_PLAIN_OFF + n / 2] ^= 0x01;
 		assert_int_equal(wire_send_frame(fd, copy, len), LWC_OK);
 		assert_int_equal(expect_error_and_close(fd), LWC_ERR_INTEGRITY);
