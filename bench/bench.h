@@ -274,6 +274,9 @@ struct floor_res {
 	double record_us;              /* the client's record open, per row     */
 	double row_us;                 /* per returned row: user channel + open */
 	double commit_us;              /* one durable LMDB-like commit (median) */
+	double write_us;               /* the store's durable write of a block:
+					* two shards, scattered pages (median)   */
+	double write_seq_us;           /* ... the same pages one after another  */
 };
 extern struct floor_res FLOOR;
 void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const char *dir);

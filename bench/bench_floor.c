@@ -27,9 +27,18 @@
  * block + k x row) / cores, however the rest is implemented (the refill is
  * timed for one run of empty slots, its cheapest case); print_targets sets
  * that beside each SELECT line.
+ *
+ * Beside the floor, not in it: what this machine's disk takes to make a
+ * WRITE's blocks durable as the store's LMDB shards do (write_us below).
+ * That cost belongs to the store engine, not to the design: LMDB's
+ * copy-on-write puts each block's pages wherever its free list has room,
+ * so a WRITE is hundreds of separate writes, where a store that appended
+ * would write one run.  Both are timed, and print_targets sets the first
+ * beside each line too.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +178,94 @@ static double commit_us(const char *dir)
 	return t[REPS / 2];
 }
 
+/*
+ * The store's durable writes, as its two LMDB shards make them for one
+ * WRITE of 1,024 blocks: on two threads at once, each writes 512 blocks of
+ * the pages an LMDB overflow value of a sealed block takes, then
+ * fdatasync()s, into a file of its own (written through first, so no page
+ * is new: the store's files are warm after a load).  Scattered: each block
+ * at a random page-aligned offset, as copy-on-write reuses freed pages;
+ * contiguous: the 512 one after the other.  Median of WR_ROUNDS rounds,
+ * microseconds a block (both threads' blocks).
+ */
+#define WR_SHARDS 2
+#define WR_BLOCKS 512
+#define WR_ROUNDS 7
+#define WR_FILE (128u << 20)
+
+struct wr_part {
+	int fd;
+	size_t bytes;                  /* a block's pages                     */
+	int scattered;
+	const uint8_t *buf;
+	int err;
+};
+
+static void *wr_main(void *p)
+{
+	struct wr_part *w = p;
+	size_t slots = WR_FILE / w->bytes;
+	size_t base = randombytes_uniform((uint32_t)(slots - WR_BLOCKS));
+
+	for (size_t i = 0; i < WR_BLOCKS && !w->err; i++) {
+		size_t at = w->scattered ? randombytes_uniform((uint32_t)slots) : base + i;
+
+		if (pwrite(w->fd, w->buf, w->bytes, (off_t)(at * w->bytes)) != (ssize_t)w->bytes)
+			w->err = errno ? errno : EIO;
+	}
+	if (!w->err && fdatasync(w->fd) != 0)
+		w->err = errno;
+	return NULL;
+}
+
+static double write_us(const char *dir, size_t sealed_bytes, int scattered)
+{
+	char path[WR_SHARDS][PATH_MAX + 32];
+	struct wr_part part[WR_SHARDS];
+	size_t bytes = (sealed_bytes + 16 + 4095) / 4096 * 4096;   /* + LMDB's page header */
+	uint8_t *buf = xmalloc(1u << 20);
+	double t[WR_ROUNDS];
+
+	randombytes_buf(buf, 1u << 20);
+	for (int j = 0; j < WR_SHARDS; j++) {
+		snprintf(path[j], sizeof(path[j]), "%s/floor-shard-%d", dir, j);
+		part[j].fd = open(path[j], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (part[j].fd < 0)
+			die("floor: %s: %s", path[j], strerror(errno));
+		for (size_t off = 0; off < WR_FILE; off += 1u << 20)
+			if (pwrite(part[j].fd, buf, 1u << 20, (off_t)off) != (ssize_t)(1u << 20))
+				die("floor: writing %s: %s", path[j], strerror(errno));
+		if (fdatasync(part[j].fd) != 0)
+			die("floor: fdatasync %s: %s", path[j], strerror(errno));
+		part[j].bytes = bytes;
+		part[j].scattered = scattered;
+		part[j].buf = buf;
+	}
+	for (int r = 0; r < WR_ROUNDS; r++) {
+		pthread_t th[WR_SHARDS];
+		double t0 = now_s();
+
+		for (int j = 0; j < WR_SHARDS; j++) {
+			part[j].err = 0;
+			if (pthread_create(&th[j], NULL, wr_main, &part[j]) != 0)
+				die("floor: no thread");
+		}
+		for (int j = 0; j < WR_SHARDS; j++) {
+			pthread_join(th[j], NULL);
+			if (part[j].err)
+				die("floor: writing %s: %s", path[j], strerror(part[j].err));
+		}
+		t[r] = (now_s() - t0) * 1e6 / (WR_SHARDS * WR_BLOCKS);
+	}
+	for (int j = 0; j < WR_SHARDS; j++) {
+		close(part[j].fd);
+		unlink(path[j]);
+	}
+	free(buf);
+	qsort(t, WR_ROUNDS, sizeof(t[0]), cmp_dbl);
+	return t[WR_ROUNDS / 2];
+}
+
 /* A ready client/server channel pair, in memory (modes: the proxy-cloud
  * channel's version). */
 static void chan_pair(struct chan **cli, struct chan **srv, int modes)
@@ -254,6 +351,9 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	f->row_us = f->record_us + f->user_chan_us * (double)S / (double)a.sealed_bytes;
 	f->block_us = f->proxy_us + f->store_us;
 	f->commit_us = commit_us(dir);
+	progress("floor: the store's durable writes in %s", dir);
+	f->write_us = write_us(dir, a.sealed_bytes, 1);
+	f->write_seq_us = write_us(dir, a.sealed_bytes, 0);
 	f->done = 1;
 	out("\n== The design's floor per block (one core; the cryptography DESIGN.md requires, "
 	    "nothing else), %u slots of %u B, %u full, %u-byte cells, microseconds\n"
@@ -261,9 +361,13 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	    "user channel: %.2f); block open %.2f, un-permute %.2f, refill "
 	    "%.2f, permute %.2f, seal %.2f;\nper block: proxy %.2f + cloud store %.2f = %.2f; "
 	    "per returned row (user channel and record open) %.2f;\nper statement: two durable commits "
-	    "(store, then proxy) of %.0f each (median; fdatasync + O_DSYNC meta write in %s)\n",
+	    "(store, then proxy) of %.0f each (median; fdatasync + O_DSYNC meta write in %s)\n"
+	    "beside the floor, the store's durable writes (%d shards at once, %d blocks each, "
+	    "then fdatasync; median) %.2f a block at scattered pages as LMDB's copy-on-write "
+	    "puts them, %.2f one after the other\n",
 	    m, S, f->full, cell, f->chan_us, f->user_chan_us, f->open_us, f->unperm_us,
-	    f->fill_us, f->perm_us, f->seal_us, f->proxy_us, f->store_us, f->block_us, f->row_us, f->commit_us, dir);
+	    f->fill_us, f->perm_us, f->seal_us, f->proxy_us, f->store_us, f->block_us, f->row_us,
+	    f->commit_us, dir, WR_SHARDS, WR_BLOCKS, f->write_us, f->write_seq_us);
 	chan_free(a.cli);
 	chan_free(a.srv);
 	chan_free(a.ccli);
