@@ -210,8 +210,10 @@ static void *wr_main(void *p)
 	for (size_t i = 0; i < WR_BLOCKS && !w->err; i++) {
 		size_t at = w->scattered ? randombytes_uniform((uint32_t)slots) : base + i;
 
-		if (pwrite(w->fd, w->buf, w->bytes, (off_t)(at * w->bytes)) != (ssize_t)w->bytes)
-			w->err = errno ? errno : EIO;
+		ssize_t n = pwrite(w->fd, w->buf, w->bytes, (off_t)(at * w->bytes));
+
+		if (n != (ssize_t)w->bytes)
+			w->err = n < 0 ? errno : EIO;
 	}
 	if (!w->err && fdatasync(w->fd) != 0)
 		w->err = errno;
