@@ -1,0 +1,1 @@
+echo "SELECT count(*) FROM clus WHERE c1m = 0;"
