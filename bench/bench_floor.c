@@ -209,7 +209,6 @@ static void *wr_main(void *p)
 
 	for (size_t i = 0; i < WR_BLOCKS && !w->err; i++) {
 		size_t at = w->scattered ? randombytes_uniform((uint32_t)slots) : base + i;
-
 		ssize_t n = pwrite(w->fd, w->buf, w->bytes, (off_t)(at * w->bytes));
 
 		if (n != (ssize_t)w->bytes)
@@ -220,13 +219,39 @@ static void *wr_main(void *p)
 	return NULL;
 }
 
-static double write_us(const char *dir, size_t sealed_bytes, int scattered)
+/* Median microseconds a block of WR_ROUNDS rounds over the prepared files. */
+static double write_rounds(struct wr_part *part, char path[][PATH_MAX + 32], int scattered)
+{
+	double t[WR_ROUNDS];
+
+	for (int r = 0; r < WR_ROUNDS; r++) {
+		pthread_t th[WR_SHARDS];
+		double t0 = now_s();
+
+		for (int j = 0; j < WR_SHARDS; j++) {
+			part[j].err = 0;
+			part[j].scattered = scattered;
+			if (pthread_create(&th[j], NULL, wr_main, &part[j]) != 0)
+				die("floor: no thread");
+		}
+		for (int j = 0; j < WR_SHARDS; j++) {
+			pthread_join(th[j], NULL);
+			if (part[j].err)
+				die("floor: writing %s: %s", path[j], strerror(part[j].err));
+		}
+		t[r] = (now_s() - t0) * 1e6 / (WR_SHARDS * WR_BLOCKS);
+	}
+	qsort(t, WR_ROUNDS, sizeof(t[0]), cmp_dbl);
+	return t[WR_ROUNDS / 2];
+}
+
+/* The files written through once, then both patterns timed on them. */
+static void write_us(const char *dir, size_t sealed_bytes, double *scattered_us, double *seq_us)
 {
 	char path[WR_SHARDS][PATH_MAX + 32];
 	struct wr_part part[WR_SHARDS];
 	size_t bytes = (sealed_bytes + 16 + 4095) / 4096 * 4096;   /* + LMDB's page header */
 	uint8_t *buf = xmalloc(1u << 20);
-	double t[WR_ROUNDS];
 
 	randombytes_buf(buf, 1u << 20);
 	for (int j = 0; j < WR_SHARDS; j++) {
@@ -240,32 +265,15 @@ static double write_us(const char *dir, size_t sealed_bytes, int scattered)
 		if (fdatasync(part[j].fd) != 0)
 			die("floor: fdatasync %s: %s", path[j], strerror(errno));
 		part[j].bytes = bytes;
-		part[j].scattered = scattered;
 		part[j].buf = buf;
 	}
-	for (int r = 0; r < WR_ROUNDS; r++) {
-		pthread_t th[WR_SHARDS];
-		double t0 = now_s();
-
-		for (int j = 0; j < WR_SHARDS; j++) {
-			part[j].err = 0;
-			if (pthread_create(&th[j], NULL, wr_main, &part[j]) != 0)
-				die("floor: no thread");
-		}
-		for (int j = 0; j < WR_SHARDS; j++) {
-			pthread_join(th[j], NULL);
-			if (part[j].err)
-				die("floor: writing %s: %s", path[j], strerror(part[j].err));
-		}
-		t[r] = (now_s() - t0) * 1e6 / (WR_SHARDS * WR_BLOCKS);
-	}
+	*scattered_us = write_rounds(part, path, 1);
+	*seq_us = write_rounds(part, path, 0);
 	for (int j = 0; j < WR_SHARDS; j++) {
 		close(part[j].fd);
 		unlink(path[j]);
 	}
 	free(buf);
-	qsort(t, WR_ROUNDS, sizeof(t[0]), cmp_dbl);
-	return t[WR_ROUNDS / 2];
 }
 
 /* A ready client/server channel pair, in memory (modes: the proxy-cloud
@@ -354,8 +362,7 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	f->block_us = f->proxy_us + f->store_us;
 	f->commit_us = commit_us(dir);
 	progress("floor: the store's durable writes in %s", dir);
-	f->write_us = write_us(dir, a.sealed_bytes, 1);
-	f->write_seq_us = write_us(dir, a.sealed_bytes, 0);
+	write_us(dir, a.sealed_bytes, &f->write_us, &f->write_seq_us);
 	f->done = 1;
 	out("\n== The design's floor per block (one core; the cryptography DESIGN.md requires, "
 	    "nothing else), %u slots of %u B, %u full, %u-byte cells, microseconds\n"
