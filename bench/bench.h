@@ -56,6 +56,7 @@ struct opts {
 	int relocate;                  /* RELOC_*: `serve --relocate` for all but reloc */
 	const char *init_args;         /* more `lwc-proxy init` arguments (geometry) */
 	const char *serve_args;        /* more `lwc-proxy serve` arguments          */
+	const char *store;             /* the cloud store's engine: "lmdb" or "log" */
 };
 
 enum {

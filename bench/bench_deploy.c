@@ -30,7 +30,8 @@ static char pg_conninfo[512];
 static char *const *lwc_local_argv(const char *cmd)
 {
 	static char portbuf[16];
-	static char *argv[8];
+	static char *argv[10];
+	int n = 6;
 
 	snprintf(portbuf, sizeof(portbuf), "%d", lwc_port);
 	argv[0] = lwc_local;
@@ -39,7 +40,11 @@ static char *const *lwc_local_argv(const char *cmd)
 	argv[3] = lwc_dir;
 	argv[4] = (char *)"--port-base";
 	argv[5] = portbuf;
-	argv[6] = NULL;
+	if (O.store != NULL && strcmp(cmd, "up") == 0) {
+		argv[n++] = (char *)"--backend";
+		argv[n++] = (char *)O.store;
+	}
+	argv[n] = NULL;
 	return argv;
 }
 

@@ -181,8 +181,9 @@ void write_json(const char *path, const char *la0, const char *la1)
 		"\"benchmark_processes_cores_mean\": %.3f",
 		sampler_secs > 0 ? other_cores_sum / sampler_secs : 0, other_cores_max,
 		sampler_secs > 0 ? ours_cores_sum / sampler_secs : 0);
-	fprintf(f, "},\n  \"lwc\": {\"deployment\": \"scripts/lwc-local, LMDB cloud store\", "
-		"\"geometry\": ");
+	fprintf(f, "},\n  \"lwc\": {\"deployment\": \"scripts/lwc-local, %s cloud store\", "
+		"\"cloud_store\": \"%s\", \"geometry\": ", O.store && strcmp(O.store, "log") == 0 ?
+		"appending log" : "LMDB", O.store ? O.store : "lmdb");
 	json_str(f, deploy_status.geometry);
 	fprintf(f, ", \"block_format\": %u, \"init_args\": ", deploy_status.block_format);
 	json_str(f, O.init_args ? O.init_args : "");

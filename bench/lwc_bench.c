@@ -77,7 +77,7 @@ static void usage(FILE *f)
 		"                 [--reps-scale 1]\n"
 		"                 [--rtt-max-rows 10000] [--no-presize] [--modify-pk]\n"
 		"                 [--relocate on|off] [--init-args \"--slots 16 ...\"]\n"
-		"                 [--serve-args \"--read-ahead off ...\"]\n"
+		"                 [--serve-args \"--read-ahead off ...\"] [--store lmdb|log]\n"
 		"                 [--tag T] [--out bench/results] [--img docs/img]\n"
 		"                 [--root DIR] [--bin DIR] [--seed S] [--keep]\n"
 		"\n"
@@ -88,7 +88,8 @@ static void usage(FILE *f)
 		"if absent).  --relocate on|off: `lwc-proxy serve --relocate` for every\n"
 		"experiment but reloc (default: the proxy's own setting, on).  --batch: rows\n"
 		"per INSERT of the modify lines; --load-batch: of the bulk load (the shell's\n"
-		"\\copy sends up to 50,000).\n");
+		"\\copy sends up to 50,000).  --store: the cloud store's engine (lwc-local\n"
+		"--backend; default lmdb).\n");
 }
 
 static int parse_list(const char *s, int *v, int max)
@@ -149,6 +150,7 @@ int main(int argc, char **argv)
 		{ "relocate", required_argument, NULL, 'L' },
 		{ "init-args", required_argument, NULL, 'G' },
 		{ "serve-args", required_argument, NULL, 'E' },
+		{ "store", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -247,6 +249,11 @@ int main(int argc, char **argv)
 			break;
 		case 'G': O.init_args = optarg; break;
 		case 'E': O.serve_args = optarg; break;
+		case 'Z':
+			if (strcmp(optarg, "lmdb") != 0 && strcmp(optarg, "log") != 0)
+				die("--store: lmdb or log");
+			O.store = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

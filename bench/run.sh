@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh - the block-store benchmark (`make bench-cs`, after `make all`).
 #
-#   sh bench/run.sh          run lwc-cs-bench against lwc-cloudstore on LMDB, then on
+#   sh bench/run.sh          run lwc-cs-bench against lwc-cloudstore on LMDB and on its
+#                            appending log store, then on
 #                            a private PostgreSQL cluster, then on private Redis
 #                            Clusters (1 master; 3 masters + 3 replicas with WAIT 1,
 #                            appendfsync everysec and always); write the JSON results
@@ -18,7 +19,7 @@
 #   BENCH_REPS      minimum statements per k (default 5)
 #   BENCH_OUT       results directory (default bench/results)
 #   BENCH_IMG       plot file (default docs/img/cs-bench.png)
-#   BENCH_BACKENDS  which runs (default: lmdb postgres redis-1m redis-3m redis-3m-always)
+#   BENCH_BACKENDS  which runs (default: lmdb log postgres redis-1m redis-3m redis-3m-always)
 #   LWC_BIN         directory of the binaries (default bin)
 set -eu
 
@@ -31,7 +32,7 @@ SECS=${BENCH_SECONDS:-5}
 REPS=${BENCH_REPS:-5}
 OUT=${BENCH_OUT:-bench/results}
 IMG=${BENCH_IMG:-docs/img/cs-bench.png}
-BACKENDS=${BENCH_BACKENDS:-lmdb postgres redis-1m redis-3m redis-3m-always}
+BACKENDS=${BENCH_BACKENDS:-lmdb log postgres redis-1m redis-3m redis-3m-always}
 
 say() { echo "bench: $*" >&2; }
 die() {
@@ -58,11 +59,12 @@ plot() {
 	command -v python3 >/dev/null 2>&1 || die "python3 not found"
 	pdir=$(mktemp -d /tmp/lwc-bench-plot-XXXXXX)
 	lat="" thr="" sep=""
-	for b in lmdb postgres redis-1m redis-3m redis-3m-always; do
+	for b in lmdb log postgres redis-1m redis-3m redis-3m-always; do
 		[ -f "$OUT/cs-$b.json" ] || continue
 		json_to_dat "$OUT/cs-$b.json" >"$pdir/$b.dat"
 		case $b in
 		lmdb) color="#1f77b4" name="LMDB" ;;
+		log) color="#17becf" name="appending log" ;;
 		postgres) color="#d62728" name="PostgreSQL" ;;
 		redis-1m) color="#2ca02c" name="Redis Cluster, 1 master" ;;
 		redis-3m) color="#ff7f0e" name="Redis Cluster, 3+3, WAIT 1" ;;
@@ -217,6 +219,12 @@ want() { case " $BACKENDS " in *" $1 "*) return 0 ;; esac; return 1; }
 if want lmdb; then
 	run_backend lmdb "lmdb:$tmp/store"
 	rm -rf "$tmp/store"
+fi
+
+# 1b. The appending log store, the other embedded engine.
+if want log; then
+	run_backend log "log:$tmp/logstore"
+	rm -rf "$tmp/logstore"
 fi
 
 # 2. A private PostgreSQL cluster (stock settings but fsync and synchronous_commit on).

@@ -27,7 +27,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lwc-cloudstore --listen HOST:PORT\n"
-		"                      --store lmdb:DIR|postgres:CONNINFO|redis-cluster:SEEDS\n"
+		"                      --store lmdb:DIR|log:DIR|postgres:CONNINFO|redis-cluster:SEEDS\n"
 		"                      --key-file FILE [options]\n"
 		"       lwc-cloudstore keygen FILE\n"
 		"\n"
@@ -37,7 +37,9 @@ static void usage(FILE *f)
 		"options:\n"
 		"  --listen HOST:PORT     address to listen on (use a loopback or private address)\n"
 		"  --store SPEC           lmdb:DIR[,shards=N] (embedded; N environments for a new\n"
-		"                         store, default %u), postgres:CONNINFO (libpq string or URI)\n"
+		"                         store, default %u), log:DIR (embedded, appending: one\n"
+		"                         sequential write a WRITE), postgres:CONNINFO (libpq\n"
+		"                         string or URI)\n"
 		"                         or redis-cluster:HOST:PORT[,HOST:PORT...][,wait=N]\n"
 		"                         [,timeout=MS][,prefix=P] (docs/operations.md)\n"
 		"  --key-file FILE        K_CS, created by 'lwc-cloudstore keygen FILE' (mode 0600)\n"

@@ -669,10 +669,12 @@ int cs_server_run(const struct cs_server_config *cfg)
 	}
 	/* one server per store directory, before anything in it is touched
 	 * (a PostgreSQL store is not a directory: see docs/operations.md) */
-	if (srv.ops == &cs_store_lmdb) {
+	if (srv.ops == &cs_store_lmdb || srv.ops == &cs_store_log) {
 		char dir[4000];
 
-		if ((rc = cs_lmdb_dir(spec, dir, sizeof(dir), err, sizeof(err))) != LWC_OK) {
+		rc = srv.ops == &cs_store_lmdb ? cs_lmdb_dir(spec, dir, sizeof(dir), err, sizeof(err))
+					       : cs_log_dir(spec, dir, sizeof(dir), err, sizeof(err));
+		if (rc != LWC_OK) {
 			log_error("%s", err);
 			goto out;
 		}

@@ -10,11 +10,11 @@ int cs_store_lookup(const char *arg, const struct cs_store_ops **ops,
 		    const char **spec, char *err, size_t errlen)
 {
 	static const struct cs_store_ops *const all[] = { &cs_store_lmdb, &cs_store_pg,
-							    &cs_store_redis };
+							    &cs_store_redis, &cs_store_log };
 	const char *colon = arg ? strchr(arg, ':') : NULL;
 
 	if (colon == NULL || colon[1] == '\0') {
-		lwc_errf(err, errlen, "--store must be lmdb:DIR, postgres:CONNINFO or "
+		lwc_errf(err, errlen, "--store must be lmdb:DIR, log:DIR, postgres:CONNINFO or "
 			 "redis-cluster:HOST:PORT[,HOST:PORT...]");
 		return LWC_ERR_ARG;
 	}
@@ -26,7 +26,7 @@ int cs_store_lookup(const char *arg, const struct cs_store_ops **ops,
 			return LWC_OK;
 		}
 	}
-	lwc_errf(err, errlen, "unknown store backend '%.*s' (use lmdb, postgres or redis-cluster)",
+	lwc_errf(err, errlen, "unknown store backend '%.*s' (use lmdb, log, postgres or redis-cluster)",
 		 (int)(colon - arg), arg);
 	return LWC_ERR_ARG;
 }

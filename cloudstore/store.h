@@ -12,7 +12,9 @@
  *   anything else          LWC_ERR_VERSION (stale, or skipping ahead)
  *
  * A WRITE is durable before write() returns and all-or-nothing (PostgreSQL,
- * an LMDB store of one shard), atomic per shard (LMDB: a WRITE that fails a
+ * an LMDB store of one shard; a log store, except that a WRITE never
+ * acknowledged may come back after a crash with some blocks unwritten, at
+ * versions the proxy never committed: store_log.c), atomic per shard (LMDB: a WRITE that fails a
  * check changes nothing, one cut short by a crash between two shards'
  * commits may leave one shard's blocks at the new version; store_lmdb.c) or
  * atomic per block (Redis Cluster: a WRITE that fails a check changes
@@ -62,7 +64,7 @@ struct cs_stat {
 };
 
 struct cs_store_ops {
-	const char *name;               /* "lmdb", "postgres" or "redis-cluster" */
+	const char *name;               /* "lmdb", "log", "postgres", "redis-cluster" */
 	/* spec is what follows "name:" in --store.  block_size 0 = not pinned. */
 	int (*open)(struct cs_store **out, const char *spec, uint32_t block_size,
 		    char *err, size_t errlen);
@@ -88,12 +90,16 @@ struct cs_store_ops {
 extern const struct cs_store_ops cs_store_lmdb;
 extern const struct cs_store_ops cs_store_pg;
 extern const struct cs_store_ops cs_store_redis;   /* store_redis.c */
+extern const struct cs_store_ops cs_store_log;     /* store_log.c   */
 
 /* The directory of an LMDB store's spec ("DIR[,shards=N]"). */
 int cs_lmdb_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen) LWC_WUR;
 
-/* Pick the backend for a --store argument ("lmdb:DIR", "postgres:CONNINFO" or
- * "redis-cluster:HOST:PORT,...")
+/* The directory of a log store's spec ("DIR"). */
+int cs_log_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen) LWC_WUR;
+
+/* Pick the backend for a --store argument ("lmdb:DIR", "log:DIR",
+ * "postgres:CONNINFO" or "redis-cluster:HOST:PORT,...")
  * and return the part after the colon in *spec. */
 int cs_store_lookup(const char *arg, const struct cs_store_ops **ops,
 		    const char **spec, char *err, size_t errlen) LWC_WUR;

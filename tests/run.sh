@@ -1,8 +1,8 @@
 #!/bin/sh
 # run.sh - the test suite: cmocka unit tests, then the integration suites
 # against the real servers on LMDB (and the shell's end-to-end tests), on a
-# private PostgreSQL cluster and (block store and proxy) on a private Redis
-# Cluster.
+# private PostgreSQL cluster and (block store and proxy) on the appending log
+# store and on a private Redis Cluster.
 #
 # Environment: LWC_BIN (binaries under test), LWC_TESTS (test binaries).
 # Called by `make test` and `make asan`.
@@ -105,6 +105,15 @@ export LWC_TEST_PG
 for t in "$LWC_TESTS"/it_*; do
 	[ -x "$t" ] || continue
 	run "integration $(basename "$t") [postgres]" env LWC_TEST_BACKEND=pg "$t"
+done
+
+# Integration on the appending log store (log:DIR, small segments so that
+# the suites fill several and compact them): the block-store suite, with its
+# kill -9 rounds, and the proxy suite (its tests that reach into a store's
+# own format run on the other backends).
+for t in "$LWC_TESTS"/it_cloudstore "$LWC_TESTS"/it_proxy; do
+	[ -x "$t" ] || continue
+	run "integration $(basename "$t") [log]" env LWC_TEST_BACKEND=log "$t"
 done
 
 # Integration on a private Redis Cluster (3 masters + 3 replicas, AOF on):

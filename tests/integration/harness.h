@@ -3,7 +3,7 @@
  *
  * Environment (set by tests/run.sh):
  *   LWC_BIN           directory of the binaries under test (bin/ or build/asan/bin)
- *   LWC_TEST_BACKEND  lmdb (default), pg or redis
+ *   LWC_TEST_BACKEND  lmdb (default), log, pg or redis
  *   LWC_TEST_PG       libpq conninfo of the private PostgreSQL cluster (pg only)
  *   LWC_TEST_REDIS    seed list HOST:PORT,... of the private Redis Cluster
  *                     (redis only; tests/redis-cluster-tmp.sh prints it)

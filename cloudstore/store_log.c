@@ -1,0 +1,1310 @@
+/*
+ * store_log.c - the appending block store ("log:DIR"): every WRITE is
+ * appended to a log of segment files, found again through an index kept in
+ * memory and rebuilt from the log when the store opens.
+ *
+ * Why: LMDB's copy-on-write puts a WRITE's pages at scattered places of its
+ * file, and on a disk bound by separate writes that costs 47 us a block
+ * against 18 written one after the other (docs/benchmarks.md, "30 November
+ * 2026").  Here a WRITE of n blocks is one pwritev of consecutive bytes and
+ * one fdatasync.
+ *
+ * Files of DIR:
+ *   seg-NNNNNNNNNNNNNNNN.log  segments, numbered (hex) in the order written;
+ *                             each made at its full size with fallocate, so
+ *                             appending never allocates on the data path
+ *   log.meta                  "block_size N": pins the size of an empty store
+ *
+ * Spec: "log:DIR[,segment-mb=N]" (segments of N MiB, default 256; one
+ * batch larger than that gets a segment of its own size).
+ *
+ * A segment is a sequence of batches, each starting on a 4 KiB boundary:
+ *   header   magic "LWCL" u32, format u32, seq u64, segment u64, n u32,
+ *            block size u32, flags u32, 12 zero bytes, checksum 16 bytes
+ *            (BLAKE2b of the 64 header bytes with it zeroed and the entries,
+ *            and for a COPY batch of the blocks too), then n entries
+ *            (id u64, version u64); all big-endian; padded to 4 KiB
+ *   blocks   n x block size bytes, padded to 4 KiB
+ *
+ * The index (id -> the newest version held and the one before it, each with
+ * its place in the log) follows store.h's version rule.  Opening the store
+ * reads every segment's batch headers in order and keeps, per id, the two
+ * highest versions seen (for one version, its last place): exactly the
+ * versions the rule holds, since a WRITE of h+1 drops what is below h.
+ *
+ * Durability and crash recovery.  A WRITE is checked against the index (a
+ * WRITE that fails a check appends nothing), appended (its blocks, then its
+ * header: a process that dies in between leaves no batch), entered into the
+ * index, and acknowledged once an fdatasync that began after its append
+ * has returned (group commit: one fdatasync covers every WRITE appended
+ * before it).  Opening stops reading a segment at the first batch whose
+ * header does not check, and writing goes on from the last valid batch of
+ * the last segment.  A batch that was never acknowledged may be read back
+ * with its header whole and some of its blocks not written: its versions
+ * were never committed by the proxy, which never reads them, and the next
+ * WRITE of those blocks overwrites them (v = h), the same argument that
+ * makes a WRITE cut short between two LMDB shards harmless (store.h).
+ * That takes a machine that lost power with the header on the disk and not
+ * all the blocks; a process killed (kill -9) leaves the page cache whole.
+ * Batches carry a sequence number, rising along the log (opening stops at
+ * one that does not rise); after an open the next one jumps by 2^20, more
+ * than the batches a segment can hold, so no batch left beyond the point
+ * where writing resumed can ever pass for one written after it.
+ *
+ * Compaction.  A segment whose live blocks (those the index points at) are
+ * under half of what it holds is copied: its live blocks are appended as
+ * COPY batches, made durable, the index moved to them, and the segment
+ * deleted.  A COPY batch holds versions the proxy has committed, so opening
+ * trusts one only if its blocks match its checksum (a copy cut short by a
+ * crash is ignored: the segment it came from is still there).  Compaction
+ * runs on a thread of its own, taking the writer's lock one COPY batch at a
+ * time.
+ *
+ * A failed fdatasync leaves what is on the disk unknown: every later WRITE
+ * is refused until the store is restarted (and has read its log again).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cry.h"
+#include "log.h"
+#include "store.h"
+
+#define LOG_MAGIC 0x4c57434cu          /* "LWCL" */
+#define LOG_FORMAT 1u
+#define LOG_ALIGN 4096u
+#define LOG_HDR 64u
+#define LOG_SEG_BYTES (256ull << 20)   /* a segment, unless one batch needs more */
+#define LOG_SEQ_JUMP (1ull << 20)      /* > batches a segment can hold          */
+#define LOG_FLAG_COPY 1u
+#define LOG_COPY_MAX 256u              /* blocks a COPY batch                   */
+#define LOG_OFF_BITS 40                /* place = segment index << 40 | offset  */
+#define LOG_IOV 1024
+
+struct seg {
+	uint64_t no;
+	int fd;
+	uint64_t cap;                  /* file size                               */
+	uint64_t end;                  /* bytes of valid batches                  */
+	uint64_t live;                 /* live blocks                             */
+	uint64_t held;                 /* blocks written into it                  */
+};
+
+struct ent {
+	uint64_t id;
+	uint64_t v[2];                 /* newest, previous; v[0] = 0: empty slot  */
+	uint64_t at[2];                /* segment number << 40 | offset of block  */
+};
+
+struct cs_store {
+	char dir[4000];
+	uint64_t seg_bytes;            /* a new segment's size                    */
+	_Atomic uint64_t bs;
+	/* the index and the segment table: read under rw shared; changed
+	 * under rw exclusive by a holder of wmu */
+	pthread_rwlock_t rw;
+	struct ent *tab;
+	size_t cap, used;              /* hash slots, ids held                    */
+	uint64_t versions;             /* (id, version) pairs held                */
+	struct seg *segs;
+	size_t nseg;
+	/* the writer: appends, rotation, version checks */
+	pthread_mutex_t wmu;
+	uint64_t seq;                  /* next batch's                           */
+	/* group commit */
+	pthread_mutex_t smu;
+	pthread_cond_t scond;
+	uint64_t written;              /* logical end appended (seg no << 40 | off) */
+	uint64_t synced;               /* logical end durable                     */
+	int syncing;
+	_Atomic int failed;
+	/* compaction */
+	pthread_t compactor;
+	int compactor_on;
+	pthread_mutex_t cmu;
+	pthread_cond_t ccond;
+	int stop, kick;
+	_Atomic uint64_t copied;       /* blocks moved by compaction (log line)   */
+};
+
+struct cs_session {
+	struct cs_store *st;
+};
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t align_up(uint64_t x)
+{
+	return (x + LOG_ALIGN - 1) & ~(uint64_t)(LOG_ALIGN - 1);
+}
+
+static uint64_t hdr_bytes(uint64_t n)
+{
+	return align_up(LOG_HDR + 16 * n);
+}
+
+static uint64_t pos_make(uint64_t segno, uint64_t off)
+{
+	return segno << LOG_OFF_BITS | off;
+}
+
+static uint64_t pos_seg(uint64_t p)
+{
+	return p >> LOG_OFF_BITS;
+}
+
+static uint64_t pos_off(uint64_t p)
+{
+	return p & ((1ull << LOG_OFF_BITS) - 1);
+}
+
+static int sys_err(const char *what, const char *path, int e, char *err, size_t errlen)
+{
+	if (e == ENOSPC || e == EDQUOT) {
+		lwc_errf(err, errlen, "log store: %s %s: no space left on device", what, path);
+		return LWC_ERR_NO_SPACE;
+	}
+	lwc_errf(err, errlen, "log store: %s %s: %s", what, path, strerror(e));
+	return LWC_ERR_STORE;
+}
+
+/* ------------------------------------------------------------- the index */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static struct ent *ix_find(struct cs_store *st, uint64_t id)
+{
+	size_t mask = st->cap - 1;
+
+	if (st->cap == 0)
+		return NULL;
+	for (size_t i = mix(id) & mask;; i = (i + 1) & mask) {
+		if (st->tab[i].v[0] == 0)
+			return NULL;
+		if (st->tab[i].id == id)
+			return &st->tab[i];
+	}
+}
+
+static int ix_grow(struct cs_store *st)
+{
+	size_t ncap = st->cap ? st->cap * 2 : 1024;
+	struct ent *nt = calloc(ncap, sizeof(*nt));
+
+	if (nt == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t j = 0; j < st->cap; j++) {
+		struct ent *e = &st->tab[j];
+
+		if (e->v[0] == 0)
+			continue;
+		for (size_t i = mix(e->id) & (ncap - 1);; i = (i + 1) & (ncap - 1)) {
+			if (nt[i].v[0] == 0) {
+				nt[i] = *e;
+				break;
+			}
+		}
+	}
+	free(st->tab);
+	st->tab = nt;
+	st->cap = ncap;
+	return LWC_OK;
+}
+
+/* The entry of id, made (empty: v[0] still 0 until the caller sets it). */
+static struct ent *ix_slot(struct cs_store *st, uint64_t id)
+{
+	size_t mask;
+
+	if ((st->used + 1) * 10 > st->cap * 7 && ix_grow(st) != LWC_OK)
+		return NULL;
+	mask = st->cap - 1;
+	for (size_t i = mix(id) & mask;; i = (i + 1) & mask) {
+		if (st->tab[i].v[0] == 0) {
+			st->tab[i].id = id;
+			return &st->tab[i];
+		}
+		if (st->tab[i].id == id)
+			return &st->tab[i];
+	}
+}
+
+static struct seg *seg_by_no(struct cs_store *st, uint64_t no)
+{
+	size_t lo = 0, hi = st->nseg;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->segs[mid].no == no)
+			return &st->segs[mid];
+		if (st->segs[mid].no < no)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void live_add(struct cs_store *st, uint64_t at, int d)
+{
+	struct seg *g = seg_by_no(st, pos_seg(at));
+
+	if (g != NULL)
+		g->live += (uint64_t)(int64_t)d;
+}
+
+/* Enter (id, v) at place at, by the two-highest-versions rule (which is
+ * the version rule of store.h for every WRITE that passed it). */
+static int ix_put(struct cs_store *st, uint64_t id, uint64_t v, uint64_t at)
+{
+	struct ent *e = ix_slot(st, id);
+
+	if (e == NULL)
+		return LWC_ERR_NOMEM;
+	if (e->v[0] == 0) {
+		e->v[0] = v;
+		e->at[0] = at;
+		e->v[1] = 0;
+		st->used++;
+		st->versions++;
+		live_add(st, at, 1);
+		return LWC_OK;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (e->v[k] == v) {          /* the same version again: its last place */
+			live_add(st, e->at[k], -1);
+			e->at[k] = at;
+			live_add(st, at, 1);
+			return LWC_OK;
+		}
+	}
+	if (v > e->v[0]) {
+		if (e->v[1] != 0)
+			live_add(st, e->at[1], -1);
+		else
+			st->versions++;
+		e->v[1] = e->v[0];
+		e->at[1] = e->at[0];
+		e->v[0] = v;
+		e->at[0] = at;
+		live_add(st, at, 1);
+	} else if (v > e->v[1]) {
+		if (e->v[1] != 0)
+			live_add(st, e->at[1], -1);
+		else
+			st->versions++;
+		e->v[1] = v;
+		e->at[1] = at;
+		live_add(st, at, 1);
+	}
+	return LWC_OK;
+}
+
+/* ------------------------------------------------------------ batch I/O */
+
+static void hdr_fill(uint8_t *h, uint64_t seq, uint64_t segno, uint32_t n, uint32_t bs,
+		     uint32_t flags)
+{
+	memset(h, 0, LOG_HDR);
+	put_be32(h, LOG_MAGIC);
+	put_be32(h + 4, LOG_FORMAT);
+	cry_put_be64(h + 8, seq);
+	cry_put_be64(h + 16, segno);
+	put_be32(h + 24, n);
+	put_be32(h + 28, bs);
+	put_be32(h + 32, flags);
+}
+
+/* The header's checksum over hdr (64 bytes, checksum zeroed), the entries
+ * and, for a COPY batch, the blocks. */
+static void hdr_sum(uint8_t out[16], const uint8_t *hdr, size_t hlen,
+		    const uint8_t *const *blocks, size_t n, size_t bs)
+{
+	crypto_generichash_state h;
+
+	crypto_generichash_init(&h, NULL, 0, 16);
+	crypto_generichash_update(&h, hdr, hlen);
+	for (size_t i = 0; blocks != NULL && i < n; i++)
+		crypto_generichash_update(&h, blocks[i], bs);
+	crypto_generichash_final(&h, out, 16);
+}
+
+static int pwrite_all(int fd, struct iovec *iov, int cnt, uint64_t off)
+{
+	while (cnt > 0) {
+		int k = cnt < LOG_IOV ? cnt : LOG_IOV;
+		ssize_t w = pwritev(fd, iov, k, (off_t)off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (w == 0)
+			return EIO;
+		off += (uint64_t)w;
+		while (cnt > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t r = pread(fd, p, len, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (r == 0)
+			return EIO;      /* past the end: the index points nowhere */
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static void seg_path(const struct cs_store *st, uint64_t no, char *p, size_t plen)
+{
+	snprintf(p, plen, "%s/seg-%016" PRIx64 ".log", st->dir, no);
+}
+
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (fsync(fd) != 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/* A new segment of cap bytes, numbered after the last; caller holds wmu
+ * (not rw).  The previous segment is made durable first, so that a batch in
+ * a later segment always means the earlier ones are whole. */
+static int seg_new(struct cs_store *st, uint64_t cap, char *err, size_t errlen)
+{
+	uint64_t no = st->nseg ? st->segs[st->nseg - 1].no + 1 : 1;
+	struct seg *ns;
+	char p[4100];
+	int fd, e;
+
+	if (no >= (1ull << (64 - LOG_OFF_BITS))) {
+		lwc_errf(err, errlen, "log store %s: segment numbers exhausted", st->dir);
+		return LWC_ERR_STORE;
+	}
+
+	if (st->nseg > 0) {
+		struct seg *last = &st->segs[st->nseg - 1];
+
+		if (fdatasync(last->fd) != 0) {
+			atomic_store(&st->failed, 1);
+			seg_path(st, last->no, p, sizeof(p));
+			return sys_err("fdatasync", p, errno, err, errlen);
+		}
+		pthread_mutex_lock(&st->smu);
+		if (st->synced < pos_make(last->no, last->end))
+			st->synced = pos_make(last->no, last->end);
+		pthread_mutex_unlock(&st->smu);
+	}
+	seg_path(st, no, p, sizeof(p));
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sys_err("create", p, errno, err, errlen);
+	if ((e = posix_fallocate(fd, 0, (off_t)cap)) != 0 || (fsync(fd) != 0 && (e = errno)) ||
+	    (e = sync_dir(st->dir)) != 0) {
+		close(fd);
+		unlink(p);
+		return sys_err("allocate", p, e, err, errlen);
+	}
+	pthread_rwlock_wrlock(&st->rw);
+	ns = realloc(st->segs, (st->nseg + 1) * sizeof(*ns));
+	if (ns == NULL) {
+		pthread_rwlock_unlock(&st->rw);
+		close(fd);
+		unlink(p);
+		lwc_errf(err, errlen, "out of memory");
+		return LWC_ERR_NOMEM;
+	}
+	st->segs = ns;
+	ns[st->nseg++] = (struct seg){ .no = no, .fd = fd, .cap = cap };
+	pthread_rwlock_unlock(&st->rw);
+	return LWC_OK;
+}
+
+/*
+ * Append one batch of n blocks (data[i] their bytes) with ids[i]/vers[i];
+ * caller holds wmu.  On success the index points at the new places and
+ * *end is the logical end to wait for (log_sync).
+ */
+static int append_batch(struct cs_store *st, const uint64_t *ids, const uint64_t *vers,
+			const uint8_t *const *data, size_t n, uint32_t bs, uint32_t flags,
+			uint64_t *end, char *err, size_t errlen)
+{
+	uint64_t hlen = hdr_bytes(n), dlen = (uint64_t)n * bs;
+	uint64_t total = hlen + align_up(dlen), off, segno;
+	struct iovec *iov;
+	uint8_t *hdr;
+	struct seg *g;
+	int cnt = 0, e, ret;
+	static const uint8_t zeros[LOG_ALIGN];
+	char p[4100];
+
+	g = st->nseg ? &st->segs[st->nseg - 1] : NULL;
+	if (g == NULL || g->end + total > g->cap) {
+		if ((ret = seg_new(st, total > st->seg_bytes ? total : st->seg_bytes, err,
+				   errlen)) != LWC_OK)
+			return ret;
+		g = &st->segs[st->nseg - 1];
+	}
+	segno = g->no;
+	off = g->end;
+	hdr = calloc(1, hlen);
+	iov = malloc((n + 2) * sizeof(*iov));
+	if (hdr == NULL || iov == NULL) {
+		free(hdr);
+		free(iov);
+		lwc_errf(err, errlen, "out of memory");
+		return LWC_ERR_NOMEM;
+	}
+	hdr_fill(hdr, st->seq, segno, (uint32_t)n, bs, flags);
+	for (size_t i = 0; i < n; i++) {
+		cry_put_be64(hdr + LOG_HDR + 16 * i, ids[i]);
+		cry_put_be64(hdr + LOG_HDR + 16 * i + 8, vers[i]);
+	}
+	hdr_sum(hdr + 48, hdr, LOG_HDR + 16 * n, (flags & LOG_FLAG_COPY) ? data : NULL, n, bs);
+	/* the blocks first, the header after them: a process killed in
+	 * between (a write cut short by a signal) leaves no batch at all */
+	for (size_t i = 0; i < n; i++)
+		iov[cnt++] = (struct iovec){ (void *)(uintptr_t)data[i], bs };
+	if (align_up(dlen) > dlen)
+		iov[cnt++] = (struct iovec){ (void *)(uintptr_t)zeros, align_up(dlen) - dlen };
+	e = pwrite_all(g->fd, iov, cnt, off + hlen);
+	if (e == 0) {
+		struct iovec h = { hdr, hlen };
+
+		e = pwrite_all(g->fd, &h, 1, off);
+	}
+	free(iov);
+	free(hdr);
+	if (e != 0) {
+		/* nothing was entered; the bytes written are overwritten by the
+		 * next batch, and an I/O error leaves the file unknown */
+		if (e != ENOSPC && e != EDQUOT)
+			atomic_store(&st->failed, 1);
+		seg_path(st, segno, p, sizeof(p));
+		return sys_err("write", p, e, err, errlen);
+	}
+	st->seq++;
+	pthread_rwlock_wrlock(&st->rw);
+	ret = LWC_OK;
+	for (size_t i = 0; i < n && ret == LWC_OK; i++)
+		ret = ix_put(st, ids[i], vers[i], pos_make(segno, off + hlen + (uint64_t)i * bs));
+	g = &st->segs[st->nseg - 1];
+	g->end = off + total;
+	g->held += n;
+	pthread_rwlock_unlock(&st->rw);
+	if (ret != LWC_OK) {
+		/* the index could not grow: it no longer says what the log holds */
+		atomic_store(&st->failed, 1);
+		lwc_errf(err, errlen, "log store: out of memory for the index");
+		return ret;
+	}
+	*end = pos_make(segno, off + total);
+	pthread_mutex_lock(&st->smu);
+	if (st->written < *end)
+		st->written = *end;
+	pthread_mutex_unlock(&st->smu);
+	return LWC_OK;
+}
+
+/* Wait until the log is durable up to end: one fdatasync for every WRITE
+ * appended while the previous one ran.  Caller holds no lock. */
+static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
+{
+	int ret = LWC_OK;
+
+	pthread_mutex_lock(&st->smu);
+	while (st->synced < end && ret == LWC_OK) {
+		uint64_t target;
+		int fd = -1, e = 0;
+
+		if (atomic_load(&st->failed)) {
+			ret = LWC_ERR_STORE;
+			break;
+		}
+		if (st->syncing) {
+			pthread_cond_wait(&st->scond, &st->smu);
+			continue;
+		}
+		st->syncing = 1;
+		target = st->written;
+		pthread_mutex_unlock(&st->smu);
+		/* the segment of target: later segments were made after it
+		 * was synced whole (seg_new), earlier ones are synced */
+		pthread_rwlock_rdlock(&st->rw);
+		{
+			struct seg *g = seg_by_no(st, pos_seg(target));
+
+			if (g != NULL && fdatasync(g->fd) != 0)
+				e = errno;
+			fd = g ? g->fd : -1;
+		}
+		pthread_rwlock_unlock(&st->rw);
+		pthread_mutex_lock(&st->smu);
+		st->syncing = 0;
+		if (fd >= 0 && e == 0) {
+			if (st->synced < target)
+				st->synced = target;
+		} else {
+			atomic_store(&st->failed, 1);
+			ret = sys_err("fdatasync in", st->dir, e ? e : EIO, err, errlen);
+		}
+		pthread_cond_broadcast(&st->scond);
+	}
+	pthread_mutex_unlock(&st->smu);
+	if (ret == LWC_ERR_STORE && err[0] == '\0')
+		lwc_errf(err, errlen, "log store: an earlier write failed to reach the disk; "
+			 "restart lwc-cloudstore");
+	return ret;
+}
+
+/* ------------------------------------------------------------- opening */
+
+static int meta_read(struct cs_store *st, uint64_t *bs, char *err, size_t errlen)
+{
+	char p[4100], buf[64];
+	FILE *f;
+	unsigned long long v;
+
+	*bs = 0;
+	snprintf(p, sizeof(p), "%s/log.meta", st->dir);
+	if ((f = fopen(p, "r")) == NULL)
+		return errno == ENOENT ? LWC_OK : sys_err("open", p, errno, err, errlen);
+	if (fgets(buf, sizeof(buf), f) == NULL || sscanf(buf, "block_size %llu", &v) != 1 ||
+	    v == 0 || v > CS_BLOCK_SIZE_MAX) {
+		fclose(f);
+		lwc_errf(err, errlen, "log store: %s is not a block-size line", p);
+		return LWC_ERR_FORMAT;
+	}
+	fclose(f);
+	*bs = v;
+	return LWC_OK;
+}
+
+static int meta_write(struct cs_store *st, uint64_t bs, char *err, size_t errlen)
+{
+	char p[4100], t[4110];
+	FILE *f;
+	int e = 0;
+
+	snprintf(p, sizeof(p), "%s/log.meta", st->dir);
+	snprintf(t, sizeof(t), "%s.tmp", p);
+	if ((f = fopen(t, "w")) == NULL)
+		return sys_err("create", t, errno, err, errlen);
+	if (fprintf(f, "block_size %llu\n", (unsigned long long)bs) < 0 || fflush(f) != 0 ||
+	    fsync(fileno(f)) != 0)
+		e = errno ? errno : EIO;
+	if (fclose(f) != 0 && e == 0)
+		e = errno;
+	if (e == 0 && rename(t, p) != 0)
+		e = errno;
+	if (e == 0)
+		e = sync_dir(st->dir);
+	if (e != 0) {
+		unlink(t);
+		return sys_err("write", p, e, err, errlen);
+	}
+	return LWC_OK;
+}
+
+/* Read one batch header at off of segment g; 1 and its fields if it
+ * checks, 0 if not (the segment's valid part ends there). */
+static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq,
+		      uint8_t **hbuf, size_t *hcap, uint64_t *seq, uint32_t *n, uint32_t *bs,
+		      uint64_t *total)
+{
+	uint8_t first[LOG_HDR], sum[16], *h;
+	uint32_t flags;
+	uint64_t hlen;
+
+	if (off + LOG_ALIGN > g->cap || pread_all(g->fd, first, LOG_HDR, off) != 0)
+		return 0;
+	if (get_be32(first) != LOG_MAGIC || get_be32(first + 4) != LOG_FORMAT ||
+	    cry_get_be64(first + 16) != g->no)
+		return 0;
+	*seq = cry_get_be64(first + 8);
+	*n = get_be32(first + 24);
+	*bs = get_be32(first + 28);
+	flags = get_be32(first + 32);
+	if (*seq <= prev_seq || *n == 0 || *bs == 0 ||
+	    *bs > CS_BLOCK_SIZE_MAX || (flags & ~LOG_FLAG_COPY) != 0)
+		return 0;
+	hlen = hdr_bytes(*n);
+	*total = hlen + align_up((uint64_t)*n * *bs);
+	if (*total > g->cap - off)
+		return 0;
+	if (hlen > *hcap) {
+		uint8_t *nb = realloc(*hbuf, hlen);
+
+		if (nb == NULL)
+			return 0;
+		*hbuf = nb;
+		*hcap = hlen;
+	}
+	h = *hbuf;
+	if (pread_all(g->fd, h, LOG_HDR + 16 * (size_t)*n, off) != 0)
+		return 0;
+	memcpy(sum, h + 48, 16);
+	memset(h + 48, 0, 16);
+	if (flags & LOG_FLAG_COPY) {
+		/* a copy is trusted only whole: read its blocks back */
+		size_t dl = (size_t)*n * *bs;
+		uint8_t *d = malloc(dl);
+		const uint8_t **bp = malloc(*n * sizeof(*bp));
+		uint8_t got[16];
+		int ok = d != NULL && bp != NULL && pread_all(g->fd, d, dl, off + hlen) == 0;
+
+		if (ok) {
+			for (uint32_t i = 0; i < *n; i++)
+				bp[i] = d + (size_t)i * *bs;
+			hdr_sum(got, h, LOG_HDR + 16 * (size_t)*n, bp, *n, *bs);
+			ok = sodium_memcmp(got, sum, 16) == 0;
+		}
+		free(d);
+		free(bp);
+		return ok;
+	} else {
+		uint8_t got[16];
+
+		hdr_sum(got, h, LOG_HDR + 16 * (size_t)*n, NULL, 0, 0);
+		return sodium_memcmp(got, sum, 16) == 0;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Open every segment and read its batches into the index. */
+static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t errlen)
+{
+	DIR *d = opendir(st->dir);
+	struct dirent *de;
+	uint64_t *nos = NULL, last_seq = 0;
+	size_t nn = 0, ncap = 0, hcap = 0;
+	uint8_t *hbuf = NULL;
+	int ret = LWC_OK;
+
+	*bs_seen = 0;
+	if (d == NULL)
+		return sys_err("open", st->dir, errno, err, errlen);
+	while ((de = readdir(d)) != NULL) {
+		unsigned long long no;
+		char tail[8];
+
+		if (sscanf(de->d_name, "seg-%16llx.%7s", &no, tail) != 2 ||
+		    strcmp(tail, "log") != 0 || strlen(de->d_name) != 24 || no == 0 ||
+		    no >= (1ull << (64 - LOG_OFF_BITS)))
+			continue;
+		if (nn == ncap) {
+			uint64_t *nb = realloc(nos, (ncap = ncap ? ncap * 2 : 16) * sizeof(*nb));
+
+			if (nb == NULL) {
+				closedir(d);
+				free(nos);
+				return LWC_ERR_NOMEM;
+			}
+			nos = nb;
+		}
+		nos[nn++] = no;
+	}
+	closedir(d);
+	qsort(nos, nn, sizeof(*nos), cmp_u64);
+	st->segs = calloc(nn ? nn : 1, sizeof(*st->segs));
+	if (st->segs == NULL) {
+		free(nos);
+		return LWC_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < nn && ret == LWC_OK; i++) {
+		struct seg *g = &st->segs[st->nseg];
+		struct stat sb;
+		char p[4100];
+		uint64_t off = 0, seq, total;
+		uint32_t n, bs;
+
+		seg_path(st, nos[i], p, sizeof(p));
+		g->no = nos[i];
+		g->fd = open(p, O_RDWR | O_CLOEXEC);
+		if (g->fd < 0 || fstat(g->fd, &sb) != 0) {
+			ret = sys_err("open", p, errno, err, errlen);
+			if (g->fd >= 0)
+				close(g->fd);
+			break;
+		}
+		g->cap = (uint64_t)sb.st_size;
+		st->nseg++;
+		while (batch_read(g, off, last_seq, &hbuf, &hcap, &seq, &n, &bs, &total)) {
+			uint64_t hlen = hdr_bytes(n);
+
+			if (*bs_seen != 0 && bs != *bs_seen) {
+				lwc_errf(err, errlen, "log store: %s holds blocks of %u bytes after "
+					 "blocks of %llu", p, bs, (unsigned long long)*bs_seen);
+				ret = LWC_ERR_FORMAT;
+				break;
+			}
+			*bs_seen = bs;
+			for (uint32_t k = 0; k < n && ret == LWC_OK; k++) {
+				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;
+
+				ret = ix_put(st, cry_get_be64(en), cry_get_be64(en + 8),
+					     pos_make(g->no, off + hlen + (uint64_t)k * bs));
+			}
+			g->held += n;
+			last_seq = seq;
+			off += total;
+		}
+		g->end = off;
+	}
+	free(hbuf);
+	free(nos);
+	st->seq = last_seq + LOG_SEQ_JUMP + 1;
+	if (st->nseg > 0) {
+		struct seg *g = &st->segs[st->nseg - 1];
+
+		st->written = st->synced = pos_make(g->no, g->end);
+	}
+	return ret;
+}
+
+/* ----------------------------------------------------------- compaction */
+
+/* Copy the live blocks of segment no into COPY batches, then delete it. */
+static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errlen)
+{
+	uint64_t off = 0, seq, total, bs = atomic_load(&st->bs);
+	uint8_t *hbuf = NULL, *data = NULL;
+	size_t hcap = 0;
+	uint32_t n, b;
+	struct seg *g, copy;
+	char p[4100];
+	int ret = LWC_OK;
+
+	pthread_rwlock_rdlock(&st->rw);
+	g = seg_by_no(st, no);
+	if (g != NULL)
+		copy = *g;
+	pthread_rwlock_unlock(&st->rw);
+	if (g == NULL || bs == 0)
+		return LWC_OK;
+	data = malloc(LOG_COPY_MAX * bs);
+	if (data == NULL)
+		return LWC_ERR_NOMEM;
+	/* the batches opening read (or this store appended) up to copy.end */
+	while (off < copy.end && ret == LWC_OK &&
+	       batch_read(&copy, off, 0, &hbuf, &hcap, &seq, &n, &b, &total)) {
+		uint64_t hlen = hdr_bytes(n);
+
+		for (uint32_t k0 = 0; k0 < n && ret == LWC_OK; k0 += LOG_COPY_MAX) {
+			uint64_t ids[LOG_COPY_MAX], vers[LOG_COPY_MAX], end = 0;
+			const uint8_t *dp[LOG_COPY_MAX];
+			size_t m = 0;
+
+			pthread_mutex_lock(&st->wmu);
+			for (uint32_t k = k0; k < n && k < k0 + LOG_COPY_MAX; k++) {
+				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;
+				uint64_t id = cry_get_be64(en), v = cry_get_be64(en + 8);
+				uint64_t at = pos_make(no, off + hlen + (uint64_t)k * bs);
+				struct ent *e = ix_find(st, id);
+
+				/* live: the index still points here (it changes
+				 * only under wmu, which we hold) */
+				if (e == NULL || !((e->v[0] == v && e->at[0] == at) ||
+						   (e->v[1] == v && e->at[1] == at)))
+					continue;
+				if (pread_all(copy.fd, data + m * bs, bs, pos_off(at)) != 0) {
+					ret = sys_err("read", st->dir, errno ? errno : EIO, err,
+						      errlen);
+					break;
+				}
+				ids[m] = id;
+				vers[m] = v;
+				dp[m] = data + m * bs;
+				m++;
+			}
+			if (ret == LWC_OK && m > 0)
+				ret = append_batch(st, ids, vers, dp, m, (uint32_t)bs, LOG_FLAG_COPY,
+						   &end, err, errlen);
+			pthread_mutex_unlock(&st->wmu);
+			if (ret == LWC_OK && m > 0)
+				ret = log_sync(st, end, err, errlen);
+			atomic_fetch_add(&st->copied, m);
+		}
+		off += total;
+	}
+	free(hbuf);
+	free(data);
+	if (ret != LWC_OK)
+		return ret;
+	/* every live block has a durable copy: the segment goes */
+	pthread_mutex_lock(&st->wmu);
+	pthread_rwlock_wrlock(&st->rw);
+	g = seg_by_no(st, no);
+	if (g != NULL && g->live == 0) {
+		size_t i = (size_t)(g - st->segs);
+
+		close(g->fd);
+		memmove(g, g + 1, (st->nseg - i - 1) * sizeof(*g));
+		st->nseg--;
+		seg_path(st, no, p, sizeof(p));
+		if (unlink(p) != 0)
+			log_warn("log store: cannot delete %s: %s", p, strerror(errno));
+	} else if (g != NULL) {
+		log_warn("log store: segment %llu still has %llu live blocks after compaction",
+			 (unsigned long long)no, (unsigned long long)g->live);
+	}
+	pthread_rwlock_unlock(&st->rw);
+	pthread_mutex_unlock(&st->wmu);
+	return LWC_OK;
+}
+
+/* The segment most worth compacting: not the last, durable, under half
+ * live; 0 if none. */
+static uint64_t compact_pick(struct cs_store *st)
+{
+	uint64_t best = 0, synced;
+	double best_r = 0.5;
+
+	pthread_mutex_lock(&st->smu);
+	synced = st->synced;
+	pthread_mutex_unlock(&st->smu);
+	pthread_rwlock_rdlock(&st->rw);
+	for (size_t i = 0; i + 1 < st->nseg; i++) {
+		struct seg *g = &st->segs[i];
+		double r = g->held ? (double)g->live / (double)g->held : 0;
+
+		if (pos_make(g->no, g->end) > synced)
+			continue;
+		if (r < best_r) {
+			best_r = r;
+			best = g->no;
+		}
+	}
+	pthread_rwlock_unlock(&st->rw);
+	return best;
+}
+
+static void *compactor(void *arg)
+{
+	struct cs_store *st = arg;
+
+	pthread_mutex_lock(&st->cmu);
+	while (!st->stop) {
+		uint64_t no;
+		char err[512] = "";
+
+		if (!st->kick) {
+			pthread_cond_wait(&st->ccond, &st->cmu);
+			continue;
+		}
+		st->kick = 0;
+		pthread_mutex_unlock(&st->cmu);
+		while (!atomic_load(&st->failed) && (no = compact_pick(st)) != 0) {
+			int rc = compact_seg(st, no, err, sizeof(err));
+
+			if (rc != LWC_OK) {
+				log_error("log store: compacting segment %llu: %s",
+					  (unsigned long long)no, err);
+				break;
+			}
+			pthread_mutex_lock(&st->cmu);
+			if (st->stop) {
+				pthread_mutex_unlock(&st->cmu);
+				break;
+			}
+			pthread_mutex_unlock(&st->cmu);
+		}
+		pthread_mutex_lock(&st->cmu);
+	}
+	pthread_mutex_unlock(&st->cmu);
+	return NULL;
+}
+
+static void compact_kick(struct cs_store *st)
+{
+	pthread_mutex_lock(&st->cmu);
+	st->kick = 1;
+	pthread_cond_signal(&st->ccond);
+	pthread_mutex_unlock(&st->cmu);
+}
+
+/* ------------------------------------------------------------ the ops */
+
+/* "DIR[,segment-mb=N]": the directory into dir, the segment size into *seg. */
+static int parse_spec(const char *spec, char *dir, size_t dirlen, uint64_t *seg, char *err,
+		      size_t errlen)
+{
+	const char *opt = spec ? strrchr(spec, ',') : NULL;
+	size_t n = spec ? strlen(spec) : 0;
+
+	*seg = LOG_SEG_BYTES;
+	if (opt != NULL && strncmp(opt, ",segment-mb=", 12) == 0) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(opt + 12, &end, 10);
+		if (opt[12] < '0' || opt[12] > '9' || *end != '\0' || errno != 0 || v < 1 ||
+		    v > 65536) {
+			lwc_errf(err, errlen, "log store: segment-mb=%s: want 1..65536", opt + 12);
+			return LWC_ERR_ARG;
+		}
+		*seg = (uint64_t)v << 20;
+		n = (size_t)(opt - spec);
+	}
+	if (n == 0) {
+		lwc_errf(err, errlen, "log store needs a directory (log:DIR)");
+		return LWC_ERR_ARG;
+	}
+	if (n >= dirlen) {
+		lwc_errf(err, errlen, "log store directory name too long");
+		return LWC_ERR_ARG;
+	}
+	memcpy(dir, spec, n);
+	dir[n] = '\0';
+	return LWC_OK;
+}
+
+int cs_log_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen)
+{
+	uint64_t seg;
+
+	return parse_spec(spec, dir, dirlen, &seg, err, errlen);
+}
+
+static void log_close(struct cs_store *st)
+{
+	if (st == NULL)
+		return;
+	if (st->compactor_on) {
+		pthread_mutex_lock(&st->cmu);
+		st->stop = 1;
+		pthread_cond_signal(&st->ccond);
+		pthread_mutex_unlock(&st->cmu);
+		pthread_join(st->compactor, NULL);
+	}
+	for (size_t i = 0; i < st->nseg; i++)
+		close(st->segs[i].fd);
+	free(st->segs);
+	free(st->tab);
+	pthread_rwlock_destroy(&st->rw);
+	pthread_mutex_destroy(&st->wmu);
+	pthread_mutex_destroy(&st->smu);
+	pthread_cond_destroy(&st->scond);
+	pthread_mutex_destroy(&st->cmu);
+	pthread_cond_destroy(&st->ccond);
+	free(st);
+}
+
+static int log_open(struct cs_store **out, const char *spec, uint32_t block_size,
+		    char *err, size_t errlen)
+{
+	struct cs_store *st;
+	uint64_t meta_bs, seen_bs;
+	int ret;
+
+	*out = NULL;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return LWC_ERR_NOMEM;
+	{
+		/* a writer waits for the READs in progress, not for every
+		 * READ that comes after it */
+		pthread_rwlockattr_t a;
+
+		pthread_rwlockattr_init(&a);
+		pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&st->rw, &a);
+		pthread_rwlockattr_destroy(&a);
+	}
+	pthread_mutex_init(&st->wmu, NULL);
+	pthread_mutex_init(&st->smu, NULL);
+	pthread_cond_init(&st->scond, NULL);
+	pthread_mutex_init(&st->cmu, NULL);
+	pthread_cond_init(&st->ccond, NULL);
+	if ((ret = parse_spec(spec, st->dir, sizeof(st->dir), &st->seg_bytes, err,
+			      errlen)) != LWC_OK)
+		goto fail;
+	if (mkdir(st->dir, 0700) != 0 && errno != EEXIST) {
+		ret = sys_err("create", st->dir, errno, err, errlen);
+		goto fail;
+	}
+	if ((ret = meta_read(st, &meta_bs, err, errlen)) != LWC_OK ||
+	    (ret = log_recover(st, &seen_bs, err, errlen)) != LWC_OK)
+		goto fail;
+	if (meta_bs != 0 && seen_bs != 0 && meta_bs != seen_bs) {
+		lwc_errf(err, errlen, "log store %s: log.meta says blocks of %llu bytes, the "
+			 "log holds blocks of %llu", st->dir, (unsigned long long)meta_bs,
+			 (unsigned long long)seen_bs);
+		ret = LWC_ERR_FORMAT;
+		goto fail;
+	}
+	st->bs = seen_bs ? seen_bs : meta_bs;
+	if (block_size != 0) {
+		if (st->bs != 0 && st->bs != block_size) {
+			lwc_errf(err, errlen, "store %s holds blocks of %llu bytes, not %u",
+				 st->dir, (unsigned long long)st->bs, block_size);
+			ret = LWC_ERR_BLOCK_SIZE;
+			goto fail;
+		}
+		if (st->bs == 0 && (ret = meta_write(st, block_size, err, errlen)) != LWC_OK)
+			goto fail;
+		st->bs = block_size;
+	}
+	if (pthread_create(&st->compactor, NULL, compactor, st) != 0) {
+		lwc_errf(err, errlen, "log store: cannot start the compaction thread");
+		ret = LWC_ERR_STORE;
+		goto fail;
+	}
+	st->compactor_on = 1;
+	log_info("log store %s: %zu segment%s, %zu blocks, %llu versions", st->dir, st->nseg,
+		 st->nseg == 1 ? "" : "s", st->used, (unsigned long long)st->versions);
+	compact_kick(st);
+	*out = st;
+	return LWC_OK;
+fail:
+	log_close(st);
+	return ret;
+}
+
+static int log_session_open(struct cs_store *st, struct cs_session **out, char *err,
+			    size_t errlen)
+{
+	struct cs_session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		lwc_errf(err, errlen, "out of memory");
+		return LWC_ERR_NOMEM;
+	}
+	s->st = st;
+	*out = s;
+	return LWC_OK;
+}
+
+static void log_session_close(struct cs_session *s)
+{
+	free(s);
+}
+
+static int log_block_size(struct cs_session *s, uint32_t *out, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	*out = (uint32_t)atomic_load(&s->st->bs);
+	return LWC_OK;
+}
+
+static int log_read(struct cs_session *s, const uint64_t *ids, const uint64_t *versions,
+		    size_t n, uint8_t *const *dst, size_t block_size, char *err, size_t errlen)
+{
+	struct cs_store *st = s->st;
+	int ret = LWC_OK;
+
+	if ((ret = cs_read_validate(ids, n, err, errlen)) != LWC_OK)
+		return ret;
+	if (block_size != atomic_load(&st->bs)) {
+		lwc_errf(err, errlen, "log store: blocks of %zu bytes asked, the store holds %llu",
+			 block_size, (unsigned long long)atomic_load(&st->bs));
+		return LWC_ERR_BLOCK_SIZE;
+	}
+	/* shared: the places cannot move and no segment can go meanwhile */
+	pthread_rwlock_rdlock(&st->rw);
+	for (size_t i = 0; i < n && ret == LWC_OK; i++) {
+		struct ent *e = ix_find(st, ids[i]);
+		struct seg *g;
+		uint64_t at;
+		int k, x;
+
+		k = e == NULL ? -1 : e->v[0] == versions[i] ? 0 :
+		    (e->v[1] == versions[i] && versions[i] != 0) ? 1 : -1;
+		if (k < 0) {
+			uint64_t held[2];
+			size_t nh = 0;
+
+			if (e != NULL && e->v[1] != 0)
+				held[nh++] = e->v[1];
+			if (e != NULL)
+				held[nh++] = e->v[0];
+			cs_missing_text(ids[i], versions[i], held, nh, err, errlen);
+			ret = LWC_ERR_NOT_FOUND;
+			break;
+		}
+		at = e->at[k];
+		g = seg_by_no(st, pos_seg(at));
+		if (g == NULL || (x = pread_all(g->fd, dst[i], block_size, pos_off(at))) != 0) {
+			lwc_errf(err, errlen, "log store: reading block %llu version %llu: %s",
+				 (unsigned long long)ids[i], (unsigned long long)versions[i],
+				 g == NULL ? "its segment is missing" : strerror(x));
+			ret = LWC_ERR_STORE;
+		}
+	}
+	pthread_rwlock_unlock(&st->rw);
+	return ret;
+}
+
+static int log_write(struct cs_session *s, const struct cs_block *blocks, size_t n,
+		     char *err, size_t errlen)
+{
+	struct cs_store *st = s->st;
+	uint64_t *ids, *vers, end = 0, bs;
+	const uint8_t **data;
+	int ret;
+
+	if ((ret = cs_write_validate(blocks, n, err, errlen)) != LWC_OK)
+		return ret;
+	ids = malloc(n * sizeof(*ids));
+	vers = malloc(n * sizeof(*vers));
+	data = malloc(n * sizeof(*data));
+	if (ids == NULL || vers == NULL || data == NULL) {
+		ret = LWC_ERR_NOMEM;
+		lwc_errf(err, errlen, "out of memory");
+		goto out;
+	}
+	pthread_mutex_lock(&st->wmu);
+	if (atomic_load(&st->failed)) {
+		pthread_mutex_unlock(&st->wmu);
+		lwc_errf(err, errlen, "log store: an earlier write failed to reach the disk; "
+			 "restart lwc-cloudstore");
+		ret = LWC_ERR_STORE;
+		goto out;
+	}
+	bs = atomic_load(&st->bs);
+	if (bs != 0 && bs != blocks[0].len) {
+		pthread_mutex_unlock(&st->wmu);
+		lwc_errf(err, errlen, "block %llu has %zu bytes; this store's blocks have %llu",
+			 (unsigned long long)blocks[0].id, blocks[0].len,
+			 (unsigned long long)bs);
+		ret = LWC_ERR_BLOCK_SIZE;
+		goto out;
+	}
+	/* the index changes only under wmu: read without rw */
+	for (size_t i = 0; i < n; i++) {
+		struct ent *e = ix_find(st, blocks[i].id);
+
+		if ((ret = cs_version_check(blocks[i].id, e ? e->v[0] : 0, blocks[i].version,
+					    err, errlen)) != LWC_OK) {
+			pthread_mutex_unlock(&st->wmu);
+			goto out;
+		}
+		ids[i] = blocks[i].id;
+		vers[i] = blocks[i].version;
+		data[i] = blocks[i].data;
+	}
+	if (bs == 0 && (ret = meta_write(st, blocks[0].len, err, errlen)) != LWC_OK) {
+		pthread_mutex_unlock(&st->wmu);
+		goto out;
+	}
+	atomic_store(&st->bs, blocks[0].len);
+	ret = append_batch(st, ids, vers, data, n, (uint32_t)blocks[0].len, 0, &end, err,
+			   errlen);
+	pthread_mutex_unlock(&st->wmu);
+	if (ret == LWC_OK)
+		ret = log_sync(st, end, err, errlen);
+	if (ret == LWC_OK)
+		compact_kick(st);
+out:
+	free(ids);
+	free(vers);
+	free(data);
+	return ret;
+}
+
+static int log_stat(struct cs_session *s, const uint64_t *ids, size_t n,
+		    struct cs_stat *out, struct cs_held *held, char *err, size_t errlen)
+{
+	struct cs_store *st = s->st;
+
+	(void)err;
+	(void)errlen;
+	memset(out, 0, sizeof(*out));
+	pthread_rwlock_rdlock(&st->rw);
+	out->block_count = st->used;
+	out->versions_held = st->versions;
+	out->block_size = (uint32_t)atomic_load(&st->bs);
+	for (size_t i = 0; i < n; i++) {
+		struct ent *e = ix_find(st, ids[i]);
+
+		memset(&held[i], 0, sizeof(held[i]));
+		held[i].id = ids[i];
+		if (e == NULL)
+			continue;
+		if (e->v[1] != 0)
+			held[i].v[held[i].n++] = e->v[1];
+		held[i].v[held[i].n++] = e->v[0];
+	}
+	pthread_rwlock_unlock(&st->rw);
+	return LWC_OK;
+}
+
+const struct cs_store_ops cs_store_log = {
+	.name = "log",
+	.open = log_open,
+	.close = log_close,
+	.session_open = log_session_open,
+	.session_close = log_session_close,
+	.block_size = log_block_size,
+	.read = log_read,
+	.write = log_write,
+	.stat = log_stat,
+};

@@ -1,0 +1,522 @@
+/*
+ * test_store_log.c - the appending block store (cloudstore/store_log.c):
+ * its version rules, reopening, the crash cases its opening must survive
+ * (a torn tail, a batch left beyond the point where writing resumed, a copy
+ * whose blocks do not match its checksum) and compaction, on a real store
+ * in a private mkdtemp directory with small segments.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cry.h"
+#include "../../cloudstore/store.h"
+
+#define BS 8192u
+#define SEG_MB 1
+
+struct fx {
+	char dir[64];
+	char spec[128];
+	struct cs_store *st;
+	struct cs_session *s;
+};
+
+static const struct cs_store_ops *ops = &cs_store_log;
+
+/* The bytes of (id, version): distinct for every pair. */
+static void fill(uint8_t *b, uint64_t id, uint64_t v)
+{
+	for (size_t i = 0; i < BS; i += 16) {
+		cry_put_be64(b + i, id * 1000003u + i);
+		cry_put_be64(b + i + 8, v ^ (i << 20));
+	}
+}
+
+static void rm_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void fx_close(struct fx *f)
+{
+	if (f->s)
+		ops->session_close(f->s);
+	if (f->st)
+		ops->close(f->st);
+	f->s = NULL;
+	f->st = NULL;
+}
+
+static void fx_open(struct fx *f)
+{
+	char err[256] = "";
+
+	fx_close(f);
+	if (ops->open(&f->st, f->spec, 0, err, sizeof(err)) != LWC_OK ||
+	    ops->session_open(f->st, &f->s, err, sizeof(err)) != LWC_OK)
+		fail_msg("open %s: %s", f->spec, err);
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/lwc-test-log-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	snprintf(f->spec, sizeof(f->spec), "%s,segment-mb=%d", f->dir, SEG_MB);
+	*state = f;
+	fx_open(f);
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	fx_close(f);
+	rm_dir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* WRITE of ids[i] at vs[i]; the result code. */
+static int put(struct fx *f, const uint64_t *ids, const uint64_t *vs, size_t n)
+{
+	struct cs_block *b = calloc(n, sizeof(*b));
+	uint8_t *data = malloc(n * BS);
+	char err[256] = "";
+	int rc;
+
+	assert_non_null(b);
+	assert_non_null(data);
+	for (size_t i = 0; i < n; i++) {
+		fill(data + i * BS, ids[i], vs[i]);
+		b[i] = (struct cs_block){ ids[i], vs[i], data + i * BS, BS };
+	}
+	rc = ops->write(f->s, b, n, err, sizeof(err));
+	free(b);
+	free(data);
+	return rc;
+}
+
+static void put1(struct fx *f, uint64_t id, uint64_t v)
+{
+	assert_int_equal(put(f, &id, &v, 1), LWC_OK);
+}
+
+/* The versions held for id, ascending, into v (at most 2); their number. */
+static unsigned held(struct fx *f, uint64_t id, uint64_t v[2])
+{
+	struct cs_stat t;
+	struct cs_held h;
+	char err[256];
+
+	assert_int_equal(ops->stat(f->s, &id, 1, &t, &h, err, sizeof(err)), LWC_OK);
+	assert_true(h.n <= 2);
+	for (unsigned i = 0; i < h.n; i++)
+		v[i] = h.v[i];
+	return h.n;
+}
+
+/* (id, v) reads back with its own bytes. */
+static void read_ok(struct fx *f, uint64_t id, uint64_t v)
+{
+	uint8_t *got = malloc(BS), *want = malloc(BS);
+	char err[256] = "";
+
+	assert_non_null(got);
+	assert_non_null(want);
+	fill(want, id, v);
+	if (ops->read(f->s, &id, &v, 1, &got, BS, err, sizeof(err)) != LWC_OK)
+		fail_msg("read %llu v%llu: %s", (unsigned long long)id, (unsigned long long)v, err);
+	assert_memory_equal(got, want, BS);
+	free(got);
+	free(want);
+}
+
+static void totals(struct fx *f, uint64_t blocks, uint64_t versions)
+{
+	struct cs_stat t;
+	char err[256];
+
+	assert_int_equal(ops->stat(f->s, NULL, 0, &t, NULL, err, sizeof(err)), LWC_OK);
+	assert_int_equal(t.block_count, blocks);
+	assert_int_equal(t.versions_held, versions);
+}
+
+/* Segment files of the store, ascending by name; their number. */
+static int segments(struct fx *f, char names[][64], int max)
+{
+	DIR *d = opendir(f->dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "seg-", 4) != 0)
+			continue;
+		if (n < max) {
+			int j = n;
+
+			while (j > 0 && strcmp(names[j - 1], e->d_name) > 0) {
+				memcpy(names[j], names[j - 1], 64);
+				j--;
+			}
+			snprintf(names[j], 64, "%.60s", e->d_name);
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int seg_fd(struct fx *f, const char *name)
+{
+	char p[256];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%.64s", f->dir, name);
+	fd = open(p, O_RDWR);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* ------------------------------------------------------------- the tests */
+
+static void test_rules_and_reopen(void **state)
+{
+	struct fx *f = *state;
+	uint64_t v[2], ids[3] = { 7, 8, 9 }, vs[3] = { 1, 1, 1 };
+	uint8_t *buf = malloc(BS);
+	char err[256] = "";
+
+	assert_non_null(buf);
+	totals(f, 0, 0);
+	assert_int_equal(put(f, ids, vs, 3), LWC_OK);
+	put1(f, 7, 2);
+	put1(f, 7, 3);                          /* 1 dropped: 2 and 3 held */
+	put1(f, 8, 1);                          /* the same version again  */
+	{
+		uint64_t bad_v = 5;                 /* skips ahead             */
+		assert_int_equal(put(f, &ids[0], &bad_v, 1), LWC_ERR_VERSION);
+		bad_v = 1;                          /* older than held         */
+		assert_int_equal(put(f, &ids[0], &bad_v, 1), LWC_ERR_VERSION);
+		bad_v = 2;                          /* a new block starts at 1 */
+		assert_int_equal(put(f, (uint64_t[]){ 42 }, &bad_v, 1), LWC_ERR_VERSION);
+	}
+	/* a WRITE with one bad block appends nothing */
+	{
+		uint64_t wi[2] = { 9, 7 }, wv[2] = { 2, 9 };
+		assert_int_equal(put(f, wi, wv, 2), LWC_ERR_VERSION);
+		assert_int_equal(held(f, 9, v), 1);
+	}
+	totals(f, 3, 4);
+	assert_int_equal(held(f, 7, v), 2);
+	assert_int_equal(v[0], 2);
+	assert_int_equal(v[1], 3);
+	read_ok(f, 7, 2);
+	read_ok(f, 7, 3);
+	read_ok(f, 8, 1);
+	{
+		uint64_t id = 7, ver = 1;
+		assert_int_equal(ops->read(f->s, &id, &ver, 1, &buf, BS, err, sizeof(err)),
+				 LWC_ERR_NOT_FOUND);
+		assert_non_null(strstr(err, "held: 2, 3"));
+	}
+	/* the same after reopening: the index is read back from the log */
+	fx_open(f);
+	totals(f, 3, 4);
+	assert_int_equal(held(f, 7, v), 2);
+	assert_int_equal(v[0], 2);
+	read_ok(f, 7, 3);
+	read_ok(f, 9, 1);
+	put1(f, 7, 4);
+	fx_open(f);
+	assert_int_equal(held(f, 7, v), 2);
+	assert_int_equal(v[0], 3);
+	assert_int_equal(v[1], 4);
+	read_ok(f, 7, 4);
+	free(buf);
+}
+
+static void test_block_size_and_spec(void **state)
+{
+	struct fx *f = *state;
+	struct cs_store *st = NULL;
+	char err[256] = "", spec[128];
+	uint32_t bs = 0;
+
+	/* pinned before any WRITE, kept by log.meta */
+	fx_close(f);
+	assert_int_equal(ops->open(&f->st, f->spec, BS, err, sizeof(err)), LWC_OK);
+	assert_int_equal(ops->session_open(f->st, &f->s, err, sizeof(err)), LWC_OK);
+	assert_int_equal(ops->block_size(f->s, &bs, err, sizeof(err)), LWC_OK);
+	assert_int_equal(bs, BS);
+	fx_open(f);
+	assert_int_equal(ops->block_size(f->s, &bs, err, sizeof(err)), LWC_OK);
+	assert_int_equal(bs, BS);
+	{
+		uint8_t small[16] = { 0 };
+		struct cs_block b = { 1, 1, small, sizeof(small) };
+		assert_int_equal(ops->write(f->s, &b, 1, err, sizeof(err)), LWC_ERR_BLOCK_SIZE);
+	}
+	put1(f, 1, 1);
+	fx_close(f);
+	assert_int_equal(ops->open(&st, f->spec, BS * 2, err, sizeof(err)), LWC_ERR_BLOCK_SIZE);
+	assert_null(st);
+	assert_non_null(strstr(err, "holds blocks of"));
+	/* specs */
+	assert_int_equal(ops->open(&st, "", 0, err, sizeof(err)), LWC_ERR_ARG);
+	snprintf(spec, sizeof(spec), "%s,segment-mb=0", f->dir);
+	assert_int_equal(ops->open(&st, spec, 0, err, sizeof(err)), LWC_ERR_ARG);
+	assert_non_null(strstr(err, "segment-mb"));
+	snprintf(spec, sizeof(spec), "%s,segment-mb=x", f->dir);
+	assert_int_equal(ops->open(&st, spec, 0, err, sizeof(err)), LWC_ERR_ARG);
+	assert_null(st);
+	fx_open(f);
+	read_ok(f, 1, 1);
+}
+
+/* A tail that was being written when the machine stopped: a header that
+ * does not check, a batch cut short, zeros.  Opening keeps what came
+ * before and writing goes on from there. */
+static void test_torn_tail(void **state)
+{
+	struct fx *f = *state;
+	char names[8][64];
+	uint64_t v[2];
+	struct stat sb;
+	int fd;
+
+	for (uint64_t id = 0; id < 10; id++)
+		put1(f, id, 1);
+	fx_close(f);
+	assert_int_equal(segments(f, names, 8), 1);
+	fd = seg_fd(f, names[0]);
+	assert_int_equal(fstat(fd, &sb), 0);
+	{
+		/* a header of the next batch with one byte of its entries wrong:
+		 * find the end of the valid batches (10 x (4 KiB header + 8 KiB)) */
+		uint8_t hdr[4096];
+		off_t end = 10 * (4096 + BS);
+
+		assert_int_equal(pread(fd, hdr, sizeof(hdr), 9 * (4096 + BS)), (ssize_t)sizeof(hdr));
+		assert_int_equal(cry_get_be64(hdr + 8) + 1 > 0, 1);
+		hdr[64] ^= 1;                       /* an entry: the checksum fails */
+		cry_put_be64(hdr + 8, cry_get_be64(hdr + 8) + 1);
+		assert_int_equal(pwrite(fd, hdr, sizeof(hdr), end), (ssize_t)sizeof(hdr));
+	}
+	close(fd);
+	fx_open(f);
+	totals(f, 10, 10);
+	for (uint64_t id = 0; id < 10; id++)
+		read_ok(f, id, 1);
+	put1(f, 3, 2);
+	put1(f, 11, 1);
+	fx_open(f);
+	totals(f, 11, 12);
+	assert_int_equal(held(f, 3, v), 2);
+	read_ok(f, 3, 2);
+	read_ok(f, 11, 1);
+}
+
+/* Batches A (x v1), B (y v1), C (x v2) written; B's header lost, so opening
+ * stops after A and C is left beyond the point where writing resumes.  A
+ * batch D of B's size then ends exactly where C begins: C, whole and
+ * checking, must still not be read as written after D. */
+static void test_stale_batch_after_resume(void **state)
+{
+	struct fx *f = *state;
+	char names[8][64];
+	uint8_t zero[4096] = { 0 };
+	uint64_t v[2];
+	int fd;
+
+	put1(f, 100, 1);                        /* A */
+	put1(f, 200, 1);                        /* B */
+	put1(f, 100, 2);                        /* C */
+	fx_close(f);
+	assert_int_equal(segments(f, names, 8), 1);
+	fd = seg_fd(f, names[0]);
+	assert_int_equal(pwrite(fd, zero, sizeof(zero), 4096 + BS), (ssize_t)sizeof(zero));
+	close(fd);
+	fx_open(f);
+	totals(f, 1, 1);                        /* only A */
+	assert_int_equal(held(f, 100, v), 1);
+	put1(f, 200, 1);                        /* D, where B was */
+	fx_open(f);
+	totals(f, 2, 2);
+	assert_int_equal(held(f, 100, v), 1);   /* C is not taken */
+	assert_int_equal(v[0], 1);
+	read_ok(f, 100, 1);
+	read_ok(f, 200, 1);
+	/* and writing goes on after D, over C */
+	put1(f, 100, 2);
+	fx_open(f);
+	assert_int_equal(held(f, 100, v), 2);
+	read_ok(f, 100, 2);
+}
+
+/* Rewrite a working set until compaction has deleted segments; every
+ * block reads back at its versions, before and after reopening, and the
+ * store holds a bounded number of segments. */
+static void test_compaction(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 40, ROUNDS = 30 };
+	uint64_t ids[N], vs[N];
+	char names[64][64];
+	int nseg = 0;
+
+	for (int i = 0; i < N; i++)
+		ids[i] = (uint64_t)i * 3;
+	for (int r = 1; r <= ROUNDS; r++) {
+		for (int i = 0; i < N; i++)
+			vs[i] = (uint64_t)r;
+		/* two WRITEs a round, of half the blocks each */
+		assert_int_equal(put(f, ids, vs, N / 2), LWC_OK);
+		assert_int_equal(put(f, ids + N / 2, vs + N / 2, N / 2), LWC_OK);
+	}
+	/* 30 rounds x 40 blocks x 8 KiB = 9.4 MiB written into 1 MiB segments;
+	 * live are 2 x 40 x 8 KiB.  Compaction runs on its own thread: wait
+	 * for it to catch up (a few seconds at most). */
+	for (int t = 0; t < 200; t++) {
+		nseg = segments(f, names, 64);
+		if (nseg <= 4)
+			break;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	assert_true(nseg <= 4);
+	assert_true(strcmp(names[0], "seg-0000000000000001.log") > 0);  /* the first went */
+	totals(f, N, 2 * N);
+	for (int i = 0; i < N; i++) {
+		read_ok(f, ids[i], ROUNDS - 1);
+		read_ok(f, ids[i], ROUNDS);
+	}
+	fx_open(f);
+	totals(f, N, 2 * N);
+	for (int i = 0; i < N; i++) {
+		read_ok(f, ids[i], ROUNDS - 1);
+		read_ok(f, ids[i], ROUNDS);
+	}
+	/* and on from there */
+	for (int i = 0; i < N; i++)
+		vs[i] = ROUNDS + 1;
+	assert_int_equal(put(f, ids, vs, N), LWC_OK);
+	fx_open(f);
+	read_ok(f, ids[N - 1], ROUNDS + 1);
+}
+
+/* A COPY batch is trusted only when its blocks match its checksum: one
+ * damaged is where opening stops reading its segment. */
+static void test_copy_checked(void **state)
+{
+	struct fx *f = *state;
+	char names[64][64];
+	int n, found = 0;
+
+	/* block 1 stays at v1 in the first segment while the rest is
+	 * rewritten: compaction copies it */
+	put1(f, 1, 1);
+	for (uint64_t v = 1; v <= 12; v++) {
+		uint64_t ids[16], vs[16];
+		for (int i = 0; i < 16; i++) {
+			ids[i] = 100 + (uint64_t)i;
+			vs[i] = v;
+		}
+		assert_int_equal(put(f, ids, vs, 16), LWC_OK);
+	}
+	for (int t = 0; t < 200; t++) {
+		n = segments(f, names, 64);
+		if (strcmp(names[0], "seg-0000000000000001.log") != 0)
+			break;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	assert_string_not_equal(names[0], "seg-0000000000000001.log");
+	read_ok(f, 1, 1);
+	fx_close(f);
+	/* find every COPY batch that holds block 1 (flags 1, entry id 1) and
+	 * damage a byte of its block there */
+	for (int s = 0; s < n; s++) {
+		int fd = seg_fd(f, names[s]);
+		struct stat sb;
+		uint8_t hdr[4096];
+
+		assert_int_equal(fstat(fd, &sb), 0);
+		for (off_t off = 0; off + 4096 <= sb.st_size; off += 4096) {
+			if (pread(fd, hdr, sizeof(hdr), off) != (ssize_t)sizeof(hdr))
+				break;
+			if (cry_get_be64(hdr) >> 32 != 0x4c57434cu || (cry_get_be64(hdr + 32) >> 32) != 1)
+				continue;
+			for (uint32_t k = 0; k < (uint32_t)(cry_get_be64(hdr + 24) >> 32); k++) {
+				if (cry_get_be64(hdr + 64 + 16 * k) != 1)
+					continue;
+				uint8_t b;
+				off_t at = off + 4096 + (off_t)k * BS + 100;
+				assert_int_equal(pread(fd, &b, 1, at), 1);
+				b ^= 0x55;
+				assert_int_equal(pwrite(fd, &b, 1, at), 1);
+				found++;
+			}
+		}
+		close(fd);
+	}
+	assert_true(found > 0);
+	fx_open(f);
+	{
+		uint64_t v[2];
+		uint64_t id = 1, ver = 1;
+		uint8_t *buf = malloc(BS);
+		char err[256];
+		/* not served from the damaged copy: absent (its source is gone) */
+		assert_int_equal(held(f, 1, v), 0);
+		assert_int_equal(ops->read(f->s, &id, &ver, 1, &buf, BS, err, sizeof(err)),
+				 LWC_ERR_NOT_FOUND);
+		free(buf);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rules_and_reopen, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_block_size_and_spec, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_torn_tail, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_stale_batch_after_resume, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_compaction, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_copy_checked, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
