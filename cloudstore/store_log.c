@@ -589,16 +589,26 @@ static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
 		target = st->written;
 		pthread_mutex_unlock(&st->smu);
 		/* the segment of target: later segments were made after it
-		 * was synced whole (seg_new), earlier ones are synced */
+		 * was synced whole (seg_new), earlier ones are synced.  Its
+		 * descriptor is duplicated so that no lock is held across the
+		 * fdatasync (compaction may close the original meanwhile). */
 		pthread_rwlock_rdlock(&st->rw);
 		{
 			struct seg *g = seg_by_no(st, pos_seg(target));
 
-			if (g != NULL && fdatasync(g->fd) != 0)
+			fd = g ? fcntl(g->fd, F_DUPFD_CLOEXEC, 0) : -1;
+			if (g != NULL && fd < 0)
 				e = errno;
-			fd = g ? g->fd : -1;
 		}
 		pthread_rwlock_unlock(&st->rw);
+		if (fd >= 0) {
+			if (fdatasync(fd) != 0)
+				e = errno;
+			close(fd);
+		} else if (e == 0) {
+			/* gone: compacted, so made durable before (seg_new) */
+			fd = 0;
+		}
 		pthread_mutex_lock(&st->smu);
 		st->syncing = 0;
 		if (fd >= 0 && e == 0) {
