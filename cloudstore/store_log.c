@@ -851,6 +851,8 @@ static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errle
 	char p[4100];
 	int ret = LWC_OK;
 
+	uint64_t copied0 = atomic_load(&st->copied);
+
 	pthread_rwlock_rdlock(&st->rw);
 	g = seg_by_no(st, no);
 	if (g != NULL)
@@ -867,38 +869,58 @@ static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errle
 		uint64_t hlen = hdr_bytes(n);
 
 		for (uint32_t k0 = 0; k0 < n && ret == LWC_OK; k0 += LOG_COPY_MAX) {
-			uint64_t ids[LOG_COPY_MAX], vers[LOG_COPY_MAX], end = 0;
+			uint64_t ids[LOG_COPY_MAX], vers[LOG_COPY_MAX], ats[LOG_COPY_MAX], end = 0;
 			const uint8_t *dp[LOG_COPY_MAX];
-			size_t m = 0;
+			size_t m = 0, kept = 0;
 
-			pthread_mutex_lock(&st->wmu);
+			/* the live blocks (the index points here), read without
+			 * the writer's lock: the bytes at a place never change */
+			pthread_rwlock_rdlock(&st->rw);
 			for (uint32_t k = k0; k < n && k < k0 + LOG_COPY_MAX; k++) {
 				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;
 				uint64_t id = cry_get_be64(en), v = cry_get_be64(en + 8);
 				uint64_t at = pos_make(no, off + hlen + (uint64_t)k * bs);
 				struct ent *e = ix_find(st, id);
 
-				/* live: the index still points here (it changes
-				 * only under wmu, which we hold) */
 				if (e == NULL || !((e->v[0] == v && e->at[0] == at) ||
 						   (e->v[1] == v && e->at[1] == at)))
 					continue;
-				if (pread_all(copy.fd, data + m * bs, bs, pos_off(at)) != 0) {
-					ret = sys_err("read", st->dir, errno ? errno : EIO, err,
-						      errlen);
-					break;
-				}
 				ids[m] = id;
 				vers[m] = v;
-				dp[m] = data + m * bs;
+				ats[m] = at;
 				m++;
 			}
-			if (ret == LWC_OK && m > 0)
-				ret = append_batch(st, ids, vers, dp, m, (uint32_t)bs, LOG_FLAG_COPY,
+			pthread_rwlock_unlock(&st->rw);
+			for (size_t i = 0; i < m && ret == LWC_OK; i++) {
+				int x = pread_all(copy.fd, data + i * bs, bs, pos_off(ats[i]));
+
+				if (x != 0)
+					ret = sys_err("read", st->dir, x, err, errlen);
+			}
+			if (ret != LWC_OK || m == 0)
+				continue;
+			/* still live (the index changes only under wmu) */
+			pthread_mutex_lock(&st->wmu);
+			for (size_t i = 0; i < m; i++) {
+				struct ent *e = ix_find(st, ids[i]);
+
+				if (e == NULL || !((e->v[0] == vers[i] && e->at[0] == ats[i]) ||
+						   (e->v[1] == vers[i] && e->at[1] == ats[i])))
+					continue;
+				if (kept != i)
+					memcpy(data + kept * bs, data + i * bs, bs);
+				ids[kept] = ids[i];
+				vers[kept] = vers[i];
+				dp[kept] = data + kept * bs;
+				kept++;
+			}
+			if (kept > 0)
+				ret = append_batch(st, ids, vers, dp, kept, (uint32_t)bs, LOG_FLAG_COPY,
 						   &end, err, errlen);
 			pthread_mutex_unlock(&st->wmu);
-			if (ret == LWC_OK && m > 0)
+			if (ret == LWC_OK && kept > 0)
 				ret = log_sync(st, end, err, errlen);
+			m = kept;
 			atomic_fetch_add(&st->copied, m);
 		}
 		off += total;
@@ -913,6 +935,11 @@ static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errle
 	g = seg_by_no(st, no);
 	if (g != NULL && g->live == 0) {
 		size_t i = (size_t)(g - st->segs);
+
+		log_info("log store: segment %llu compacted: %llu of its %llu blocks were live "
+			 "and copied", (unsigned long long)no,
+			 (unsigned long long)(atomic_load(&st->copied) - copied0),
+			 (unsigned long long)g->held);
 
 		close(g->fd);
 		memmove(g, g + 1, (st->nseg - i - 1) * sizeof(*g));
