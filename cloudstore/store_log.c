@@ -145,19 +145,6 @@ struct cs_session {
 	struct cs_store *st;
 };
 
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static uint64_t align_up(uint64_t x)
 {
 	return (x + LOG_ALIGN - 1) & ~(uint64_t)(LOG_ALIGN - 1);
@@ -339,13 +326,13 @@ static void hdr_fill(uint8_t *h, uint64_t seq, uint64_t segno, uint32_t n, uint3
 		     uint32_t flags)
 {
 	memset(h, 0, LOG_HDR);
-	put_be32(h, LOG_MAGIC);
-	put_be32(h + 4, LOG_FORMAT);
+	cry_put_be32(h, LOG_MAGIC);
+	cry_put_be32(h + 4, LOG_FORMAT);
 	cry_put_be64(h + 8, seq);
 	cry_put_be64(h + 16, segno);
-	put_be32(h + 24, n);
-	put_be32(h + 28, bs);
-	put_be32(h + 32, flags);
+	cry_put_be32(h + 24, n);
+	cry_put_be32(h + 28, bs);
+	cry_put_be32(h + 32, flags);
 }
 
 /* The header's checksum over hdr (64 bytes, checksum zeroed), the entries
@@ -688,13 +675,13 @@ static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq,
 
 	if (off + LOG_ALIGN > g->cap || pread_all(g->fd, first, LOG_HDR, off) != 0)
 		return 0;
-	if (get_be32(first) != LOG_MAGIC || get_be32(first + 4) != LOG_FORMAT ||
+	if (cry_get_be32(first) != LOG_MAGIC || cry_get_be32(first + 4) != LOG_FORMAT ||
 	    cry_get_be64(first + 16) != g->no)
 		return 0;
 	*seq = cry_get_be64(first + 8);
-	*n = get_be32(first + 24);
-	*bs = get_be32(first + 28);
-	flags = get_be32(first + 32);
+	*n = cry_get_be32(first + 24);
+	*bs = cry_get_be32(first + 28);
+	flags = cry_get_be32(first + 32);
 	if (*seq <= prev_seq || *n == 0 || *bs == 0 ||
 	    *bs > CS_BLOCK_SIZE_MAX || (flags & ~LOG_FLAG_COPY) != 0)
 		return 0;
@@ -1102,6 +1089,10 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 	int ret;
 
 	*out = NULL;
+	if (sodium_init() < 0) {           /* the checksums' BLAKE2b; idempotent */
+		lwc_errf(err, errlen, "libsodium failed to initialise");
+		return LWC_ERR_CRYPTO;
+	}
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		return LWC_ERR_NOMEM;

@@ -146,19 +146,6 @@ int jr_pos_del(struct px_state *st, uint64_t row)
 	return stage_pos(st, row, 0, 1);
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 int jr_stash_put(struct px_state *st, uint64_t row, uint32_t table, const uint8_t *rec)
 {
 	struct px_journal *j = st->jr;
@@ -169,7 +156,7 @@ int jr_stash_put(struct px_state *st, uint64_t row, uint32_t table, const uint8_
 		return ENOMEM;
 	p[0] = 'S';
 	cry_put_be64(p + 1, row);
-	put_be32(p + 9, table);
+	cry_put_be32(p + 9, table);
 	memcpy(p + 13, rec, st->g.S);
 	if (e) {
 		if (e->rec == NULL && (e->rec = malloc(4 + st->g.S)) == NULL) {
@@ -510,7 +497,7 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 		if (e->del)
 			return MDB_NOTFOUND;
 		if (table)
-			*table = get_be32(e->rec) & ~PX_STASH_FRESH;
+			*table = cry_get_be32(e->rec) & ~PX_STASH_FRESH;
 		memcpy(rec, e->rec + 4, st->g.S);
 		return 0;
 	}
@@ -520,7 +507,7 @@ int jr_stash_get(struct px_state *st, MDB_txn *txn, uint64_t row, uint32_t *tabl
 	if (d.mv_size != 4 + st->g.S)
 		return MDB_CORRUPTED;
 	if (table)
-		*table = get_be32(d.mv_data) & ~PX_STASH_FRESH;
+		*table = cry_get_be32(d.mv_data) & ~PX_STASH_FRESH;
 	memcpy(rec, (const uint8_t *)d.mv_data + 4, st->g.S);
 	return 0;
 }

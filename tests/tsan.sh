@@ -3,7 +3,7 @@
 # drive the threads of the proxy (its block pool, READ ahead, WRITE behind,
 # 32 concurrent clients, kill -9), of the cloud store and of the client
 # (an INSERT's and an UPDATE's two halves), built with ThreadSanitizer, on
-# LMDB.  Every process writes its reports to a directory of its own; any
+# LMDB, and the store's suite on the appending log store.  Every process writes its reports to a directory of its own; any
 # report fails the run.
 #
 # Environment: LWC_BIN, LWC_TESTS (the tsan build's binaries and tests).
@@ -26,6 +26,8 @@ done
 for t in it_client it_cloudstore it_proxy it_diff; do
 	run "integration $t [lmdb]" env LWC_TEST_BACKEND=lmdb "$LWC_TESTS/$t"
 done
+# the appending log store's writer, group commit and compaction threads
+run "integration it_cloudstore [log]" env LWC_TEST_BACKEND=log "$LWC_TESTS/it_cloudstore"
 
 if [ -n "$(ls -A "$dir")" ]; then
 	echo "== ThreadSanitizer reports:"

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "cry.h"
 #include "../../cloudstore/store.h"
 
@@ -329,7 +331,6 @@ static void test_torn_tail(void **state)
 		off_t end = 10 * (4096 + BS);
 
 		assert_int_equal(pread(fd, hdr, sizeof(hdr), 9 * (4096 + BS)), (ssize_t)sizeof(hdr));
-		assert_int_equal(cry_get_be64(hdr + 8) + 1 > 0, 1);
 		hdr[64] ^= 1;                       /* an entry: the checksum fails */
 		cry_put_be64(hdr + 8, cry_get_be64(hdr + 8) + 1);
 		assert_int_equal(pwrite(fd, hdr, sizeof(hdr), end), (ssize_t)sizeof(hdr));
@@ -476,9 +477,9 @@ static void test_copy_checked(void **state)
 		for (off_t off = 0; off + 4096 <= sb.st_size; off += 4096) {
 			if (pread(fd, hdr, sizeof(hdr), off) != (ssize_t)sizeof(hdr))
 				break;
-			if (cry_get_be64(hdr) >> 32 != 0x4c57434cu || (cry_get_be64(hdr + 32) >> 32) != 1)
+			if (cry_get_be32(hdr) != 0x4c57434cu || cry_get_be32(hdr + 32) != 1)
 				continue;
-			for (uint32_t k = 0; k < (uint32_t)(cry_get_be64(hdr + 24) >> 32); k++) {
+			for (uint32_t k = 0; k < cry_get_be32(hdr + 24); k++) {
 				if (cry_get_be64(hdr + 64 + 16 * k) != 1)
 					continue;
 				uint8_t b;
@@ -508,6 +509,8 @@ static void test_copy_checked(void **state)
 
 int main(void)
 {
+	if (sodium_init() < 0)
+		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rules_and_reopen, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_block_size_and_spec, fx_setup, fx_teardown),
