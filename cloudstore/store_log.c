@@ -768,7 +768,8 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 		nos[nn++] = no;
 	}
 	closedir(d);
-	qsort(nos, nn, sizeof(*nos), cmp_u64);
+	if (nn > 1)
+		qsort(nos, nn, sizeof(*nos), cmp_u64);
 	st->segs = calloc(nn ? nn : 1, sizeof(*st->segs));
 	if (st->segs == NULL) {
 		free(nos);

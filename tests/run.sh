@@ -109,9 +109,10 @@ done
 
 # Integration on the appending log store (log:DIR, small segments so that
 # the suites fill several and compact them): the block-store suite, with its
-# kill -9 rounds, and the proxy suite (its tests that reach into a store's
-# own format run on the other backends).
-for t in "$LWC_TESTS"/it_cloudstore "$LWC_TESTS"/it_proxy; do
+# kill -9 rounds, the proxy suite and the operations suite (a second store
+# on one directory, a full disk); their tests that reach into a store's own
+# format run on the other backends.
+for t in "$LWC_TESTS"/it_cloudstore "$LWC_TESTS"/it_proxy "$LWC_TESTS"/it_ops; do
 	[ -x "$t" ] || continue
 	run "integration $(basename "$t") [log]" env LWC_TEST_BACKEND=log "$t"
 done

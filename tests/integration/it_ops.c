@@ -528,6 +528,10 @@ static void test_conn_flood(void **state)
 /* Remove every version of blocks ids[0..n) from the store (stopped for LMDB). */
 static void store_delete(struct env *e, const uint64_t *ids, size_t n)
 {
+	/* the log store's files hold no record of one block to remove; the
+	 * proxy's count does not depend on the backend */
+	if (strcmp(h_backend(), "log") == 0)
+		skip();
 	if (e->cs.db[0]) {
 		char ci[1200], sql[512];
 		size_t off;
@@ -704,12 +708,17 @@ static void test_disk_full(void **state)
 	struct pxc *c;
 	struct pxc_table t;
 
-	/* (a) the cloud store's disk (LMDB: a directory of ours) */
-	if (strcmp(h_backend(), "lmdb") == 0) {
+	/* (a) the cloud store's disk (LMDB or the log store: a directory of
+	 * ours; the log store's segments of 1 MiB: the second finds no room) */
+	if (strcmp(h_backend(), "lmdb") == 0 || strcmp(h_backend(), "log") == 0) {
 		snprintf(mnt, sizeof(mnt), "%s/cs-mnt", e->cs.dir);
 		if (!mount_small(e, 0, mnt, "1200k"))
 			skip();
-		snprintf(e->cs.store, sizeof(e->cs.store), "lmdb:%s/store", mnt);
+		if (strcmp(h_backend(), "lmdb") == 0)
+			snprintf(e->cs.store, sizeof(e->cs.store), "lmdb:%s/store", mnt);
+		else
+			snprintf(e->cs.store, sizeof(e->cs.store), "log:%s/store,segment-mb=1",
+				 mnt);
 	}
 	h_cs_start(&e->cs, NULL);
 	/* (b) the proxy state's disk: its state directory (logs stay outside) */
