@@ -94,6 +94,7 @@
 #define LOG_COPY_MAX 256u              /* blocks a COPY batch                   */
 #define LOG_OFF_BITS 40                /* place = segment index << 40 | offset  */
 #define LOG_IOV 1024
+#define LOG_READ_CHUNK 128             /* a READ's index lookups at a time      */
 
 struct seg {
 	uint64_t no;
@@ -117,6 +118,8 @@ struct cs_store {
 	/* the index and the segment table: read under rw shared; changed
 	 * under rw exclusive by a holder of wmu */
 	pthread_rwlock_t rw;
+	/* held shared by a READ's block reads, exclusive to close a segment */
+	pthread_rwlock_t gone;
 	struct ent *tab;
 	size_t cap, used;              /* hash slots, ids held                    */
 	uint64_t versions;             /* (id, version) pairs held                */
@@ -565,6 +568,8 @@ static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
 		int fd = -1, e = 0;
 
 		if (atomic_load(&st->failed)) {
+			lwc_errf(err, errlen, "log store: an earlier write failed to reach the "
+				 "disk; restart lwc-cloudstore");
 			ret = LWC_ERR_STORE;
 			break;
 		}
@@ -608,9 +613,6 @@ static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
 		pthread_cond_broadcast(&st->scond);
 	}
 	pthread_mutex_unlock(&st->smu);
-	if (ret == LWC_ERR_STORE && err[0] == '\0')
-		lwc_errf(err, errlen, "log store: an earlier write failed to reach the disk; "
-			 "restart lwc-cloudstore");
 	return ret;
 }
 
@@ -917,8 +919,10 @@ static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errle
 	free(data);
 	if (ret != LWC_OK)
 		return ret;
-	/* every live block has a durable copy: the segment goes */
+	/* every live block has a durable copy: the segment goes (once the
+	 * READs reading from it are done) */
 	pthread_mutex_lock(&st->wmu);
+	pthread_rwlock_wrlock(&st->gone);
 	pthread_rwlock_wrlock(&st->rw);
 	g = seg_by_no(st, no);
 	if (g != NULL && g->live == 0) {
@@ -940,6 +944,7 @@ static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errle
 			 (unsigned long long)no, (unsigned long long)g->live);
 	}
 	pthread_rwlock_unlock(&st->rw);
+	pthread_rwlock_unlock(&st->gone);
 	pthread_mutex_unlock(&st->wmu);
 	return LWC_OK;
 }
@@ -1074,6 +1079,7 @@ static void log_close(struct cs_store *st)
 	free(st->segs);
 	free(st->tab);
 	pthread_rwlock_destroy(&st->rw);
+	pthread_rwlock_destroy(&st->gone);
 	pthread_mutex_destroy(&st->wmu);
 	pthread_mutex_destroy(&st->smu);
 	pthread_cond_destroy(&st->scond);
@@ -1105,6 +1111,7 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 		pthread_rwlockattr_init(&a);
 		pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 		pthread_rwlock_init(&st->rw, &a);
+		pthread_rwlock_init(&st->gone, &a);
 		pthread_rwlockattr_destroy(&a);
 	}
 	pthread_mutex_init(&st->wmu, NULL);
@@ -1197,38 +1204,60 @@ static int log_read(struct cs_session *s, const uint64_t *ids, const uint64_t *v
 			 block_size, (unsigned long long)atomic_load(&st->bs));
 		return LWC_ERR_BLOCK_SIZE;
 	}
-	/* shared: the places cannot move and no segment can go meanwhile */
-	pthread_rwlock_rdlock(&st->rw);
-	for (size_t i = 0; i < n && ret == LWC_OK; i++) {
-		struct ent *e = ix_find(st, ids[i]);
-		struct seg *g;
-		uint64_t at;
-		int k, x;
+	/* gone shared: no segment's descriptor is closed meanwhile; the index
+	 * is looked up a chunk at a time, and the blocks read without its lock
+	 * (the bytes at a place never change) */
+	pthread_rwlock_rdlock(&st->gone);
+	for (size_t i0 = 0; i0 < n && ret == LWC_OK; i0 += LOG_READ_CHUNK) {
+		size_t m = n - i0 < LOG_READ_CHUNK ? n - i0 : LOG_READ_CHUNK;
+		int fds[LOG_READ_CHUNK];
+		uint64_t offs[LOG_READ_CHUNK];
 
-		k = e == NULL ? -1 : e->v[0] == versions[i] ? 0 :
-		    (e->v[1] == versions[i] && versions[i] != 0) ? 1 : -1;
-		if (k < 0) {
-			uint64_t held[2];
-			size_t nh = 0;
+		pthread_rwlock_rdlock(&st->rw);
+		for (size_t j = 0; j < m; j++) {
+			size_t i = i0 + j;
+			struct ent *e = ix_find(st, ids[i]);
+			struct seg *g;
+			int k;
 
-			if (e != NULL && e->v[1] != 0)
-				held[nh++] = e->v[1];
-			if (e != NULL)
-				held[nh++] = e->v[0];
-			cs_missing_text(ids[i], versions[i], held, nh, err, errlen);
-			ret = LWC_ERR_NOT_FOUND;
-			break;
+			k = e == NULL ? -1 : e->v[0] == versions[i] ? 0 :
+			    (e->v[1] == versions[i] && versions[i] != 0) ? 1 : -1;
+			if (k < 0) {
+				uint64_t held[2];
+				size_t nh = 0;
+
+				if (e != NULL && e->v[1] != 0)
+					held[nh++] = e->v[1];
+				if (e != NULL)
+					held[nh++] = e->v[0];
+				cs_missing_text(ids[i], versions[i], held, nh, err, errlen);
+				ret = LWC_ERR_NOT_FOUND;
+				break;
+			}
+			g = seg_by_no(st, pos_seg(e->at[k]));
+			if (g == NULL) {
+				lwc_errf(err, errlen, "log store: block %llu version %llu: its "
+					 "segment is missing", (unsigned long long)ids[i],
+					 (unsigned long long)versions[i]);
+				ret = LWC_ERR_STORE;
+				break;
+			}
+			fds[j] = g->fd;
+			offs[j] = pos_off(e->at[k]);
 		}
-		at = e->at[k];
-		g = seg_by_no(st, pos_seg(at));
-		if (g == NULL || (x = pread_all(g->fd, dst[i], block_size, pos_off(at))) != 0) {
-			lwc_errf(err, errlen, "log store: reading block %llu version %llu: %s",
-				 (unsigned long long)ids[i], (unsigned long long)versions[i],
-				 g == NULL ? "its segment is missing" : strerror(x));
-			ret = LWC_ERR_STORE;
+		pthread_rwlock_unlock(&st->rw);
+		for (size_t j = 0; j < m && ret == LWC_OK; j++) {
+			int x = pread_all(fds[j], dst[i0 + j], block_size, offs[j]);
+
+			if (x != 0) {
+				lwc_errf(err, errlen, "log store: reading block %llu version %llu: %s",
+					 (unsigned long long)ids[i0 + j],
+					 (unsigned long long)versions[i0 + j], strerror(x));
+				ret = LWC_ERR_STORE;
+			}
 		}
 	}
-	pthread_rwlock_unlock(&st->rw);
+	pthread_rwlock_unlock(&st->gone);
 	return ret;
 }
 
