@@ -16,6 +16,8 @@
 #   build/fuzz/fuzz_groups       the proxy's saved groups of rows in blocks
 #   build/fuzz/fuzz_cs_wire      READ answers and WRITE requests read in place,
 #                                against protobuf-c
+#   build/fuzz/fuzz_log_open     the log store's opening: its index read back
+#                                from segment files the input describes
 #
 # clang with -fsanitize=fuzzer,address,undefined.  Incremental: an object is
 # rebuilt when its source, any project header or this script is newer.
@@ -34,7 +36,7 @@ CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Icommon -Iclient -
  -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror $SAN ${FUZZ_CFLAGS:-}"
 LIBS="-lpg_query -lprotobuf-c -lsodium -llmdb -lpq -lhiredis -pthread"
 TARGETS="fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request fuzz_admin_request fuzz_sql
- fuzz_rc_parse fuzz_groups fuzz_cs_wire"
+ fuzz_rc_parse fuzz_groups fuzz_cs_wire fuzz_log_open"
 
 if ! command -v "$CC" >/dev/null 2>&1; then
 	echo "fuzz: $CC not found (install clang and libclang-rt-14-dev, or run make deps)" >&2

@@ -7,7 +7,7 @@
 # committed seed corpus is never written), crash reproducers to
 # build/fuzz/artifacts/; scratch files in a private temporary directory.
 # Knobs: FUZZ_SEED (default 1, so runs repeat),
-# FUZZ_MAX_LEN (default 4096), FUZZ_TARGETS (default all ten).
+# FUZZ_MAX_LEN (default 4096), FUZZ_TARGETS (default all eleven).
 set -eu
 
 cd "$(dirname "$0")/../.."
@@ -16,7 +16,7 @@ RUNS=${1:-20000}
 SEED=${FUZZ_SEED:-1}
 MAX_LEN=${FUZZ_MAX_LEN:-4096}
 TARGETS=${FUZZ_TARGETS:-"fuzz_cs_request fuzz_chan fuzz_keyfile fuzz_userkey fuzz_proxy_request \
- fuzz_admin_request fuzz_sql fuzz_rc_parse fuzz_groups fuzz_cs_wire"}
+ fuzz_admin_request fuzz_sql fuzz_rc_parse fuzz_groups fuzz_cs_wire fuzz_log_open"}
 OUT=build/fuzz
 
 if ! sh tests/fuzz/build.sh >"$OUT.build.log" 2>&1; then
