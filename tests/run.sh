@@ -109,13 +109,19 @@ done
 
 # Integration on the appending log store (log:DIR, small segments so that
 # the suites fill several and compact them): the block-store suite, with its
-# kill -9 rounds, the proxy suite and the operations suite (a second store
-# on one directory, a full disk); their tests that reach into a store's own
-# format run on the other backends.
-for t in "$LWC_TESTS"/it_cloudstore "$LWC_TESTS"/it_proxy "$LWC_TESTS"/it_ops; do
+# kill -9 rounds, the operations suite (a second store on one directory, a
+# full disk) and the proxy suite's tests that drive the store (statements
+# end to end, the raw scan of its files, kill -9 of the proxy, concurrent
+# clients, a store restart, bulk loads and their crash; the others test
+# the proxy alone, and those that reach into a store's own format run on
+# the other backends).
+for t in "$LWC_TESTS"/it_cloudstore "$LWC_TESTS"/it_ops; do
 	[ -x "$t" ] || continue
 	run "integration $(basename "$t") [log]" env LWC_TEST_BACKEND=log "$t"
 done
+run "integration it_proxy [log]" env LWC_TEST_BACKEND=log \
+	LWC_TEST_ONLY=test_end_to_end,test_no_plaintext,test_crash_kill9,test_concurrent,test_cloud_restart,test_bulk_insert,test_bulk_crash \
+	"$LWC_TESTS/it_proxy"
 
 # Integration on a private Redis Cluster (3 masters + 3 replicas, AOF on):
 # the block-store suite and the proxy suite, the latter with one kill -9 of

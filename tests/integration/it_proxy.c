@@ -4850,5 +4850,28 @@ int main(void)
 	if (getenv("LWC_TEST_FILTER"))         /* e.g. LWC_TEST_FILTER=test_tamper */
 		cmocka_set_test_filter(getenv("LWC_TEST_FILTER"));
 	fprintf(stderr, "proxy suite on backend: %s\n", h_backend());
+	if (getenv("LWC_TEST_ONLY")) {         /* a list: test_end_to_end,test_concurrent */
+		static struct CMUnitTest sel[sizeof(tests) / sizeof(tests[0])];
+		const char *only = getenv("LWC_TEST_ONLY");
+		size_t k = 0;
+
+		for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+			size_t len = strlen(tests[i].name);
+			const char *p = only;
+
+			while ((p = strstr(p, tests[i].name)) != NULL) {
+				if ((p == only || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')) {
+					sel[k++] = tests[i];
+					break;
+				}
+				p += len;
+			}
+		}
+		if (k == 0) {
+			fprintf(stderr, "LWC_TEST_ONLY names no test of this suite\n");
+			return 1;
+		}
+		return _cmocka_run_group_tests(h_backend(), sel, k, NULL, NULL);
+	}
 	return cmocka_run_group_tests_name(h_backend(), tests, NULL, NULL);
 }
