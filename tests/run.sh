@@ -13,6 +13,7 @@ set -eu
 export LWC_BIN
 
 failed=0
+started=$(date +%s)
 
 # Sanitizer build: every process writes its reports to files here; any file
 # at the end fails the run (servers killed or exiting with errors included).
@@ -163,4 +164,4 @@ if [ "$failed" -ne 0 ]; then
 	echo "$failed test program(s) FAILED"
 	exit 1
 fi
-echo "all tests passed"
+echo "all tests passed ($(($(date +%s) - started)) s)"
