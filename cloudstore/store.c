@@ -1,6 +1,7 @@
 /*
  * store.c - backend lookup and the rules every backend shares (store.h).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,41 @@ int cs_store_lookup(const char *arg, const struct cs_store_ops **ops,
 	lwc_errf(err, errlen, "unknown store backend '%.*s' (use lmdb, log, postgres or redis-cluster)",
 		 (int)(colon - arg), arg);
 	return LWC_ERR_ARG;
+}
+
+int cs_dir_spec(const char *spec, const char *kind, const char *name, unsigned long max,
+		char *dir, size_t dirlen, unsigned long *val, char *err, size_t errlen)
+{
+	const char *opt = spec ? strrchr(spec, ',') : NULL;
+	size_t n = spec ? strlen(spec) : 0;
+	size_t nl = strlen(name);
+
+	*val = 0;
+	if (opt != NULL && strncmp(opt + 1, name, nl) == 0 && opt[1 + nl] == '=') {
+		const char *num = opt + 2 + nl;
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(num, &end, 10);
+		if (*num < '0' || *num > '9' || *end != '\0' || errno != 0 || v < 1 || v > max) {
+			lwc_errf(err, errlen, "%s store: %s=%s: want 1..%lu", kind, name, num, max);
+			return LWC_ERR_ARG;
+		}
+		*val = v;
+		n = (size_t)(opt - spec);
+	}
+	if (n == 0) {
+		lwc_errf(err, errlen, "%s store needs a directory (%s:DIR)", kind, kind);
+		return LWC_ERR_ARG;
+	}
+	if (n >= dirlen) {
+		lwc_errf(err, errlen, "%s store directory name too long", kind);
+		return LWC_ERR_ARG;
+	}
+	memcpy(dir, spec, n);
+	dir[n] = '\0';
+	return LWC_OK;
 }
 
 void cs_missing_text(uint64_t id, uint64_t version, const uint64_t *held, size_t nheld,

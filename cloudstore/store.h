@@ -98,6 +98,12 @@ int cs_lmdb_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t er
 /* The directory of a log store's spec ("DIR"). */
 int cs_log_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen) LWC_WUR;
 
+/* A directory store's spec, "DIR[,NAME=N]" (NAME is the one option the
+ * backend takes, N in [1, max]): the directory into dir, N into *val (0 when
+ * not given).  kind names the backend in errors ("lmdb", "log"). */
+int cs_dir_spec(const char *spec, const char *kind, const char *name, unsigned long max,
+		char *dir, size_t dirlen, unsigned long *val, char *err, size_t errlen) LWC_WUR;
+
 /* Pick the backend for a --store argument ("lmdb:DIR", "log:DIR",
  * "postgres:CONNINFO" or "redis-cluster:HOST:PORT,...")
  * and return the part after the colon in *spec. */

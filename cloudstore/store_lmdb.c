@@ -212,36 +212,12 @@ static void lmdb_close(struct cs_store *st)
 static int parse_spec(const char *spec, char *dir, size_t dirlen, unsigned *shards,
 		      char *err, size_t errlen)
 {
-	const char *opt = strrchr(spec, ',');
-	size_t n = strlen(spec);
+	unsigned long v;
+	int ret = cs_dir_spec(spec, "lmdb", "shards", CS_LMDB_SHARDS_MAX, dir, dirlen, &v, err,
+			      errlen);
 
-	*shards = 0;
-	if (opt != NULL && strncmp(opt, ",shards=", 8) == 0) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(opt + 8, &end, 10);
-		if (opt[8] < '0' || opt[8] > '9' || *end != '\0' || errno != 0 || v < 1 ||
-		    v > CS_LMDB_SHARDS_MAX) {
-			lwc_errf(err, errlen, "lmdb store: shards=%s: want 1..%u", opt + 8,
-				 CS_LMDB_SHARDS_MAX);
-			return LWC_ERR_ARG;
-		}
-		*shards = (unsigned)v;
-		n = (size_t)(opt - spec);
-	}
-	if (n == 0) {
-		lwc_errf(err, errlen, "lmdb store needs a directory (lmdb:DIR)");
-		return LWC_ERR_ARG;
-	}
-	if (n >= dirlen) {
-		lwc_errf(err, errlen, "lmdb store directory name too long");
-		return LWC_ERR_ARG;
-	}
-	memcpy(dir, spec, n);
-	dir[n] = '\0';
-	return LWC_OK;
+	*shards = (unsigned)v;
+	return ret;
 }
 
 int cs_lmdb_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen)

@@ -1025,35 +1025,11 @@ static void compact_kick(struct cs_store *st)
 static int parse_spec(const char *spec, char *dir, size_t dirlen, uint64_t *seg, char *err,
 		      size_t errlen)
 {
-	const char *opt = spec ? strrchr(spec, ',') : NULL;
-	size_t n = spec ? strlen(spec) : 0;
+	unsigned long mb;
+	int ret = cs_dir_spec(spec, "log", "segment-mb", 65536, dir, dirlen, &mb, err, errlen);
 
-	*seg = LOG_SEG_BYTES;
-	if (opt != NULL && strncmp(opt, ",segment-mb=", 12) == 0) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(opt + 12, &end, 10);
-		if (opt[12] < '0' || opt[12] > '9' || *end != '\0' || errno != 0 || v < 1 ||
-		    v > 65536) {
-			lwc_errf(err, errlen, "log store: segment-mb=%s: want 1..65536", opt + 12);
-			return LWC_ERR_ARG;
-		}
-		*seg = (uint64_t)v << 20;
-		n = (size_t)(opt - spec);
-	}
-	if (n == 0) {
-		lwc_errf(err, errlen, "log store needs a directory (log:DIR)");
-		return LWC_ERR_ARG;
-	}
-	if (n >= dirlen) {
-		lwc_errf(err, errlen, "log store directory name too long");
-		return LWC_ERR_ARG;
-	}
-	memcpy(dir, spec, n);
-	dir[n] = '\0';
-	return LWC_OK;
+	*seg = mb != 0 ? (uint64_t)mb << 20 : LOG_SEG_BYTES;
+	return ret;
 }
 
 int cs_log_dir(const char *spec, char *dir, size_t dirlen, char *err, size_t errlen)
