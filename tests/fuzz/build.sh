@@ -60,7 +60,7 @@ if newer "$GEN/lwc.pb-c.c" common/lwc.proto; then
 	protoc-c --proto_path=common --c_out="$GEN" common/lwc.proto
 fi
 
-HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h) $GEN/lwc.pb-c.h tests/fuzz/build.sh"
+HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h tests/testdir.h) $GEN/lwc.pb-c.h tests/fuzz/build.sh"
 # the library: all of common/ but the servers' accept loop (srvkit.c), the
 # generated messages and the store side of cloudstore/ (store.c names every
 # backend, so store_pg.c and the Redis Cluster backend come too: -lpq,

@@ -34,6 +34,7 @@
 #include "userkey.h"
 #include "../../proxy/state.h"
 #include "fuzz_pb.h"
+#include "../testdir.h"
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
@@ -50,28 +51,6 @@ static int dirty = 1;
 static uint8_t key_alice[32], key_bob[32];
 
 /* Remove dir (the state: ops.key, state/data.mdb, state/lock.mdb). */
-static void wipe(const char *d, int depth)
-{
-	DIR *dd = opendir(d);
-	struct dirent *e;
-	char p[600];
-
-	if (dd == NULL)
-		return;
-	while ((e = readdir(dd)) != NULL) {
-		struct stat sb;
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", d, e->d_name);
-		if (depth < 3 && lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-			wipe(p, depth + 1);
-		else
-			unlink(p);
-	}
-	closedir(dd);
-	rmdir(d);
-}
-
 static void state_open(void)
 {
 	char err[256] = "";
@@ -92,7 +71,7 @@ static void reset(void)
 
 	px_state_close(st);
 	st = NULL;
-	wipe(dir, 0);
+	testdir_rm(dir);
 	if (px_geom_init(&g, 16, 4, 2, 1, err, sizeof(err)) != LWC_OK ||
 	    px_state_create(dir, &g, "127.0.0.1:1", "/nonexistent/cs.key", &rcfg, err,
 			    sizeof(err)) != LWC_OK) {
@@ -110,24 +89,16 @@ static void cleanup(void)
 {
 	px_state_close(st);
 	st = NULL;
-	wipe(base, 0);
+	testdir_rm(base);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("LWC_FUZZ_TMP");
-
 	(void)argc;
 	(void)argv;
 	if (sodium_init() < 0)
 		abort();
-	if (tmp == NULL || tmp[0] == '\0')
-		tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(base, sizeof(base), "%s/lwc-fuzz-admin-XXXXXX", tmp);
-	if (mkdtemp(base) == NULL) {
-		perror("mkdtemp");
-		abort();
-	}
+	testdir_make(base, sizeof(base), "fuzz-admin");
 	snprintf(dir, sizeof(dir), "%s/px", base);
 	memset(key_alice, 0x11, sizeof(key_alice));
 	memset(key_bob, 0x22, sizeof(key_bob));

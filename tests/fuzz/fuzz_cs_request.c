@@ -36,6 +36,7 @@
 #include "lwc.pb-c.h"
 #include "../../cloudstore/proto.h"
 #include "../../cloudstore/store.h"
+#include "../testdir.h"
 
 #define MAX_FRAME   (64u * 1024u)
 #define PRE_BS      16u
@@ -62,32 +63,6 @@ static const uint64_t watch[] = { 0, 1, 2, 3, 4, 5, 100, UINT64_MAX - 1, UINT64_
 			abort();                                             \
 		}                                                            \
 	} while (0)
-
-/* Empty path (the store: its files, and its shards' directories). */
-static void wipe_dir(const char *path, int top)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	char p[512];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
-		if (unlink(p) != 0)
-			wipe_dir(p, 0);
-	}
-	closedir(d);
-	if (!top)
-		rmdir(path);
-}
-
-static void wipe(void)
-{
-	wipe_dir(dir, 1);
-}
 
 static void store_close(void)
 {
@@ -118,7 +93,7 @@ static void reset(enum state want)
 	char err[256] = "";
 
 	store_close();
-	wipe();
+	testdir_empty(dir);
 	if (cs_store_lmdb.open(&st, dir, 0, err, sizeof(err)) != LWC_OK ||
 	    cs_store_lmdb.session_open(st, &ss, err, sizeof(err)) != LWC_OK) {
 		fprintf(stderr, "fuzz_cs_request: cannot open the store in %s: %s\n", dir, err);
@@ -167,7 +142,7 @@ static int same(const struct snap *a, const struct snap *b)
 static void cleanup(void)
 {
 	store_close();
-	wipe();
+	testdir_empty(dir);
 	rmdir(dir);
 	if (devnull)
 		fclose(devnull);
@@ -175,19 +150,11 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *base = getenv("LWC_FUZZ_TMP");
-
 	(void)argc;
 	(void)argv;
 	if (sodium_init() < 0)
 		abort();
-	if (base == NULL || base[0] == '\0')
-		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(dir, sizeof(dir), "%s/lwc-fuzz-cs-XXXXXX", base);
-	if (mkdtemp(dir) == NULL) {
-		perror("mkdtemp");
-		abort();
-	}
+	testdir_make(dir, sizeof(dir), "fuzz-cs");
 	devnull = fopen("/dev/null", "w");
 	debug = getenv("LWC_FUZZ_DEBUG") != NULL;
 	atexit(cleanup);

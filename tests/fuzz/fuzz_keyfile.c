@@ -19,6 +19,7 @@
 #include <sodium.h>
 
 #include "keyfile.h"
+#include "../testdir.h"
 
 static char dir[256], path[300], path2[300];
 
@@ -40,19 +41,11 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *base = getenv("LWC_FUZZ_TMP");
-
 	(void)argc;
 	(void)argv;
 	if (sodium_init() < 0)
 		abort();
-	if (base == NULL || base[0] == '\0')
-		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(dir, sizeof(dir), "%s/lwc-fuzz-key-XXXXXX", base);
-	if (mkdtemp(dir) == NULL) {
-		perror("mkdtemp");
-		abort();
-	}
+	testdir_make(dir, sizeof(dir), "fuzz-key");
 	snprintf(path, sizeof(path), "%s/key", dir);
 	snprintf(path2, sizeof(path2), "%s/key2", dir);
 	atexit(cleanup);

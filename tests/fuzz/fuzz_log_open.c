@@ -29,6 +29,7 @@
 
 #include "cry.h"
 #include "../../cloudstore/store.h"
+#include "../testdir.h"
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
@@ -45,44 +46,19 @@
 
 static char dir[256], spec[300];
 
-static void wipe(void)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[600];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-}
-
 static void cleanup(void)
 {
-	wipe();
+	testdir_empty(dir);
 	rmdir(dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *base = getenv("LWC_FUZZ_TMP");
-
 	(void)argc;
 	(void)argv;
 	if (sodium_init() < 0)
 		abort();
-	if (base == NULL || base[0] == '\0')
-		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(dir, sizeof(dir), "%s/lwc-fuzz-log-XXXXXX", base);
-	if (mkdtemp(dir) == NULL) {
-		perror("mkdtemp");
-		abort();
-	}
+	testdir_make(dir, sizeof(dir), "fuzz-log");
 	snprintf(spec, sizeof(spec), "%s,segment-mb=1", dir);
 	atexit(cleanup);
 	return 0;
@@ -215,7 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	char err[256] = "";
 	int rc;
 
-	wipe();
+	testdir_empty(dir);
 	build(in, len);
 	rc = cs_store_log.open(&st, spec, 0, err, sizeof(err));
 	if (rc != LWC_OK) {

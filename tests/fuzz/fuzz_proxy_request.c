@@ -43,6 +43,7 @@
 #include "pbarena.h"
 #include "../../proxy/pred.h"
 #include "fuzz_pb.h"
+#include "../testdir.h"
 
 #define TNROWS    48u
 #define TNCOLS    PX_MAX_COLS
@@ -136,20 +137,13 @@ static void table_build(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *base = getenv("LWC_FUZZ_TMP");
 	int rc;
 
 	(void)argc;
 	(void)argv;
 	if (sodium_init() < 0)
 		abort();
-	if (base == NULL || base[0] == '\0')
-		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(dir, sizeof(dir), "%s/lwc-fuzz-px-XXXXXX", base);
-	if (mkdtemp(dir) == NULL) {
-		perror("mkdtemp");
-		abort();
-	}
+	testdir_make(dir, sizeof(dir), "fuzz-px");
 	atexit(cleanup);
 	if ((rc = mdb_env_create(&env)) != 0 || (rc = mdb_env_set_maxdbs(env, 80)) != 0 ||
 	    (rc = mdb_env_set_mapsize(env, 16u << 20)) != 0 ||

@@ -20,6 +20,7 @@
 #include <sodium.h>
 
 #include "userkey.h"
+#include "../testdir.h"
 
 static char dir[256], path[300];
 static struct userkey *uk, *before, *again;
@@ -44,19 +45,11 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *base = getenv("LWC_FUZZ_TMP");
-
 	(void)argc;
 	(void)argv;
 	if (sodium_init() < 0)
 		abort();
-	if (base == NULL || base[0] == '\0')
-		base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(dir, sizeof(dir), "%s/lwc-fuzz-userkey-XXXXXX", base);
-	if (mkdtemp(dir) == NULL) {
-		perror("mkdtemp");
-		abort();
-	}
+	testdir_make(dir, sizeof(dir), "fuzz-userkey");
 	snprintf(path, sizeof(path), "%s/key", dir);
 	if (userkey_new(&uk) != LWC_OK || userkey_new(&before) != LWC_OK ||
 	    userkey_new(&again) != LWC_OK)

@@ -34,6 +34,7 @@
 #include "../../proxy/engine.h"
 #include "../../proxy/index.h"
 #include "../../proxy/pred.h"
+#include "../testdir.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -65,24 +66,6 @@ static void *xmalloc(size_t n)
 
 	assert_non_null(p);
 	return p;
-}
-
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
 }
 
 static void set_of(struct locset *s, const uint64_t *v, size_t n)
@@ -810,7 +793,7 @@ static int db_teardown(void **state)
 	struct fx *f = *state;
 
 	mdb_env_close(f->env);
-	rm_dir(f->dir);
+	testdir_rm(f->dir);
 	free_table(&f->t1);
 	free_table(&f->t2);
 	free_table(&f->t3);

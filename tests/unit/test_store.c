@@ -28,6 +28,7 @@
 #include "lwc.pb-c.h"
 #include "../../cloudstore/proto.h"
 #include "../../cloudstore/store.h"
+#include "../testdir.h"
 
 #define BIG_FRAME (16u * 1024u * 1024u)
 #define BS 64u                          /* block size used by most tests */
@@ -40,26 +41,6 @@ static void *xmalloc(size_t n)
 
 	assert_non_null(p);
 	return p;
-}
-
-/* Remove dir and what is in it (a store: its files and shard-N/ directories). */
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (unlink(p) != 0)
-			rm_dir(p);
-	}
-	closedir(d);
-	rmdir(dir);
 }
 
 struct fx {
@@ -95,7 +76,7 @@ static int fx_teardown(void **state)
 		cs_store_lmdb.session_close(f->s);
 	if (f->st)
 		cs_store_lmdb.close(f->st);
-	rm_dir(f->dir);
+	testdir_rm(f->dir);
 	free(f);
 	return 0;
 }
@@ -1277,10 +1258,10 @@ static void test_shards_legacy_and_chosen(void **state)
 	snprintf(path, sizeof(path), "%s,shards=2", legacy);
 	assert_int_equal(cs_store_lmdb.open(&st2, path, 0, err, sizeof(err)), LWC_ERR_ARG);
 	assert_non_null(strstr(err, "has 1 shard, not 2"));
-	rm_dir(legacy);
+	testdir_rm(legacy);
 
 	/* a new store of three shards */
-	rm_dir(f->dir);
+	testdir_rm(f->dir);
 	snprintf(path, sizeof(path), "%s,shards=3", f->dir);
 	reopen(f, path);
 	write_ok(f, w, 6);
@@ -1317,7 +1298,7 @@ static void test_shards_legacy_and_chosen(void **state)
 	/* a new store whose block size is pinned at open is a new store all
 	 * the same: the default number of shards */
 	close_fx(f);
-	rm_dir(f->dir);
+	testdir_rm(f->dir);
 	{
 		char err2[256] = "";
 		assert_int_equal(cs_store_lmdb.open(&f->st, f->dir, BS, err2, sizeof(err2)), LWC_OK);

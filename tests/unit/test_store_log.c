@@ -24,6 +24,7 @@
 
 #include "cry.h"
 #include "../../cloudstore/store.h"
+#include "../testdir.h"
 
 #define BS 8192u
 #define SEG_MB 1
@@ -44,24 +45,6 @@ static void fill(uint8_t *b, uint64_t id, uint64_t v)
 		cry_put_be64(b + i, id * 1000003u + i);
 		cry_put_be64(b + i + 8, v ^ (i << 20));
 	}
-}
-
-static void rm_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
 }
 
 static void fx_close(struct fx *f)
@@ -104,7 +87,7 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 
 	fx_close(f);
-	rm_dir(f->dir);
+	testdir_rm(f->dir);
 	free(f);
 	return 0;
 }
