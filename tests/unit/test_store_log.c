@@ -369,6 +369,23 @@ static void test_stale_batch_after_resume(void **state)
 	read_ok(f, 100, 2);
 }
 
+/* Wait (up to 4 s) for the compaction thread: until the first segment is
+ * gone and at most `most` are left.  The segments' names into names, their
+ * number returned. */
+static int wait_compacted(struct fx *f, char names[][64], int max, int most)
+{
+	int n = 0;
+
+	for (int t = 0; t < 200; t++) {
+		n = segments(f, names, max);
+		if (n <= most && (n == 0 || strcmp(names[0], "seg-0000000000000001.log") != 0))
+			break;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return n;
+}
+
 /* Rewrite a working set until compaction has deleted segments; every
  * block reads back at its versions, before and after reopening, and the
  * store holds a bounded number of segments. */
@@ -392,13 +409,7 @@ static void test_compaction(void **state)
 	/* 30 rounds x 40 blocks x 8 KiB = 9.4 MiB written into 1 MiB segments;
 	 * live are 2 x 40 x 8 KiB.  Compaction runs on its own thread: wait
 	 * for it to catch up (a few seconds at most). */
-	for (int t = 0; t < 200; t++) {
-		nseg = segments(f, names, 64);
-		if (nseg <= 4)
-			break;
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
+	nseg = wait_compacted(f, names, 64, 4);
 	assert_true(nseg <= 4);
 	assert_true(strcmp(names[0], "seg-0000000000000001.log") > 0);  /* the first went */
 	totals(f, N, 2 * N);
@@ -439,13 +450,7 @@ static void test_copy_checked(void **state)
 		}
 		assert_int_equal(put(f, ids, vs, 16), LWC_OK);
 	}
-	for (int t = 0; t < 200; t++) {
-		n = segments(f, names, 64);
-		if (strcmp(names[0], "seg-0000000000000001.log") != 0)
-			break;
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
+	n = wait_compacted(f, names, 64, 64);
 	assert_string_not_equal(names[0], "seg-0000000000000001.log");
 	read_ok(f, 1, 1);
 	fx_close(f);
