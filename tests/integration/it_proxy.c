@@ -89,6 +89,7 @@ struct env {
 	uint8_t alice[32];            /* K_DBU of user alice */
 	const char *serve[16];        /* arguments of the last serve */
 	uint64_t nblocks;
+	struct px_locator *loc;       /* where(): kept open on the state */
 };
 
 static int setup(void **state)
@@ -112,6 +113,7 @@ static int teardown(void **state)
 			h_tail(e->px.log, 10);
 		}
 	}
+	px_locator_close(e->loc);
 	h_px_teardown(&e->px);
 	h_cs_teardown(&e->cs);
 	free(e);
@@ -154,6 +156,8 @@ static void deploy_mode(struct env *e, unsigned blocks, const char *const *serve
 
 	snprintf(nb, sizeof(nb), "%u", blocks);
 	e->nblocks = blocks;
+	px_locator_close(e->loc);          /* a new state */
+	e->loc = NULL;
 	h_px_init(&e->px, &e->cs, init);
 	px_start(e, serve);
 	assert_int_equal(h_px_user_add(&e->px, "alice", e->alice), 0);
@@ -1580,12 +1584,14 @@ static uint64_t where(struct env *e, struct pxc *c, const struct pxc_table *t, i
 	char err[256];
 	int rc;
 
-	if (px_locator_open(&l, e->px.state, err, sizeof(err)) != LWC_OK)
+	/* one locator for the state: each px_locate reads it in a new read
+	 * transaction and catches up with the proxy's journal */
+	if (e->loc == NULL && px_locator_open(&e->loc, e->px.state, err, sizeof(err)) != LWC_OK)
 		fail_msg("locator: %s", err);
+	l = e->loc;
 	pxc_handle(pxc_keys(c), t->name, h);
 	pxc_token(pxc_keys(c), t, 0, &v, tok);
 	rc = px_locate(l, h, 0, tok, &b);
-	px_locator_close(l);
 	if (rc != LWC_OK)
 		fail_msg("locate k = %lld: %s", (long long)key, lwc_errname(rc));
 	return b;
