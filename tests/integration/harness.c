@@ -68,24 +68,49 @@ static void die(const char *what)
 	abort();
 }
 
-/* A free loopback port, from scripts/free-port: the one picker of the
- * tests and scripts (run from the repository's top directory, as make
- * does; LWC_SCRIPTS overrides the scripts directory). */
+/* Can a socket bind 127.0.0.1:port with SO_REUSEADDR, as the servers do? */
+static int port_free(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd, one = 1, ok;
+
+	if (port <= 0 || port > 65535 || (fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return 0;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	ok = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+	     bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* A free loopback port P with P .. P+n-1 free, by scripts/free-port's rule
+ * (the picker of the shell scripts, here in the test process itself):
+ * the kernel's pick of an ephemeral port, its followers checked, 500 tries.
+ * Free now, not reserved: callers start their server at once. */
 int h_free_port(int n)
 {
-	const char *dir = getenv("LWC_SCRIPTS");
-	char cmd[600];
-	FILE *p;
-	int port = 0;
+	for (int tries = 0; tries < 500; tries++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+		socklen_t len = sizeof(sa);
+		int fd = socket(AF_INET, SOCK_STREAM, 0), p = 0, i;
 
-	snprintf(cmd, sizeof(cmd), "'%s/free-port' %d", dir && dir[0] ? dir : "scripts", n);
-	if ((p = popen(cmd, "r")) == NULL)
-		die("cannot run scripts/free-port");
-	if (fscanf(p, "%d", &port) != 1)
-		port = 0;
-	if (pclose(p) != 0 || port <= 0 || port > 65535)
-		die("scripts/free-port found no free port");
-	return port;
+		if (fd < 0)
+			die("socket");
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+			p = ntohs(sa.sin_port);
+		close(fd);
+		if (p == 0 || p + n - 1 > 65535)
+			continue;
+		for (i = 1; i < n && port_free(p + i); i++)
+			;
+		if (i == n)
+			return p;
+	}
+	die("no free loopback port found");
+	return 0;
 }
 
 int h_run(const char *const *argv, const char *out_file)

@@ -89,8 +89,8 @@ void h_tail(const char *path, int lines);
 /* Run a command line; returns its exit status (0..255) or -1. */
 int h_run(const char *const *argv, const char *out_file);
 
-/* P with the loopback ports P .. P+n-1 free now (scripts/free-port, the one
- * picker of the tests and scripts); aborts when there is none. */
+/* P with the loopback ports P .. P+n-1 free now (scripts/free-port's rule,
+ * without running it); aborts when there is none. */
 int h_free_port(int n);
 
 /* Path of a binary under test. */
