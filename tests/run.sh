@@ -150,8 +150,9 @@ for t in "$LWC_TESTS"/it_cloudstore "$LWC_TESTS"/it_proxy; do
 done
 sh tests/redis-cluster-tmp.sh stop "$rcdir/c" >/dev/null 2>&1 || true
 
-# Bounded runs of every fuzz target (libFuzzer, its own ASan/UBSan build).
-if [ -z "${LWC_SKIP_FUZZ:-}" ]; then
+# Bounded runs of every fuzz target (libFuzzer, its own ASan/UBSan build:
+# the same build and runs under `make asan`, so make test runs them, once).
+if [ -z "${LWC_SKIP_FUZZ:-}" ] && [ -z "${LWC_SAN:-}" ]; then
 	run "fuzz (bounded)" sh tests/fuzz/run.sh 20000
 fi
 
