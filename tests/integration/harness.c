@@ -113,6 +113,29 @@ int h_free_port(int n)
 	return 0;
 }
 
+static const char *test_tmp(void)
+{
+	const char *t = getenv("LWC_TEST_TMP");
+
+	return t && t[0] ? t : "/tmp";
+}
+
+void h_make_test_dir(char *dir, size_t len)
+{
+	if ((size_t)snprintf(dir, len, "%s/lwc-test-XXXXXX", test_tmp()) >= len ||
+	    mkdtemp(dir) == NULL)
+		die("mkdtemp (LWC_TEST_TMP)");
+}
+
+int h_is_test_dir(const char *dir)
+{
+	char want[300];
+	int n = snprintf(want, sizeof(want), "%s/lwc-test-", test_tmp());
+
+	return n > 0 && (size_t)n < sizeof(want) && strncmp(dir, want, (size_t)n) == 0 &&
+	       strstr(dir, "..") == NULL;
+}
+
 int h_run(const char *const *argv, const char *out_file)
 {
 	pid_t pid = fork();
@@ -164,9 +187,7 @@ void h_cs_setup(struct h_cs *cs)
 	const char *argv[4];
 
 	memset(cs, 0, sizeof(*cs));
-	snprintf(cs->dir, sizeof(cs->dir), "/tmp/lwc-test-XXXXXX");
-	if (mkdtemp(cs->dir) == NULL)
-		die("mkdtemp");
+	h_make_test_dir(cs->dir, sizeof(cs->dir));
 	snprintf(cs->key_file, sizeof(cs->key_file), "%s/cs.key", cs->dir);
 	snprintf(cs->trace, sizeof(cs->trace), "%s/cloudstore.trace", cs->dir);
 	snprintf(cs->log, sizeof(cs->log), "%s/cloudstore.log", cs->dir);
@@ -285,7 +306,7 @@ void h_cs_teardown(struct h_cs *cs)
 	}
 	if (cs->prefix[0] && getenv("LWC_TEST_KEEP") == NULL && h_redis_drop(cs->prefix) < 0)
 		fprintf(stderr, "harness: could not delete the keys of %s\n", cs->prefix);
-	if (getenv("LWC_TEST_KEEP") == NULL && strncmp(cs->dir, "/tmp/lwc-test-", 14) == 0) {
+	if (getenv("LWC_TEST_KEEP") == NULL && h_is_test_dir(cs->dir)) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cs->dir);
 		if (system(cmd) != 0)
 			fprintf(stderr, "harness: could not remove %s\n", cs->dir);

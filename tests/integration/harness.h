@@ -7,6 +7,7 @@
  *   LWC_TEST_PG       libpq conninfo of the private PostgreSQL cluster (pg only)
  *   LWC_TEST_REDIS    seed list HOST:PORT,... of the private Redis Cluster
  *                     (redis only; tests/redis-cluster-tmp.sh prints it)
+ *   LWC_TEST_TMP      where the servers' private directories go (default /tmp)
  */
 #ifndef LWC_TEST_HARNESS_H
 #define LWC_TEST_HARNESS_H
@@ -92,6 +93,11 @@ int h_run(const char *const *argv, const char *out_file);
 /* P with the loopback ports P .. P+n-1 free now (scripts/free-port's rule,
  * without running it); aborts when there is none. */
 int h_free_port(int n);
+
+/* The private directory of a deployment: "$LWC_TEST_TMP/lwc-test-XXXXXX"
+ * made (mode 0700) into dir; h_is_test_dir tells whether a path is one. */
+void h_make_test_dir(char *dir, size_t len);
+int h_is_test_dir(const char *dir);
 
 /* Path of a binary under test. */
 const char *h_bin(const char *name, char *buf, size_t len);

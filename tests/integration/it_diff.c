@@ -59,7 +59,8 @@
  * The reference: a fresh database (UTF8, C collation, so that text orders
  * bytewise as in LWC) in the cluster of LWC_TEST_PG when set (the
  * PostgreSQL pass of tests/run.sh), else in a private cluster started here
- * with tests/pg-tmp.sh (the LMDB pass) and stopped at the end.
+ * with tests/pg-tmp.sh (the LMDB pass; in LWC_TEST_TMP, default /tmp) and
+ * stopped at the end.
  *
  * Environment:
  *   LWC_DIFF_STMTS    random statements per seed (default 1700; 3 seeds)
@@ -1659,7 +1660,7 @@ static void emergency_cleanup(void)
 	for (int i = 0; i < 2; i++)
 		if (server_pids[i] > 0)
 			kill(server_pids[i], SIGKILL);
-	if (strncmp(server_dir, "/tmp/lwc-test-", 14) == 0) {
+	if (h_is_test_dir(server_dir)) {
 		char cmd[400];
 		usleep(100000);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", server_dir);
@@ -1716,7 +1717,10 @@ static int ref_start(struct ref *rf)
 				"LWC_PG_TMP)\n", script);
 			return -1;
 		}
-		snprintf(rf->tmpdir, sizeof(rf->tmpdir), "/tmp/lwc-diffpg-XXXXXX");
+		const char *tmp = getenv("LWC_TEST_TMP");
+
+		snprintf(rf->tmpdir, sizeof(rf->tmpdir), "%s/lwc-diffpg-XXXXXX",
+			 tmp && tmp[0] ? tmp : "/tmp");
 		if (mkdtemp(rf->tmpdir) == NULL || port < 0) {
 			fprintf(stderr, "it_diff: cannot prepare a private PostgreSQL\n");
 			rf->tmpdir[0] = '\0';
