@@ -43,7 +43,7 @@ diffenv="LWC_TEST_TMP=$fastdir"
 # memory and undefined-behaviour errors, in every code path make test runs,
 # not for figures: a pass that runs no code the passes before it did under
 # the sanitizers is left to make test (once the asan run took longer than
-# make test and CI's 90 minutes together allowed, 1 December 2026):
+# make test and CI's 90 minutes together allowed, 2 December 2026):
 # - the bounded audit: the storm audit runs the same attacks and checks on
 #   the same deployment, with many clients on top;
 # - on PostgreSQL, the suites that do not drive the store (it_client,
