@@ -37,7 +37,11 @@ done
 # /dev/shm when it is writable.  The audits' deployments likewise (below).
 fastdir=/tmp
 [ -w /dev/shm ] && fastdir=/dev/shm
-diffenv="LWC_TEST_TMP=$fastdir"
+# suite_env NAME: the environment particular to suite NAME (none, or it_diff's)
+suite_env() {
+	[ "$1" = it_diff ] && echo "LWC_TEST_TMP=$fastdir"
+	return 0
+}
 
 # Under `make asan` (LWC_SAN) the run looks for what the sanitizers find,
 # memory and undefined-behaviour errors, in every code path make test runs,
@@ -58,9 +62,8 @@ san_skip() {
 # Integration: LMDB (embedded default).
 for t in "$LWC_TESTS"/it_*; do
 	[ -x "$t" ] || continue
-	e=
-	[ "$(basename "$t")" = it_diff ] && e=$diffenv
-	run "integration $(basename "$t") [lmdb]" env $e LWC_TEST_BACKEND=lmdb "$t"
+	run "integration $(basename "$t") [lmdb]" env $(suite_env "$(basename "$t")") \
+		LWC_TEST_BACKEND=lmdb "$t"
 done
 
 # The same suites (crashes and concurrency included) with every index
@@ -71,9 +74,7 @@ done
 # reached by the suites' largest statements only).
 for t in it_client it_diff it_proxy it_range; do
 	[ -x "$LWC_TESTS/$t" ] || continue
-	e=
-	[ "$t" = it_diff ] && e=$diffenv
-	run "integration $t [lmdb, index run, journal folded]" env $e LWC_TEST_BACKEND=lmdb \
+	run "integration $t [lmdb, index run, journal folded]" env $(suite_env "$t") LWC_TEST_BACKEND=lmdb \
 		LWC_TEST_PROXY_ARGS="--index-run-min 1 --index-run-max 64 --journal-kb 1" \
 		"$LWC_TESTS/$t"
 done
@@ -154,9 +155,8 @@ for t in "$LWC_TESTS"/it_*; do
 		fi
 		;;
 	esac
-	e=
-	[ "$(basename "$t")" = it_diff ] && e=$diffenv
-	run "integration $(basename "$t") [postgres]" env $e LWC_TEST_BACKEND=pg "$t"
+	run "integration $(basename "$t") [postgres]" env $(suite_env "$(basename "$t")") \
+		LWC_TEST_BACKEND=pg "$t"
 done
 
 # Integration on the appending log store (log:DIR, small segments so that

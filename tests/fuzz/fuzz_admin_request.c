@@ -50,7 +50,6 @@ static struct px_state *st;
 static int dirty = 1;
 static uint8_t key_alice[32], key_bob[32];
 
-/* Remove dir (the state: ops.key, state/data.mdb, state/lock.mdb). */
 static void state_open(void)
 {
 	char err[256] = "";

@@ -142,8 +142,7 @@ static int same(const struct snap *a, const struct snap *b)
 static void cleanup(void)
 {
 	store_close();
-	testdir_empty(dir);
-	rmdir(dir);
+	testdir_rm(dir);
 	if (devnull)
 		fclose(devnull);
 }

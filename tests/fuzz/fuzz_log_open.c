@@ -48,8 +48,7 @@ static char dir[256], spec[300];
 
 static void cleanup(void)
 {
-	testdir_empty(dir);
-	rmdir(dir);
+	testdir_rm(dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

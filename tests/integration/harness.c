@@ -68,20 +68,25 @@ static void die(const char *what)
 	abort();
 }
 
-/* Can a socket bind 127.0.0.1:port with SO_REUSEADDR, as the servers do? */
-static int port_free(int port)
+/* Bind a socket to 127.0.0.1:port (0: the kernel's pick; reuse: with
+ * SO_REUSEADDR, as the servers do) and close it: the port bound, 0 when
+ * the bind failed. */
+static int loopback_bind(int port, int reuse)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	int fd, one = 1, ok;
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, bound = 0;
 
-	if (port <= 0 || port > 65535 || (fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
-		return 0;
+	if (fd < 0)
+		die("socket");
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sa.sin_port = htons((uint16_t)port);
-	ok = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
-	     bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if ((!reuse || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0) &&
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		bound = ntohs(sa.sin_port);
 	close(fd);
-	return ok;
+	return bound;
 }
 
 /* A free loopback port P with P .. P+n-1 free, by scripts/free-port's rule
@@ -91,21 +96,12 @@ static int port_free(int port)
 int h_free_port(int n)
 {
 	for (int tries = 0; tries < 500; tries++) {
-		struct sockaddr_in sa = { .sin_family = AF_INET };
-		socklen_t len = sizeof(sa);
-		int fd = socket(AF_INET, SOCK_STREAM, 0), p = 0, i;
+		int p = loopback_bind(0, 0), i = 1;
 
-		if (fd < 0)
-			die("socket");
-		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-		    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-			p = ntohs(sa.sin_port);
-		close(fd);
 		if (p == 0 || p + n - 1 > 65535)
 			continue;
-		for (i = 1; i < n && port_free(p + i); i++)
-			;
+		while (i < n && loopback_bind(p + i, 1) == p + i)
+			i++;
 		if (i == n)
 			return p;
 	}
@@ -113,7 +109,7 @@ int h_free_port(int n)
 	return 0;
 }
 
-static const char *test_tmp(void)
+const char *h_test_tmp(void)
 {
 	const char *t = getenv("LWC_TEST_TMP");
 
@@ -122,7 +118,7 @@ static const char *test_tmp(void)
 
 void h_make_test_dir(char *dir, size_t len)
 {
-	if ((size_t)snprintf(dir, len, "%s/lwc-test-XXXXXX", test_tmp()) >= len ||
+	if ((size_t)snprintf(dir, len, "%s/lwc-test-XXXXXX", h_test_tmp()) >= len ||
 	    mkdtemp(dir) == NULL)
 		die("mkdtemp (LWC_TEST_TMP)");
 }
@@ -130,7 +126,7 @@ void h_make_test_dir(char *dir, size_t len)
 int h_is_test_dir(const char *dir)
 {
 	char want[300];
-	int n = snprintf(want, sizeof(want), "%s/lwc-test-", test_tmp());
+	int n = snprintf(want, sizeof(want), "%s/lwc-test-", h_test_tmp());
 
 	return n > 0 && (size_t)n < sizeof(want) && strncmp(dir, want, (size_t)n) == 0 &&
 	       strstr(dir, "..") == NULL;

@@ -97,6 +97,8 @@ int h_free_port(int n);
 /* The private directory of a deployment: "$LWC_TEST_TMP/lwc-test-XXXXXX"
  * made (mode 0700) into dir; h_is_test_dir tells whether a path is one. */
 void h_make_test_dir(char *dir, size_t len);
+/* $LWC_TEST_TMP, else /tmp. */
+const char *h_test_tmp(void);
 int h_is_test_dir(const char *dir);
 
 /* Path of a binary under test. */

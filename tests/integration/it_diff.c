@@ -1717,10 +1717,7 @@ static int ref_start(struct ref *rf)
 				"LWC_PG_TMP)\n", script);
 			return -1;
 		}
-		const char *tmp = getenv("LWC_TEST_TMP");
-
-		snprintf(rf->tmpdir, sizeof(rf->tmpdir), "%s/lwc-diffpg-XXXXXX",
-			 tmp && tmp[0] ? tmp : "/tmp");
+		snprintf(rf->tmpdir, sizeof(rf->tmpdir), "%s/lwc-diffpg-XXXXXX", h_test_tmp());
 		if (mkdtemp(rf->tmpdir) == NULL || port < 0) {
 			fprintf(stderr, "it_diff: cannot prepare a private PostgreSQL\n");
 			rf->tmpdir[0] = '\0';
