@@ -15,6 +15,14 @@
 #include "rowmap.h"
 #include "state.h"
 
+/* The databases one read transaction of the locator opens: catalog, meta,
+ * pos, journal, a column's index and its table's run.  LMDB allocates and
+ * zeroes a read transaction's tables by the environment's maxdbs (the
+ * proxy's own is 66k, about 3 MB a begin); the handles a read transaction
+ * opens are closed when it is aborted, so every begin starts with the slots
+ * free again and a handful is enough. */
+#define LOC_MAX_DBS 16u
+
 struct px_locator {
 	MDB_env *env;
 	int has_pos;                     /* format 2: index values are row ids */
@@ -106,7 +114,7 @@ int px_locator_open(struct px_locator **out, const char *state_dir, char *err, s
 		return LWC_ERR_NOMEM;
 	snprintf(path, sizeof(path), "%s/state", state_dir);
 	if ((rc = mdb_env_create(&l->env)) != 0 ||
-	    (rc = mdb_env_set_maxdbs(l->env, 4u + 66u * 1024u)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(l->env, LOC_MAX_DBS)) != 0 ||
 	    (rc = mdb_env_set_mapsize(l->env, 64ull << 30)) != 0 ||
 	    (rc = mdb_env_open(l->env, path, MDB_RDONLY | MDB_NOTLS, 0600)) != 0) {
 		lwc_errf(err, errlen, "%s: %s", path, mdb_strerror(rc));
