@@ -200,13 +200,77 @@ void jr_abort(struct px_state *st)
 
 static int apply_record(struct px_state *st, MDB_txn *txn, const uint8_t *p, size_t n);
 
+/* The size of the entry that starts with kind; 0 for an unknown kind. */
+static size_t entry_size(uint8_t kind, size_t S, size_t words)
+{
+	switch (kind) {
+	case 'B': return 17 + CRY_TAG_BYTES + 8 * words;
+	case 'P': return 17;
+	case 'p':
+	case 's': return 9;
+	case 'S': return 13 + S;
+	default: return 0;
+	}
+}
+
+/*
+ * The largest journal value that LMDB keeps on a B-tree page.  A larger
+ * one goes to overflow pages, a run of free pages side by side, and to find
+ * such a run LMDB merges the free list's records one after the other into
+ * one sorted list (mdb_page_alloc, mdb_midl_xmerge) until the run turns up
+ * or the list ends: a cost in the free list's size at every commit that
+ * writes one.  After a 10M load the proxy's free list held 458,000 pages,
+ * and LMDB's merging took 83 % of the proxy's CPU in a 1,000-row SELECT
+ * (docs/benchmarks.md, "2 December 2026, later").  A leaf node moves to
+ * overflow pages above about half a page less its header and key; this
+ * keeps 64 bytes below that.
+ */
+static size_t value_max(struct px_state *st)
+{
+	MDB_stat ms;
+	size_t psize = mdb_env_stat(st->env, &ms) == 0 ? ms.ms_psize : 4096;
+
+	return psize / 2 - 64;
+}
+
+/* A record as values of whole entries, each at most value_max bytes (an
+ * entry larger than that alone), under the keys (transaction id, value's
+ * number), 16 bytes big-endian: after every key of an earlier transaction,
+ * the 8-byte keys of states journaled before the split included. */
+static int put_record(struct px_state *st, MDB_txn *txn, const uint8_t *p, size_t n)
+{
+	size_t max = value_max(st);
+	uint64_t id = (uint64_t)mdb_txn_id(txn), no = 0;
+	uint8_t key[16];
+	int rc = 0;
+
+	cry_put_be64(key, id);
+	while (n > 0 && rc == 0) {
+		size_t len = 0, sz;
+		MDB_val k = { sizeof(key), key }, d;
+
+		while (len < n) {
+			if ((sz = entry_size(p[len], st->g.S, st->g.words)) == 0 || sz > n - len)
+				return MDB_CORRUPTED;
+			if (len > 0 && len + sz > max)
+				break;
+			len += sz;
+		}
+		cry_put_be64(key + 8, no++);
+		d.mv_size = len;
+		d.mv_data = (void *)(uintptr_t)p;
+		rc = mdb_put(txn, st->journal_db, &k, &d, MDB_APPEND);
+		p += len;
+		n -= len;
+	}
+	return rc;
+}
+
 int jr_commit(struct px_state *st, MDB_txn *txn)
 {
 	struct px_journal *j = st->jr;
 	size_t len = j->len;
 	int direct = j->direct, rc = 0;
-	uint8_t key[8];
-	MDB_val k = { 8, key }, d = { len, j->buf };
 
 	/* room in the overlay first, so that nothing can fail after the commit */
 	if (j->broken || rowmap_reserve(&j->opos, j->spos.n) != 0 ||
@@ -214,11 +278,8 @@ int jr_commit(struct px_state *st, MDB_txn *txn)
 		rc = ENOMEM;
 	else if (len > 0 && direct)   /* folded in this transaction: in place */
 		rc = apply_record(st, txn, j->buf, len);
-	else if (len > 0) {
-		/* the transaction's id: increasing across runs of the proxy */
-		cry_put_be64(key, (uint64_t)mdb_txn_id(txn));
-		rc = mdb_put(txn, st->journal_db, &k, &d, MDB_APPEND);
-	}
+	else if (len > 0)      /* keyed by the transaction's id: increasing across runs */
+		rc = put_record(st, txn, j->buf, len);
 	if (rc != 0)
 		mdb_txn_abort(txn);
 	else
@@ -241,18 +302,10 @@ int jr_entries(const uint8_t *p, size_t n, size_t S, size_t words,
 	       int (*fn)(void *arg, int kind, const uint8_t *entry), void *arg)
 {
 	while (n > 0) {
-		size_t sz;
+		size_t sz = entry_size(p[0], S, words);
 		int rc;
 
-		switch (p[0]) {
-		case 'B': sz = 17 + CRY_TAG_BYTES + 8 * words; break;
-		case 'P': sz = 17; break;
-		case 'p':
-		case 's': sz = 9; break;
-		case 'S': sz = 13 + S; break;
-		default: return MDB_CORRUPTED;
-		}
-		if (n < sz)
+		if (sz == 0 || n < sz)
 			return MDB_CORRUPTED;
 		if ((rc = fn(arg, p[0], p)) != 0)
 			return rc;
@@ -407,7 +460,7 @@ int jr_fold(struct px_state *st, MDB_txn *txn)
 	if ((rc = mdb_cursor_open(txn, st->journal_db, &cur)) != 0)
 		return rc;
 	while ((rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) == 0) {
-		if (k.mv_size != 8)
+		if (k.mv_size != 8 && k.mv_size != 16)
 			rc = MDB_CORRUPTED;
 		else if (overlay)
 			rc = jr_entries(d.mv_data, d.mv_size, st->g.S, st->g.words,

@@ -8,9 +8,14 @@
  * place, each entry dirties its own 4 KB B-tree page, so a 1,000-row
  * relocating SELECT wrote about 1.8 MB of pages and waited for them in its
  * fdatasync.  Instead, the statement's commit appends ONE record to the
- * `journal` database (key: its transaction id, value: the changes, a few
- * dozen bytes each), in the same LMDB transaction as the rest of its
- * changes, so it is as atomic and as durable as before.  The changes are
+ * `journal` database (the changes, a few dozen bytes each), in the same
+ * LMDB transaction as the rest of its changes, so it is as atomic and as
+ * durable as before.  The record goes as values of whole entries that fit
+ * on a B-tree page (under half a page each: LMDB puts a larger value on
+ * overflow pages, whose allocation walks the free list), keyed by the
+ * transaction's id and the value's number (16 bytes; states written before
+ * the split have one value a record under the 8-byte id, which sorts
+ * before every later key).  The changes are
  * kept in memory (an overlay over pos and stash; the blocks already have
  * their in-memory mirror) and applied to the three databases together, in
  * key order, once the journal holds more than st->jr_fold_bytes ("folding"),

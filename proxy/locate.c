@@ -91,7 +91,7 @@ static int journal_catch_up(struct px_locator *l, MDB_txn *txn)
 		rc = mdb_cursor_get(cur, &k, &d, MDB_SET_RANGE);
 	}
 	for (; rc == 0; rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
-		if (k.mv_size != 8 ||
+		if ((k.mv_size != 8 && k.mv_size != 16) ||
 		    (rc = jr_entries(d.mv_data, d.mv_size, l->S, l->words, journal_pos,
 				     &l->jpos)) != 0)
 			break;

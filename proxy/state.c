@@ -20,7 +20,8 @@
 #define PX_MAP_SIZE   (64ull << 30)   /* sparse; the file grows as used */
 #define PX_MAX_DBS    (8u + 66u * 1024u)
 #define PX_MAX_READERS (1024u + 126u)
-#define PX_STATE_FORMAT 4       /* 3: the journal (journal.h); 4: index values are spans (pred.h) */
+#define PX_STATE_FORMAT 5       /* 3: the journal (journal.h); 4: index values are spans (pred.h);
+                                 * 5: journal records as page-sized values (journal.h) */
 
 static int lmdb_fail(int rc, const char *what, char *err, size_t errlen)
 {
