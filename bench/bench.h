@@ -173,6 +173,9 @@ struct pxstat {
 	uint64_t stash_full;           /* statements that found no room: no move */
 	uint64_t statements, cloud_reads, cloud_writes;
 	uint64_t blocks_moved;         /* blocks read plus blocks written       */
+	uint64_t blocks_read;          /* blocks read: a statement's gamma, counted
+					  before its answer (a SELECT's WRITE may
+					  still be in flight when it has one)    */
 	uint64_t blocks, slots_used;
 	uint64_t plan_waits;           /* plans retried after waiting           */
 	double commit_ms_avg;          /* mean commit, under the state lock     */

@@ -266,6 +266,7 @@ void pxstat_read(struct pxstat *s)
 	s->cloud_reads = pxstat_u64(text, "cloud_reads");
 	s->cloud_writes = pxstat_u64(text, "cloud_writes");
 	s->blocks_moved = pxstat_u64(text, "blocks_moved");
+	s->blocks_read = pxstat_u64(text, "blocks_read");
 	s->blocks = pxstat_u64(text, "blocks");
 	s->slots_used = pxstat_u64(text, "slots_used");
 	s->plan_waits = pxstat_u64(text, "plan_waits");

@@ -128,7 +128,7 @@ static unsigned probe(struct rl *x, uint64_t v)
 	sel_sql(sql, sizeof(sql), 0, "c100", v);
 	lwc_select(x->c, sql, 100);
 	step(x, &prev, &now);
-	return (unsigned)((now.blocks_moved - prev.blocks_moved) / 2);
+	return (unsigned)(now.blocks_read - prev.blocks_read);
 }
 
 /* The warm-up: point SELECTs on both tables, a 100-row SELECT of each
@@ -188,7 +188,7 @@ static void acc_rep(struct rl *x, struct line_acc *a, unsigned stmts)
 	struct pxstat prev, now;
 
 	step(x, &prev, &now);
-	a->gamma[a->n++] = (double)(now.blocks_moved - prev.blocks_moved) / 2 / stmts;
+	a->gamma[a->n++] = (double)(now.blocks_read - prev.blocks_read) / stmts;
 	a->stmts += stmts;
 }
 

@@ -61,8 +61,8 @@ double pg_select(PGconn *p, const char *sql, uint64_t expect)
 }
 
 /* The same, and the blocks it read (gamma) from the proxy's counters, read
- * before and after, outside the timed part: a statement reads and writes
- * the same blocks, so gamma is half the change of blocks_moved. */
+ * before and after, outside the timed part: the change of blocks_read (a
+ * SELECT is answered while its last WRITE may still be in flight). */
 static double lwc_select_gamma(lwc_conn *c, const char *sql, uint64_t expect, double *gamma)
 {
 	struct pxstat a, b;
@@ -71,7 +71,7 @@ static double lwc_select_gamma(lwc_conn *c, const char *sql, uint64_t expect, do
 	pxstat_read(&a);
 	t = lwc_select(c, sql, expect);
 	pxstat_read(&b);
-	*gamma = (double)(b.blocks_moved - a.blocks_moved) / 2;
+	*gamma = (double)(b.blocks_read - a.blocks_read);
 	return t;
 }
 
@@ -322,7 +322,7 @@ void run_concurrency(struct rng *rng)
 		 * the waits for blocks other statements hold, and the commits made
 		 * one at a time under the proxy's state lock */
 		if (c->lwc_counted > 0) {
-			c->lwc_gamma = (double)(after.blocks_moved - before.blocks_moved) / 2 /
+			c->lwc_gamma = (double)(after.blocks_read - before.blocks_read) /
 				       (double)c->lwc_counted;
 			c->lwc_cpu_ms = (cpu1 - cpu0) * 1e3 / (double)c->lwc_counted;
 			c->lwc_waits = (double)(after.plan_waits - before.plan_waits) /

@@ -350,7 +350,13 @@ size_t cs_wframe_body(struct cs_wframe *f, uint64_t seq, const uint8_t **body)
 
 int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err, size_t errlen)
 {
-	Lwc__CsResponse *resp = NULL;
+	int rc = cs_client_write_send(cl, f, err, errlen);
+
+	return rc == LWC_OK ? cs_client_write_wait(cl, err, errlen) : rc;
+}
+
+int cs_client_write_send(struct cs_client *cl, struct cs_wframe *f, char *err, size_t errlen)
+{
 	const uint8_t *plain;
 	uint8_t head[WIRE_HDR_BYTES + CHAN_PLAIN_OFF], tail[CHAN_CLEAR_TAIL];
 	size_t body = cs_wframe_body(f, cl->next_seq++, &plain);
@@ -374,11 +380,16 @@ int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err, 
 		iov[2].iov_len = sizeof(tail);
 		rc = wire_writev_all(cl->fd, iov, 3);
 	}
-	if (rc != LWC_OK) {
+	if (rc != LWC_OK)
 		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(rc));
-		return rc;
-	}
-	rc = await_resp(cl, LWC__CS_RESPONSE__RESULT_WRITE, &resp, err, errlen);
+	return rc;
+}
+
+int cs_client_write_wait(struct cs_client *cl, char *err, size_t errlen)
+{
+	Lwc__CsResponse *resp = NULL;
+	int rc = await_resp(cl, LWC__CS_RESPONSE__RESULT_WRITE, &resp, err, errlen);
+
 	cs_client_free_resp(resp);
 	return rc;
 }

@@ -53,6 +53,11 @@ struct cs_wframe *cs_wframe_new_run(size_t n, uint64_t first, uint64_t version, 
 				    uint8_t **data);
 int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err,
 			  size_t errlen) LWC_WUR;
+/* cs_client_write_frame in two: the request sent, then its acknowledgement
+ * awaited (nothing else may be sent or read on cl in between). */
+int cs_client_write_send(struct cs_client *cl, struct cs_wframe *f, char *err,
+			 size_t errlen) LWC_WUR;
+int cs_client_write_wait(struct cs_client *cl, char *err, size_t errlen) LWC_WUR;
 void cs_wframe_free(struct cs_wframe *f);
 /* The request's bytes with seq (what cs_client_write_frame seals and sends):
  * *body, of the length returned, valid until the next call or the free. */

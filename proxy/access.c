@@ -577,6 +577,9 @@ struct writebehind {
 	char err[512];
 	pthread_t th;
 	int running, pending;
+	int sent;                      /* sent by the worker on its own
+					  connection; the acknowledgement is
+					  read at the join */
 };
 
 static void *writebehind_main(void *p)
@@ -591,6 +594,8 @@ static void *writebehind_main(void *p)
 struct wbring {
 	struct writebehind slot[WB_DEPTH];
 	unsigned next;                 /* the slot the next WRITE goes to       */
+	int own;                       /* the next WRITE goes on the worker's own
+					  connection (it would go inline) */
 };
 
 /* Wait for the outstanding WRITE, if any; LWC_OK or the statement's error. */
@@ -602,6 +607,9 @@ static int writebehind_join(struct stmt *s, struct writebehind *b)
 		return LWC_OK;
 	if (b->running)
 		pthread_join(b->th, NULL);
+	if (b->sent && b->rc == LWC_OK)
+		b->rc = cloud_write_finish(&b->w, b->wf, b->n, b->err, sizeof(b->err));
+	b->sent = 0;
 	b->running = 0;
 	b->pending = 0;
 	cloud_release(&b->w);
@@ -887,10 +895,20 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		wbh->pending = 1;
 		wf = NULL;
 		marks = NULL;
-		if (pthread_create(&wbh->th, NULL, writebehind_main, wbh) != 0)
+		if (ring->own) {
+			/* a WRITE that goes inline, sent as it would be (by this
+			 * thread, on the READ's connection, at once); only its
+			 * acknowledgement waits for the join */
+			ring->own = 0;
+			wbh->w.cloud = w->cloud;
+			w->cloud = NULL;
+			wbh->sent = 1;
+			wbh->rc = cloud_write_send(&wbh->w, wbh->wf, wbh->err, sizeof(wbh->err));
+		} else if (pthread_create(&wbh->th, NULL, writebehind_main, wbh) != 0) {
 			writebehind_main(wbh);      /* no thread: write now */
-		else
+		} else {
 			wbh->running = 1;
+		}
 	} else {
 		if ((rc = cloud_write(w, wf, n, err, sizeof(err))) != LWC_OK) {
 			stmt_fail(s, rc, "cloud store WRITE failed: %s",
@@ -948,7 +966,11 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 	size_t nb, *order;
 	struct prefetch pre[2];
 	struct wbring ring;
-	int rc = LWC_OK, have_pre = 0, cur = 0, nxt = 0;
+	int rc = LWC_OK, wrc = LWC_OK, have_pre = 0, cur = 0, nxt = 0, accessed = 0;
+	/* a SELECT sends the rows it has after its access (the stash's, and
+	 * those it moved), and its answer, while its last WRITE is in flight
+	 * (stmt_answer) */
+	int overlap = s->kind == ST_SELECT;
 
 	memset(&ring, 0, sizeof(ring));
 
@@ -991,15 +1013,28 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		} else {
 			have_pre = 0;
 		}
-		rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL,
-				  nb > 1 && w->cfg->read_ahead ? &ring : NULL, io_err);
+		{
+			int behind = nb > 1 && w->cfg->read_ahead;
+
+			if (overlap && b + 1 == nb && !behind)
+				ring.own = 1;          /* the WRITE it makes inline, in flight */
+			rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL,
+					  behind || ring.own ? &ring : NULL, io_err);
+			ring.own = 0;
+		}
 		if (*io_err != LWC_OK)
 			break;
 	}
+	/* the rows and the answer of a SELECT, its last WRITE still in flight:
+	 * the cloud has seen the WRITE go out, as it would have */
+	if (overlap && rc == LWC_OK && !s->aborted && *io_err == LWC_OK && s->err == LWC_OK) {
+		accessed = 1;
+		rc = deliver_rows(w, s, io, io_err);
+		if (rc == LWC_OK && *io_err == LWC_OK)
+			*io_err = stmt_answer(s, io);
+	}
 	/* every WRITE behind is done before the statement commits */
 	{
-		int wrc = LWC_OK;
-
 		for (unsigned i = 0; i < WB_DEPTH; i++) {
 			int r = writebehind_join(s, &ring.slot[(ring.next + i) % WB_DEPTH]);
 
@@ -1020,7 +1055,12 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 			cs_client_free_resp(r);
 	}
 	free(order);
-	if (rc == LWC_OK && !s->aborted && *io_err == LWC_OK) {
+	if (overlap) {
+		/* every block went back: what failed in the delivery (the user's
+		 * connection) commits the moves, as below */
+		if (accessed && wrc == LWC_OK)
+			s->blocks_done = 1;
+	} else if (rc == LWC_OK && !s->aborted && *io_err == LWC_OK) {
 		s->blocks_done = 1;
 		rc = deliver_rows(w, s, io, io_err);
 	}

@@ -213,6 +213,7 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 	if (rc == LWC_OK) {
 		atomic_fetch_add(&w->st->reads, 1);
 		atomic_fetch_add(&w->st->blocks_moved, n);
+		atomic_fetch_add(&w->st->blocks_read, n);
 		if (n <= PX_RTT_SAMPLE_BLOCKS)
 			rtt_sample(w->st, px_now_us() - t0);
 	}
@@ -236,6 +237,45 @@ int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, s
 		cs_client_close(w->cloud);
 		w->cloud = NULL;
 		pool_flush();
+	}
+	if (rc == LWC_OK) {
+		atomic_fetch_add(&w->st->writes, 1);
+		atomic_fetch_add(&w->st->blocks_moved, n);
+	}
+	return rc;
+}
+
+int cloud_write_send(struct px_worker *w, struct cs_wframe *f, char *err, size_t errlen)
+{
+	int rc = LWC_OK;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = cloud_conn(w, attempt > 0, err, errlen)) != LWC_OK)
+			continue;
+		if (w->cfg->rtt_ms > 0)
+			sleep_ms(w->cfg->rtt_ms);
+		rc = cs_client_write_send(w->cloud, f, err, errlen);
+		if (rc == LWC_OK || !conn_broken(rc))
+			break;
+		cs_client_close(w->cloud);
+		w->cloud = NULL;
+		pool_flush();
+	}
+	return rc;
+}
+
+int cloud_write_finish(struct px_worker *w, struct cs_wframe *f, size_t n, char *err,
+		       size_t errlen)
+{
+	int rc = cs_client_write_wait(w->cloud, err, errlen);
+
+	if (rc != LWC_OK && conn_broken(rc)) {
+		/* the whole WRITE again, on a new connection (a WRITE may be
+		 * repeated: the same version replaces the newer copy) */
+		cs_client_close(w->cloud);
+		w->cloud = NULL;
+		pool_flush();
+		return cloud_write(w, f, n, err, errlen);
 	}
 	if (rc == LWC_OK) {
 		atomic_fetch_add(&w->st->writes, 1);

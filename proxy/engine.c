@@ -97,6 +97,27 @@ static int send_done(struct px_io *io, uint64_t seq, uint64_t count)
 	return io->send(io->ctx, &resp);
 }
 
+/*
+ * A SELECT is answered as soon as its last row is out, before its WRITE is
+ * acknowledged and before the proxy's commit: what it read was committed
+ * before it began, and what is left to make durable (the blocks written
+ * back, the rows it moved) is the proxy's bookkeeping, which a crash or a
+ * failed WRITE leaves as it was (the store keeps the version the proxy
+ * committed).  What the cloud sees is unchanged: the WRITE goes out, on the
+ * same connection, at the same point of the statement.  The connection's
+ * next request is read once the statement has committed, as before.
+ */
+int stmt_answer(struct stmt *s, struct px_io *io)
+{
+	int rc;
+
+	if (s->answered || s->kind != ST_SELECT)
+		return LWC_OK;
+	if ((rc = send_done(io, s->req->seq, s->count)) == LWC_OK)
+		s->answered = 1;
+	return rc;
+}
+
 static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *io)
 {
 	struct px_state *st = w->st;
@@ -222,6 +243,9 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		io_err = ioe;
 	}
 	cloud_release(w);
+	/* a SELECT whose rows are out does not wait for the commit (stmt_answer) */
+	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK)
+		io_err = stmt_answer(&s, io);
 
 	pthread_mutex_lock(&st->mu);
 	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK) {
@@ -258,7 +282,16 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		stmt_free(&s);
 		return io_err;
 	}
-	if (rc != LWC_OK || s.err != LWC_OK) {
+	if (s.answered) {
+		/* the user has the rows and the Done already */
+		if (rc != LWC_OK || s.err != LWC_OK)
+			plog_info(w->name, "a SELECT, answered already, failed afterwards: %s",
+				  s.msg[0] ? s.msg : lwc_strerror(s.err != LWC_OK ? s.err : rc));
+		else
+			plog_debug(w->name, "%s: k=%zu gamma=%zu count=%llu", kind_name[s.kind],
+				   s.nreal, s.gamma, (unsigned long long)s.count);
+		rc = LWC_OK;
+	} else if (rc != LWC_OK || s.err != LWC_OK) {
 		plog_debug(w->name, "%s failed: %s", kind_name[s.kind], s.msg);
 		rc = px_send_error(io, req->seq, s.err != LWC_OK ? s.err : rc, s.msg);
 	} else {

@@ -123,6 +123,9 @@ struct stmt {
 	uint64_t wait_block;           /* PLAN_WAIT for this block (UINT64_MAX:
 					  for anything) */
 	uint64_t count;
+	int answered;                  /* a SELECT's Done sent before its WRITE's
+					  acknowledgement and its commit: what
+					  fails later is logged, not sent */
 	int aborted;
 	int err;                       /* statement error (sent to the user) */
 	char msg[512];
@@ -175,6 +178,8 @@ size_t access_batch_size(size_t gamma, size_t max, uint32_t rtt_us);
 void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi);
 int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs, size_t n,
 		 size_t S);
+/* A SELECT's Done, once every row is out (engine.c). */
+int stmt_answer(struct stmt *s, struct px_io *io);
 int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io, uint8_t **recs,
 		  const uint64_t *rows, size_t n, uint64_t *bits_of_block[],
 		  const uint32_t *slots);
@@ -194,6 +199,13 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 /* The WRITE of a frame of n blocks (cs_wframe_new, the blocks sealed in
  * it).  It may be repeated: the same version again replaces the newer copy. */
 int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, size_t errlen);
+/* cloud_write in two: the request sent (on w's connection, retried on a new
+ * one if that is broken), then its acknowledgement awaited; a connection
+ * found broken then has the whole WRITE again on a new one.  Nothing else
+ * goes on w's connection in between. */
+int cloud_write_send(struct px_worker *w, struct cs_wframe *f, char *err, size_t errlen);
+int cloud_write_finish(struct px_worker *w, struct cs_wframe *f, size_t n, char *err,
+		       size_t errlen);
 /* Permute with the seed of (id, version) and seal: plain is destroyed.
  * scratch: px_scratch_words of the geometry (the thread's own). */
 int seal_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,

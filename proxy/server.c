@@ -854,6 +854,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("cloud_reads", "%llu", (unsigned long long)atomic_load(&st->reads));
 	ST_ADD("cloud_writes", "%llu", (unsigned long long)atomic_load(&st->writes));
 	ST_ADD("blocks_moved", "%llu", (unsigned long long)atomic_load(&st->blocks_moved));
+	ST_ADD("blocks_read", "%llu", (unsigned long long)atomic_load(&st->blocks_read));
 	ST_ADD("cloud_rtt_ms", "%.3f", atomic_load(&st->cloud_rtt_us) / 1000.0);
 	ST_ADD("blocks_locked", "%llu", (unsigned long long)inflight);
 	ST_ADD("padding", "%s, min %u", srv->cfg->pad_text, srv->cfg->engine.pad_min);

@@ -241,7 +241,7 @@ struct px_state {
 	struct px_user *users;
 
 	/* counters for status */
-	_Atomic uint64_t stmts, stmt_errors, reads, writes, blocks_moved;
+	_Atomic uint64_t stmts, stmt_errors, reads, writes, blocks_moved, blocks_read;
 	_Atomic uint64_t rows_relocated, rows_evicted, inserts_stashed, inserts_placed;
 	_Atomic uint64_t group_mates_moved;   /* of rows_relocated: a read row's group */
 	_Atomic uint64_t inserts_bulk;        /* of inserts_placed: into fresh blocks */

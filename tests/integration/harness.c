@@ -438,7 +438,7 @@ static size_t trace_ids(const char *line, uint64_t *ids, size_t n)
 	return n;
 }
 
-int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a)
+static int trace_read_since(const struct h_cs *cs, long mark, struct h_access *a)
 {
 	FILE *f = fopen(cs->trace, "r");
 	char *line = NULL;
@@ -467,6 +467,29 @@ int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a)
 	free(line);
 	fclose(f);
 	return 0;
+}
+
+long h_trace_mark_idle(struct h_px *px)
+{
+	for (int waited_ms = 0; waited_ms < 5000; waited_ms += 2) {
+		uint64_t locked = h_px_status_u64(px, "blocks_locked");
+
+		if (locked == 0 || locked == UINT64_MAX)
+			break;
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
+	return h_trace_mark(px->cs);
+}
+
+int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a)
+{
+	for (int waited_ms = 0;; waited_ms += 2) {
+		if (trace_read_since(cs, mark, a) != 0)
+			return -1;
+		if (a->nw >= a->nr || waited_ms >= 3000)
+			return 0;
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
 }
 
 static int batches_at(size_t gamma, size_t max, uint32_t rtt_us)

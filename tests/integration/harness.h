@@ -125,7 +125,14 @@ struct h_access {
 
 /* The trace's size now: a mark for h_trace_since. */
 long h_trace_mark(const struct h_cs *cs);
-/* The requests the trace holds after mark; 0, or -1 if it cannot be read. */
+/* The same once px's running statements have committed (no block locked,
+ * `lwc-proxy status`; up to 5 s): a SELECT is answered while its WRITE may
+ * still be on its way, which would land after a mark taken at once. */
+long h_trace_mark_idle(struct h_px *px);
+/* The requests the trace holds after mark; 0, or -1 if it cannot be read.
+ * A SELECT is answered while its last WRITE may still be on its way
+ * (proxy/engine.c, stmt_answer): while the trace holds fewer ids written
+ * than read, it is read again, for up to 3 s. */
 int h_trace_since(const struct h_cs *cs, long mark, struct h_access *a);
 /* Is pairs a number of READ/WRITE pairs the proxy may cut an access of
  * gamma blocks into with --batch-blocks max (proxy/access.c,

@@ -429,7 +429,7 @@ static void obs_free(struct stmt_obs *o)
 static void obs_begin(struct stmt_obs *o)
 {
 	cs_versions(o->cl, o->e->nblocks, o->before);
-	o->mark = h_trace_mark(&o->e->cs);
+	o->mark = h_trace_mark_idle(&o->e->px);
 }
 
 /* The statement since obs_begin made as many READs and WRITEs as an access
@@ -1584,6 +1584,16 @@ static uint64_t where(struct env *e, struct pxc *c, const struct pxc_table *t, i
 	char err[256];
 	int rc;
 
+	/* a SELECT is answered before it commits (proxy/engine.c, stmt_answer);
+	 * the connection's next request runs after that commit, so a round
+	 * trip on c first makes the state read below the one after every
+	 * statement c ran */
+	{
+		Lwc__ProxyResponse *r = NULL;
+
+		OK(c, pxc_list_tables(c, &r));
+		lwc__proxy_response__free_unpacked(r, NULL);
+	}
 	/* one locator for the state: each px_locate reads it in a new read
 	 * transaction and catches up with the proxy's journal */
 	if (e->loc == NULL && px_locator_open(&e->loc, e->px.state, err, sizeof(err)) != LWC_OK)
@@ -3774,6 +3784,57 @@ static void test_cloud_restart(void **state)
 	free(rows);
 }
 
+/* A SELECT is answered while its last WRITE is on its way (proxy/engine.c,
+ * stmt_answer).  With a 1 s round trip to the cloud (--rtt-ms, slept
+ * before each request is sent), the store killed as soon as the answer
+ * comes makes that WRITE fail: the user has every row and a Done, the
+ * failure is in the proxy's log and in statement_errors, not sent, and
+ * once the store is back the table reads as before.  Before this change
+ * the answer came after the WRITE and the commit, and nothing failed. */
+static void test_select_answered_early(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--rtt-ms", "1000", NULL };
+	static const char logged[] = "a SELECT, answered already, failed afterwards";
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_row rows[20];
+	struct pxc_result res;
+	struct pxc *c;
+	uint64_t errs;
+	int rc, n = 0;
+
+	deploy(e, 16, serve);
+	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+	c = conn(e);
+	pxc_set_timeout(c, 30000);
+	OK(c, pxc_create_table(c, &kv, 0));
+	for (int i = 0; i < 20; i++)
+		rows[i] = kv_row(&kv, i, "early");
+	do_insert(c, &kv, &m, rows, 20);
+	errs = h_px_status_u64(&e->px, "statement_errors");
+	assert_int_equal(h_count_lines(e->px.log, logged), 0);
+
+	rc = pxc_select(c, &kv, NULL, 0, &res);
+	h_cs_stop(&e->cs, SIGKILL);       /* within the WRITE's 1 s */
+	if (rc != LWC_OK)
+		fail_msg("SELECT: %s (%s)", lwc_errname(rc), pxc_errmsg(c));
+	if (res.n != 20 || res.done_count != 20)
+		fail_msg("SELECT answered with %zu rows, Done %" PRIu64 " (expected 20)", res.n,
+			 res.done_count);
+	pxc_result_free(&res);
+	for (int ms = 0; ms < 15000 && (n = h_count_lines(e->px.log, logged)) == 0; ms += 50)
+		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+	if (n != 1)
+		fail_msg("the WRITE's failure after the answer is not in the proxy's log");
+	assert_int_equal(h_px_status_u64(&e->px, "statement_errors"), errs + 1);
+
+	h_cs_start(&e->cs, NULL);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	model_free(&m);
+}
+
 /* ---- command lines ---------------------------------------------------------------------- */
 
 static void test_cli(void **state)
@@ -3932,7 +3993,7 @@ static void test_batches_on_raw(void **state)
 	do_insert(c, &kv, &m, rows, 600);
 
 	/* every row: gamma = 2 x 13 = 26 blocks in 7 batches of 3 or 4 */
-	mark = h_trace_mark(&e->cs);
+	mark = h_trace_mark_idle(&e->px);
 	check_table(c, &kv, &m);
 	assert_int_equal(h_trace_since(&e->cs, mark, &a), 0);
 	if (a.nread != 7 || a.nwrite != 7 || a.other != 0 || a.bad[0])
@@ -3945,7 +4006,7 @@ static void test_batches_on_raw(void **state)
 	check_table(c, &kv, &m);
 	/* the user aborts in the first batch: the READ ahead of the second is
 	 * waited for and dropped; nothing changes */
-	mark = h_trace_mark(&e->cs);
+	mark = h_trace_mark_idle(&e->px);
 	ERR(c, LWC_ERR_ABORTED, pxc_update(c, &kv, pxc_all(), abort_fn, NULL, NULL));
 	assert_int_equal(h_trace_since(&e->cs, mark, &a), 0);
 	if (a.bad[0])
@@ -4069,7 +4130,7 @@ static uint64_t px_status_u64(struct env *e, const char *key)
 static void bulk_ok(struct env *e, struct pxc *c, struct pxc_table *kv, struct model *m,
 		    struct pxc_row *rows, int k0, int n, unsigned per, uint64_t nb0)
 {
-	long mark = h_trace_mark(&e->cs);
+	long mark = h_trace_mark_idle(&e->px);
 	struct h_access a;
 	size_t want = ((size_t)n + per - 1) / per;
 
@@ -4840,6 +4901,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_revoke, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cloud_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select_answered_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_format3, setup, teardown),

@@ -92,7 +92,7 @@ static void exec_ok(struct env *e, const char *sql)
  * one WRITE of the same number of blocks). */
 static size_t gamma_of(struct env *e, const char *sql, long want)
 {
-	long mark = h_trace_mark(&e->cs), got;
+	long mark = h_trace_mark_idle(&e->px), got;
 	struct h_access s;
 	lwc_result *r = lwc_exec(e->c, sql);
 
