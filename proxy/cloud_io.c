@@ -220,24 +220,34 @@ int cloud_read(struct px_worker *w, const uint64_t *ids, const uint64_t *vers, s
 	return rc;
 }
 
-/* A WRITE may be repeated: the same version again replaces the newer copy. */
-int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, size_t errlen)
+/* The WRITE sent on w's connection, its acknowledgement awaited too when
+ * wait; a broken connection (or none to be had) has it again on a new one,
+ * not on another idle one.  A WRITE may be repeated: the same version
+ * again replaces the newer copy. */
+static int write_req(struct px_worker *w, struct cs_wframe *f, int wait, int fresh, char *err,
+		     size_t errlen)
 {
 	int rc = LWC_OK;
 
 	for (int attempt = 0; attempt < 2; attempt++) {
-		/* the retry on a new connection, not on another idle one */
-		if ((rc = cloud_conn(w, attempt > 0, err, errlen)) != LWC_OK)
+		if ((rc = cloud_conn(w, fresh || attempt > 0, err, errlen)) != LWC_OK)
 			continue;
 		if (w->cfg->rtt_ms > 0)
 			sleep_ms(w->cfg->rtt_ms);
-		rc = cs_client_write_frame(w->cloud, f, err, errlen);
+		rc = cs_client_write_send(w->cloud, f, err, errlen);
+		if (rc == LWC_OK && wait)
+			rc = cs_client_write_wait(w->cloud, err, errlen);
 		if (rc == LWC_OK || !conn_broken(rc))
 			break;
 		cs_client_close(w->cloud);
 		w->cloud = NULL;
 		pool_flush();
 	}
+	return rc;
+}
+
+static int write_counted(struct px_worker *w, size_t n, int rc)
+{
 	if (rc == LWC_OK) {
 		atomic_fetch_add(&w->st->writes, 1);
 		atomic_fetch_add(&w->st->blocks_moved, n);
@@ -245,23 +255,14 @@ int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, s
 	return rc;
 }
 
+int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, size_t errlen)
+{
+	return write_counted(w, n, write_req(w, f, 1, 0, err, errlen));
+}
+
 int cloud_write_send(struct px_worker *w, struct cs_wframe *f, char *err, size_t errlen)
 {
-	int rc = LWC_OK;
-
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if ((rc = cloud_conn(w, attempt > 0, err, errlen)) != LWC_OK)
-			continue;
-		if (w->cfg->rtt_ms > 0)
-			sleep_ms(w->cfg->rtt_ms);
-		rc = cs_client_write_send(w->cloud, f, err, errlen);
-		if (rc == LWC_OK || !conn_broken(rc))
-			break;
-		cs_client_close(w->cloud);
-		w->cloud = NULL;
-		pool_flush();
-	}
-	return rc;
+	return write_req(w, f, 0, 0, err, errlen);
 }
 
 int cloud_write_finish(struct px_worker *w, struct cs_wframe *f, size_t n, char *err,
@@ -270,18 +271,13 @@ int cloud_write_finish(struct px_worker *w, struct cs_wframe *f, size_t n, char 
 	int rc = cs_client_write_wait(w->cloud, err, errlen);
 
 	if (rc != LWC_OK && conn_broken(rc)) {
-		/* the whole WRITE again, on a new connection (a WRITE may be
-		 * repeated: the same version replaces the newer copy) */
+		/* the whole WRITE again, on a new connection */
 		cs_client_close(w->cloud);
 		w->cloud = NULL;
 		pool_flush();
-		return cloud_write(w, f, n, err, errlen);
+		rc = write_req(w, f, 1, 1, err, errlen);
 	}
-	if (rc == LWC_OK) {
-		atomic_fetch_add(&w->st->writes, 1);
-		atomic_fetch_add(&w->st->blocks_moved, n);
-	}
-	return rc;
+	return write_counted(w, n, rc);
 }
 
 /* Permute with the seed of (id, version) and seal: plain is destroyed. */
