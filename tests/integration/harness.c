@@ -469,8 +469,10 @@ static int trace_read_since(const struct h_cs *cs, long mark, struct h_access *a
 	return 0;
 }
 
-long h_trace_mark_idle(struct h_px *px)
+void h_px_idle(struct h_px *px)
 {
+	if (px->pid <= 0)
+		return;
 	for (int waited_ms = 0; waited_ms < 5000; waited_ms += 2) {
 		uint64_t locked = h_px_status_u64(px, "blocks_locked");
 
@@ -478,6 +480,11 @@ long h_trace_mark_idle(struct h_px *px)
 			break;
 		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
 	}
+}
+
+long h_trace_mark_idle(struct h_px *px)
+{
+	h_px_idle(px);
 	return h_trace_mark(px->cs);
 }
 

@@ -129,6 +129,9 @@ long h_trace_mark(const struct h_cs *cs);
  * `lwc-proxy status`; up to 5 s): a SELECT is answered while its WRITE may
  * still be on its way, which would land after a mark taken at once. */
 long h_trace_mark_idle(struct h_px *px);
+/* Wait (up to 5 s) until px's running statements have committed: no block
+ * locked (`lwc-proxy status`); at once when px is not running. */
+void h_px_idle(struct h_px *px);
 /* The requests the trace holds after mark; 0, or -1 if it cannot be read.
  * A SELECT is answered while its last WRITE may still be on its way
  * (proxy/engine.c, stmt_answer): while the trace holds fewer ids written

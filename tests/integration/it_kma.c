@@ -960,6 +960,10 @@ static void snap_take(struct env *e, struct snap *s)
 	size_t cap = 0;
 	char err[256] = "";
 
+	/* a SELECT answered may still be writing its blocks back and
+	 * committing them (proxy/engine.c, stmt_answer): the snapshot is of
+	 * the store after that */
+	h_px_idle(&e->px);
 	memset(s, 0, sizeof(*s));
 	{
 		uint64_t zero = 0;
@@ -1045,16 +1049,22 @@ static long trace_mark(struct env *e)
 {
 	struct stat sb;
 
+	h_px_idle(&e->px);                /* after the last statement's WRITE */
 	return stat(e->cs.trace, &sb) == 0 ? (long)sb.st_size : 0;
 }
 
 /* READ and WRITE lines of the trace since mark. */
 static int trace_rw_since(struct env *e, long mark, char *first, size_t len)
 {
-	FILE *f = fopen(e->cs.trace, "r");
+	FILE *f;
 	char *line = NULL;
 	size_t cap = 0;
 	int n = 0;
+
+	/* a SELECT's WRITE may land after its answer (proxy/engine.c,
+	 * stmt_answer): read once the proxy has committed it */
+	h_px_idle(&e->px);
+	f = fopen(e->cs.trace, "r");
 
 	if (first && len)
 		first[0] = '\0';

@@ -428,8 +428,9 @@ static void obs_free(struct stmt_obs *o)
 
 static void obs_begin(struct stmt_obs *o)
 {
+	h_px_idle(&o->e->px);             /* after the last statement's commit */
 	cs_versions(o->cl, o->e->nblocks, o->before);
-	o->mark = h_trace_mark_idle(&o->e->px);
+	o->mark = h_trace_mark(&o->e->cs);
 }
 
 /* The statement since obs_begin made as many READs and WRITEs as an access
@@ -570,6 +571,10 @@ static void raw_open(struct raw *r, struct env *e)
 	 * LMDB, PostgreSQL and Redis Cluster */
 	if (strcmp(h_backend(), "log") == 0)
 		skip();
+	/* a SELECT answered may still be writing its blocks back and
+	 * committing them (proxy/engine.c, stmt_answer): what is read or
+	 * changed below is the store after that */
+	h_px_idle(&e->px);
 	memset(r, 0, sizeof(*r));
 	r->e = e;
 	r->pg = e->cs.db[0] != '\0';
