@@ -22,6 +22,7 @@
 
 #include "../../cloudstore/rc_parse.h"
 #include "../../proxy/engine_int.h"
+#include "admin_client.h"
 #include "harness.h"
 #include "keyfile.h"
 #include "userkey.h"
@@ -700,19 +701,29 @@ int h_px_cli(struct h_px *px, const char *out_file, ...)
 
 uint64_t h_px_status_u64(struct h_px *px, const char *key)
 {
-	char out[400], line[512];
-	size_t kl = strlen(key);
+	/* the status request `lwc-proxy status` makes, straight on the admin
+	 * socket: no process a call, for the loops that poll it (h_px_idle) */
+	Lwc__AdminRequest req = LWC__ADMIN_REQUEST__INIT;
+	Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
+	Lwc__AdminResponse *resp = NULL;
 	uint64_t v = UINT64_MAX;
-	FILE *f;
+	char err[700];
 
-	snprintf(out, sizeof(out), "%s/status.out", px->dir);
-	if (h_px_cli(px, out, "status", "--state", px->state, (const char *)NULL) != 0 ||
-	    (f = fopen(out, "r")) == NULL)
+	req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
+	req.status = &sreq;
+	if (admin_call(px->sock, &req, &resp, err, sizeof(err)) != LWC_OK)
 		return UINT64_MAX;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, kl) == 0 && (line[kl] == ' ' || line[kl] == '\t'))
-			v = strtoull(line + kl, NULL, 10);
-	fclose(f);
+	for (size_t i = 0; i < resp->n_status; i++)
+		if (strcmp(resp->status[i]->key, key) == 0) {
+			char *end;
+			unsigned long long u;
+
+			errno = 0;
+			u = strtoull(resp->status[i]->value, &end, 10);
+			if (errno == 0 && end != resp->status[i]->value)
+				v = (uint64_t)u;
+		}
+	lwc__admin_response__free_unpacked(resp, NULL);
 	return v;
 }
 

@@ -73,8 +73,9 @@ void h_px_teardown(struct h_px *px);
 /* Run `lwc-proxy ARGS...` (NULL-terminated), output to out_file (may be
  * NULL: the proxy log); returns the exit status. */
 int h_px_cli(struct h_px *px, const char *out_file, ...) __attribute__((sentinel));
-/* A counter of `lwc-proxy status` (lines of "key<spaces>value"); UINT64_MAX
- * when the status cannot be read or has no such key. */
+/* A counter of the proxy's status (what `lwc-proxy status` prints), asked
+ * on its admin socket; UINT64_MAX when the status cannot be read or has no
+ * such key. */
 uint64_t h_px_status_u64(struct h_px *px, const char *key);
 /* A user: a random K_DBU (into kdbu), a user key file with this
  * deployment's K_U, `lwc-proxy user add --state DIR --name NAME --key-file F`.
@@ -126,11 +127,11 @@ struct h_access {
 /* The trace's size now: a mark for h_trace_since. */
 long h_trace_mark(const struct h_cs *cs);
 /* The same once px's running statements have committed (no block locked,
- * `lwc-proxy status`; up to 5 s): a SELECT is answered while its WRITE may
+ * the proxy's status; up to 5 s): a SELECT is answered while its WRITE may
  * still be on its way, which would land after a mark taken at once. */
 long h_trace_mark_idle(struct h_px *px);
 /* Wait (up to 5 s) until px's running statements have committed: no block
- * locked (`lwc-proxy status`); at once when px is not running. */
+ * locked (the proxy's status); at once when px is not running. */
 void h_px_idle(struct h_px *px);
 /* The requests the trace holds after mark; 0, or -1 if it cannot be read.
  * A SELECT is answered while its last WRITE may still be on its way
