@@ -594,8 +594,6 @@ static void *writebehind_main(void *p)
 struct wbring {
 	struct writebehind slot[WB_DEPTH];
 	unsigned next;                 /* the slot the next WRITE goes to       */
-	int own;                       /* the next WRITE goes on the worker's own
-					  connection (it would go inline) */
 };
 
 /* Wait for the outstanding WRITE, if any; LWC_OK or the statement's error. */
@@ -629,9 +627,13 @@ static int writebehind_join(struct stmt *s, struct writebehind *b)
 	return rc;
 }
 
+/* One batch: READ (or take pre's), open, move, seal, WRITE.  With ring the
+ * WRITE goes behind, in a slot of ring; with send_own too it is the one
+ * that would go inline, sent at once by this thread on the READ's
+ * connection, and only its acknowledgement waits for the slot's join. */
 static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			const size_t *idx, size_t n, struct prefetch *pre,
-			struct wbring *ring, int *io_err)
+			struct wbring *ring, int send_own, int *io_err)
 {
 	struct px_state *st = w->st;
 	const struct px_geom *g = &st->g;
@@ -895,11 +897,10 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		wbh->pending = 1;
 		wf = NULL;
 		marks = NULL;
-		if (ring->own) {
+		if (send_own) {
 			/* a WRITE that goes inline, sent as it would be (by this
 			 * thread, on the READ's connection, at once); only its
 			 * acknowledgement waits for the join */
-			ring->own = 0;
 			wbh->w.cloud = w->cloud;
 			w->cloud = NULL;
 			wbh->sent = 1;
@@ -1015,12 +1016,11 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		}
 		{
 			int behind = nb > 1 && w->cfg->read_ahead;
+			/* the WRITE it makes inline, left in flight */
+			int own = overlap && b + 1 == nb && !behind;
 
-			if (overlap && b + 1 == nb && !behind)
-				ring.own = 1;          /* the WRITE it makes inline, in flight */
 			rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL,
-					  behind || ring.own ? &ring : NULL, io_err);
-			ring.own = 0;
+					  behind || own ? &ring : NULL, own, io_err);
 		}
 		if (*io_err != LWC_OK)
 			break;
