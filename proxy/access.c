@@ -968,10 +968,10 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 	struct prefetch pre[2];
 	struct wbring ring;
 	int rc = LWC_OK, wrc = LWC_OK, have_pre = 0, cur = 0, nxt = 0, accessed = 0;
-	/* a SELECT sends the rows it has after its access (the stash's, and
-	 * those it moved), and its answer, while its last WRITE is in flight
-	 * (stmt_answer) */
-	int overlap = s->kind == ST_SELECT;
+	/* with serve --answer-early on, a SELECT sends the rows it has after
+	 * its access (the stash's, and those it moved), and its answer, while
+	 * its last WRITE is in flight (stmt_answer) */
+	int overlap = s->kind == ST_SELECT && w->cfg->answer_early;
 
 	memset(&ring, 0, sizeof(ring));
 
@@ -1031,7 +1031,7 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		accessed = 1;
 		rc = deliver_rows(w, s, io, io_err);
 		if (rc == LWC_OK && *io_err == LWC_OK)
-			*io_err = stmt_answer(s, io);
+			*io_err = stmt_answer(w, s, io);
 	}
 	/* every WRITE behind is done before the statement commits */
 	{

@@ -106,12 +106,15 @@ static int send_done(struct px_io *io, uint64_t seq, uint64_t count)
  * committed).  What the cloud sees is unchanged: the WRITE goes out, on the
  * same connection, at the same point of the statement.  The connection's
  * next request is read once the statement has committed, as before.
+ * Only with serve --answer-early on: it sets SELECTs apart in the times the
+ * cloud sees (threat-model.md, "Timing"), so the default answers after the
+ * commit, as every other statement.
  */
-int stmt_answer(struct stmt *s, struct px_io *io)
+int stmt_answer(const struct px_worker *w, struct stmt *s, struct px_io *io)
 {
 	int rc;
 
-	if (s->answered || s->kind != ST_SELECT)
+	if (s->answered || s->kind != ST_SELECT || !w->cfg->answer_early)
 		return LWC_OK;
 	if ((rc = send_done(io, s->req->seq, s->count)) == LWC_OK)
 		s->answered = 1;
@@ -245,7 +248,7 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	cloud_release(w);
 	/* a SELECT whose rows are out does not wait for the commit (stmt_answer) */
 	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK)
-		io_err = stmt_answer(&s, io);
+		io_err = stmt_answer(w, &s, io);
 
 	pthread_mutex_lock(&st->mu);
 	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK) {

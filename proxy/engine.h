@@ -38,6 +38,10 @@ struct px_engine_cfg {
 	int cloud_timeout_ms;
 	int read_ahead;             /* READ the next batch during this one  */
 	int pad_age;                /* padding as old as the real blocks    */
+	int answer_early;           /* a SELECT answers before its WRITE is
+				       acknowledged and before the commit
+				       (serve --answer-early; off: see
+				       threat-model.md, "Timing")          */
 	const uint8_t *cs_key;      /* K_CS                                 */
 	const char *cs_addr;
 };

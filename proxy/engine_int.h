@@ -179,7 +179,7 @@ void block_range(const struct locset *l, uint64_t b, size_t *lo, size_t *hi);
 int send_records(struct px_io *io, uint64_t seq, int candidates, uint8_t **recs, size_t n,
 		 size_t S);
 /* A SELECT's Done, once every row is out (engine.c). */
-int stmt_answer(struct stmt *s, struct px_io *io);
+int stmt_answer(const struct px_worker *w, struct stmt *s, struct px_io *io);
 int get_decisions(struct px_worker *w, struct stmt *s, struct px_io *io, uint8_t **recs,
 		  const uint64_t *rows, size_t n, uint64_t *bits_of_block[],
 		  const uint32_t *slots);

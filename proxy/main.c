@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
 		"                      [--evict-group N] [--evict-room N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
-		"                      [--pad-age match|uniform]\n"
+		"                      [--pad-age match|uniform] [--answer-early on|off]\n"
 		"                      [--index-run-min N] [--index-run-max N] [--journal-kb 16384]\n"
 		"                      [--max-connections N] [--handshake-timeout S]\n"
 		"                      [--accept-stale-state]\n"
@@ -334,6 +334,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "block-threads", required_argument, NULL, 'T' },
 		{ "read-ahead", required_argument, NULL, 'A' },
 		{ "pad-age", required_argument, NULL, 'G' },
+		{ "answer-early", required_argument, NULL, 'Y' },
 		{ "index-run-min", required_argument, NULL, 'I' },
 		{ "index-run-max", required_argument, NULL, 'J' },
 		{ "journal-kb", required_argument, NULL, 'j' },
@@ -392,6 +393,11 @@ static int cmd_serve(int argc, char **argv)
 		case 'G':
 			if (parse_pair(optarg, "serve", "--pad-age", "match", "uniform",
 				       &cfg.engine.pad_age))
+				return 1;
+			break;
+		case 'Y':
+			if (parse_pair(optarg, "serve", "--answer-early", "on", "off",
+				       &cfg.engine.answer_early))
 				return 1;
 			break;
 		case 'I': if (parse_u32(optarg, "--index-run-min", 0, UINT32_MAX, &run_min)) return 1; break;

@@ -862,6 +862,7 @@ static void admin_status(struct conn *c)
 	       srv->cfg->engine.pad_age ? "match" : "uniform", (unsigned long long)by_age,
 	       (unsigned long long)uniform);
 	ST_ADD("relocation", "%s", st->relocate ? "on" : "off");
+	ST_ADD("answer_early", "%s", srv->cfg->engine.answer_early ? "on" : "off");
 	ST_ADD("stash_rows", "%llu", (unsigned long long)nstash);
 	ST_ADD("stash_max", "%u", st->stash_max);
 	ST_ADD("journal_bytes", "%llu", (unsigned long long)jbytes);
