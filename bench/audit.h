@@ -50,6 +50,8 @@ struct au_obs {
 	uint64_t bytes_in;     /* request bytes of its READ and WRITE lines       */
 	uint64_t bytes_out;    /* answer bytes of its READ and WRITE lines        */
 	double gap;            /* seconds from the first READ to the next WRITE   */
+	double t_first;        /* the trace's time (s) of its first READ line ...  */
+	double t_last;         /* ... and of its last READ or WRITE line          */
 };
 
 void au_obs_free(struct au_obs *o);
@@ -119,6 +121,7 @@ enum au_phase {
 	AU_P_SIZE,             /* attack 5: k rows matched                       */
 	AU_P_RANGE,            /* attacks 7 and 8: ranges read again among others */
 	AU_P_COREAD,           /* attack 9: single rows of the ranges, later      */
+	AU_P_PACE,             /* attack 4, timing: the four types back to back   */
 	AU_P_STORM,            /* --storm: one WRITE line of the concurrent clients,
 				  unlabelled (its rset: the blocks written); only
 				  the order of writes (attacks 6 and 8) uses it  */
@@ -220,6 +223,25 @@ struct au_type {
 
 int au_attack_type(const struct au_stmt *s, size_t n, uint32_t window, uint32_t splits,
 		   struct au_rng *rng, struct au_type *res) LWC_WUR;
+
+/* 4, timing: the statements of phase AU_P_PACE ran back to back, as a script
+ * sends them (no wait for the proxy's commit, no ground truth read between
+ * them), so the intervals between them are the proxy's and the client's.
+ * The same nearest-centroid classifier on two features of a statement: the
+ * interval from the last access line of the statement before to its first
+ * READ (prev), and from its last access line to the next one's first READ
+ * (next); each alone and both together. */
+struct au_interval {
+	uint32_t splits;
+	uint64_t tested, correct;           /* both features                    */
+	uint64_t tested_prev, correct_prev; /* prev alone                       */
+	uint64_t tested_next, correct_next; /* next alone                       */
+	uint32_t per_kind[4];
+	double median_prev_ms[4], median_next_ms[4];
+};
+
+int au_attack_interval(const struct au_stmt *s, size_t n, uint32_t splits, struct au_rng *rng,
+		       struct au_interval *res) LWC_WUR;
 
 /* 5. Recency: every statement writes back what it READ, so the cloud knows
  * when each block was last written.  A record moved by relocation sits in
@@ -339,6 +361,7 @@ struct au_results {
 	struct au_link link;
 	struct au_freq freq;
 	struct au_type type;
+	struct au_interval interval;         /* 4, timing                       */
 	struct au_recency recency;
 	struct au_recency recency_quiet;     /* 6, the storm's writes left out  */
 	int stormed;                         /* --storm ran: recency_quiet checked */
@@ -365,7 +388,7 @@ struct au_check {
 
 /* intersection at each r, linkage, frequency, type, recurrence, recency,
  * the ground truth's consistency */
-#define AU_MAX_CHECKS (AU_NISECT + 10)
+#define AU_MAX_CHECKS (AU_NISECT + 12)
 
 int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
 	       struct au_results *R) LWC_WUR;

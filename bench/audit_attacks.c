@@ -20,7 +20,7 @@ const char *const au_kind_names[AU_NKINDS] = {
 const char *const au_phase_names[AU_NPHASES] = {
 	[AU_P_REPEAT] = "repeat", [AU_P_ZIPF] = "zipf", [AU_P_WARM] = "warm-up",
 	[AU_P_TYPES] = "types", [AU_P_SIZE] = "size", [AU_P_RANGE] = "ranges",
-	[AU_P_COREAD] = "co-read", [AU_P_STORM] = "storm",
+	[AU_P_COREAD] = "co-read", [AU_P_PACE] = "pace", [AU_P_STORM] = "storm",
 };
 
 const char *const au_feat_names[AU_NFEAT] = {
@@ -554,6 +554,79 @@ int au_attack_shared_writer(const struct au_stmt *s, size_t n, int later,
 
 /* ---- 4. statement type ------------------------------------------------------------- */
 
+/* Nearest centroid on the standardised feature columns in use (bit j:
+ * column j), trained on a random half and tested on the other, splits
+ * times; confusion may be NULL. */
+static int centroid(const double (*f)[AU_NFEAT], const int *label, size_t nt, unsigned use,
+		    uint32_t splits, struct au_rng *rng, uint64_t *tested, uint64_t *correct,
+		    uint64_t (*confusion)[4])
+{
+	size_t *typed = malloc((nt ? nt : 1) * sizeof(*typed));
+
+	if (typed == NULL)
+		return LWC_ERR_NOMEM;
+	for (size_t q = 0; q < nt; q++)
+		typed[q] = q;
+	for (uint32_t sp = 0; nt >= 2 && sp < splits; sp++) {
+		size_t half = nt / 2;
+		double mu[AU_NFEAT] = { 0 }, sd[AU_NFEAT] = { 0 };
+		double cen[4][AU_NFEAT] = { { 0 } };
+		size_t cnt[4] = { 0 };
+
+		au_rng_shuffle(rng, typed, nt, sizeof(*typed));
+		for (size_t q = 0; q < half; q++)
+			for (int j = 0; j < AU_NFEAT; j++)
+				mu[j] += f[typed[q]][j] / (double)half;
+		for (size_t q = 0; q < half; q++)
+			for (int j = 0; j < AU_NFEAT; j++) {
+				double d = f[typed[q]][j] - mu[j];
+				sd[j] += d * d / (double)half;
+			}
+		for (int j = 0; j < AU_NFEAT; j++)
+			sd[j] = sqrt(sd[j]);
+		for (size_t q = 0; q < half; q++) {
+			int c = label[typed[q]];
+
+			cnt[c]++;
+			for (int j = 0; j < AU_NFEAT; j++)
+				if (sd[j] > 1e-12)
+					cen[c][j] += (f[typed[q]][j] - mu[j]) / sd[j];
+		}
+		for (int c = 0; c < 4; c++)
+			for (int j = 0; cnt[c] && j < AU_NFEAT; j++)
+				cen[c][j] /= (double)cnt[c];
+		for (size_t q = half; q < nt; q++) {
+			int best = -1;
+			double bd = 0;
+
+			for (int c = 0; c < 4; c++) {
+				double d = 0;
+
+				if (cnt[c] == 0)
+					continue;
+				for (int j = 0; j < AU_NFEAT; j++)
+					if (sd[j] > 1e-12 && (use >> j & 1u)) {
+						double z = (f[typed[q]][j] - mu[j]) / sd[j] - cen[c][j];
+						d += z * z;
+					}
+				if (best < 0 || d < bd) {
+					best = c;
+					bd = d;
+				}
+			}
+			if (best < 0)
+				continue;
+			(*tested)++;
+			*correct += best == label[typed[q]];
+			if (confusion)
+				confusion[label[typed[q]]][best]++;
+		}
+	}
+	free(typed);
+	return LWC_OK;
+}
+
+
 int au_attack_type(const struct au_stmt *s, size_t n, uint32_t window, uint32_t splits,
 		   struct au_rng *rng, struct au_type *res)
 {
@@ -599,66 +672,66 @@ int au_attack_type(const struct au_stmt *s, size_t n, uint32_t window, uint32_t 
 	for (int c = 0; c < 4; c++)
 		for (int j = 0; res->per_kind[c] && j < AU_NFEAT; j++)
 			res->mean[c][j] /= res->per_kind[c];
-	/* nearest centroid on standardised features, over random halves */
-	for (uint32_t sp = 0; nt >= 2 && sp < splits; sp++) {
-		size_t half = nt / 2;
-		double mu[AU_NFEAT] = { 0 }, sd[AU_NFEAT] = { 0 };
-		double cen[4][AU_NFEAT] = { { 0 } };
-		size_t cnt[4] = { 0 };
-
-		au_rng_shuffle(rng, typed, nt, sizeof(*typed));
-		for (size_t q = 0; q < half; q++)
-			for (int j = 0; j < AU_NFEAT; j++)
-				mu[j] += f[typed[q]][j] / (double)half;
-		for (size_t q = 0; q < half; q++)
-			for (int j = 0; j < AU_NFEAT; j++) {
-				double d = f[typed[q]][j] - mu[j];
-				sd[j] += d * d / (double)half;
-			}
-		for (int j = 0; j < AU_NFEAT; j++)
-			sd[j] = sqrt(sd[j]);
-		for (size_t q = 0; q < half; q++) {
-			int c = label[typed[q]];
-
-			cnt[c]++;
-			for (int j = 0; j < AU_NFEAT; j++)
-				if (sd[j] > 1e-12)
-					cen[c][j] += (f[typed[q]][j] - mu[j]) / sd[j];
-		}
-		for (int c = 0; c < 4; c++)
-			for (int j = 0; cnt[c] && j < AU_NFEAT; j++)
-				cen[c][j] /= (double)cnt[c];
-		for (size_t q = half; q < nt; q++) {
-			int best = -1;
-			double bd = 0;
-
-			for (int c = 0; c < 4; c++) {
-				double d = 0;
-
-				if (cnt[c] == 0)
-					continue;
-				for (int j = 0; j < AU_NFEAT; j++)
-					if (sd[j] > 1e-12) {
-						double z = (f[typed[q]][j] - mu[j]) / sd[j] - cen[c][j];
-						d += z * z;
-					}
-				if (best < 0 || d < bd) {
-					best = c;
-					bd = d;
-				}
-			}
-			if (best < 0)
-				continue;
-			res->tested++;
-			res->correct += best == label[typed[q]];
-			res->confusion[label[typed[q]]][best]++;
-		}
-	}
+	if (centroid((const double (*)[AU_NFEAT])f, label, nt, ~0u, splits, rng, &res->tested,
+		     &res->correct, res->confusion) != LWC_OK)
+		goto out;
 	rc = LWC_OK;
 out:
 	free(seq);
 	free(typed);
 	free(f);
+	free(label);
+	return rc;
+}
+
+/* ---- 4, timing: the intervals between statements ---------------------------- */
+
+int au_attack_interval(const struct au_stmt *s, size_t n, uint32_t splits, struct au_rng *rng,
+		       struct au_interval *res)
+{
+	double (*f)[AU_NFEAT] = calloc(n ? n : 1, sizeof(*f));
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	int *label = malloc((n ? n : 1) * sizeof(*label));
+	size_t nt = 0;
+	int rc = LWC_ERR_NOMEM;
+
+	memset(res, 0, sizeof(*res));
+	res->splits = splits;
+	if (f == NULL || v == NULL || label == NULL)
+		goto out;
+	/* a statement with a statement of the phase on either side */
+	for (size_t i = 1; i + 1 < n; i++) {
+		const struct au_stmt *x = &s[i];
+
+		if (x->phase != AU_P_PACE || s[i - 1].phase != AU_P_PACE ||
+		    s[i + 1].phase != AU_P_PACE || x->kind > AU_DELETE || x->o.read_ops == 0 ||
+		    s[i - 1].o.read_ops == 0 || s[i + 1].o.read_ops == 0)
+			continue;
+		f[nt][0] = x->o.t_first - s[i - 1].o.t_last;
+		f[nt][1] = s[i + 1].o.t_first - x->o.t_last;
+		label[nt] = (int)x->kind;
+		res->per_kind[x->kind]++;
+		nt++;
+	}
+	for (int k = 0; k < 4; k++)
+		for (int j = 0; j < 2; j++) {
+			size_t m = 0;
+
+			for (size_t q = 0; q < nt; q++)
+				if (label[q] == k)
+					v[m++] = f[q][j] * 1e3;
+			(j ? res->median_next_ms : res->median_prev_ms)[k] = m ? au_median(v, m) : 0;
+		}
+	if ((rc = centroid((const double (*)[AU_NFEAT])f, label, nt, 3u, splits, rng, &res->tested,
+			   &res->correct, NULL)) != LWC_OK ||
+	    (rc = centroid((const double (*)[AU_NFEAT])f, label, nt, 1u, splits, rng,
+			   &res->tested_prev, &res->correct_prev, NULL)) != LWC_OK)
+		goto out;
+	rc = centroid((const double (*)[AU_NFEAT])f, label, nt, 2u, splits, rng, &res->tested_next,
+		      &res->correct_next, NULL);
+out:
+	free(f);
+	free(v);
 	free(label);
 	return rc;
 }

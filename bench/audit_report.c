@@ -181,6 +181,7 @@ int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, stru
 				    &R->link)) != LWC_OK ||
 	    (rc = frequency_rounds(s, n, run, &R->freq)) != LWC_OK ||
 	    (rc = au_attack_type(s, n, AU_TYPE_WINDOW, AU_TYPE_SPLITS, rng, &R->type)) != LWC_OK ||
+	    (rc = au_attack_interval(s, n, AU_TYPE_SPLITS, rng, &R->interval)) != LWC_OK ||
 	    (rc = au_attack_recency(s, n, 0, &R->recency)) != LWC_OK ||
 	    (rc = au_attack_recency(s, n, 1, &R->recency_quiet)) != LWC_OK ||
 	    (rc = au_attack_range_linkage(s, n, AU_LINK_PAIRS, rng, &R->rlink)) != LWC_OK ||
@@ -254,6 +255,10 @@ size_t au_checks(const struct au_results *R, struct au_check *c)
 	c[n++] = (struct au_check){ "recurrence |INSERT - SELECT|",
 				 fabs(rec_rate(&R->type, AU_INSERT) - rec_rate(&R->type, AU_SELECT)),
 				 AU_LIM_REC, 0 };
+	if (R->interval.tested > 0)
+		c[n++] = (struct au_check){ "statement type accuracy from the intervals",
+					 frac(R->interval.correct, R->interval.tested),
+					 AU_LIM_TYPE, 0 };
 	c[n++] = (struct au_check){ "recency hit rate beyond chance",
 				 R->recency.tries ? (R->recency.hits - R->recency.chance) /
 				 (double)R->recency.tries : 0, AU_LIM_RECENCY, 0 };
@@ -417,6 +422,26 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		for (int b = 0; b < 4; b++)
 			printf(" %llu", (unsigned long long)T->confusion[a][b]);
 		printf(a < 3 ? ";" : "\n");
+	}
+	if (R->interval.tested > 0) {
+		const struct au_interval *I = &R->interval;
+		uint32_t sp = I->splits ? I->splits : 1;
+
+		printf("%-16s %-44s %8.3f %7.3f %8s  %s\n", "4 type, timing",
+		       "both intervals, back to back (chance 0.25)", frac(I->correct, I->tested),
+		       ci_prop((double)I->correct / sp, (double)I->tested / sp), "<= 0.30",
+		       verdict(&ck[ci]));
+		ci++;
+		printf("%-16s %-44s %8.3f %7.3f\n", "", "the interval before its first READ alone",
+		       frac(I->correct_prev, I->tested_prev),
+		       ci_prop((double)I->correct_prev / sp, (double)I->tested_prev / sp));
+		printf("%-16s %-44s %8.3f %7.3f\n", "", "the interval after its last WRITE alone",
+		       frac(I->correct_next, I->tested_next),
+		       ci_prop((double)I->correct_next / sp, (double)I->tested_next / sp));
+		printf("%-16s median ms before / after:", "");
+		for (int k = 0; k < 4; k++)
+			printf(" %s %.3f / %.3f%s", au_kind_names[k], I->median_prev_ms[k],
+			       I->median_next_ms[k], k < 3 ? ";" : "\n");
 	}
 	printf("%-16s feature means (%s", "", au_feat_names[0]);
 	for (int j = 1; j < AU_NFEAT; j++)
@@ -658,6 +683,20 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 	}
 	fprintf(f, "}, \"rec_insert_minus_select\": %.4f},\n",
 		rec_rate(T, AU_INSERT) - rec_rate(T, AU_SELECT));
+	{
+		const struct au_interval *I = &R->interval;
+
+		fprintf(f, "  \"type_timing\": {\"accuracy\": %.4f, \"accuracy_before\": %.4f, "
+			"\"accuracy_after\": %.4f, \"splits\": %u, \"tested\": %llu, \"per_kind\": {",
+			frac(I->correct, I->tested), frac(I->correct_prev, I->tested_prev),
+			frac(I->correct_next, I->tested_next), I->splits,
+			(unsigned long long)I->tested);
+		for (int k = 0; k < 4; k++)
+			fprintf(f, "%s\"%s\": {\"statements\": %u, \"median_before_ms\": %.4f, "
+				"\"median_after_ms\": %.4f}", k ? ", " : "", au_kind_names[k],
+				I->per_kind[k], I->median_prev_ms[k], I->median_next_ms[k]);
+		fprintf(f, "}},\n");
+	}
 	fprintf(f, "  \"recency\": {\"tries\": %llu, \"hit_rate\": %.4f, \"chance\": %.4f, "
 		"\"record_block_unwritten\": %llu, \"storm_writes_left_out\": {\"hit_rate\": %.4f, "
 		"\"chance\": %.4f}},\n", (unsigned long long)R->recency.tries,

@@ -347,7 +347,7 @@ static int collect_line(void *ctx, const struct au_line *l)
 		memcpy(c->ids + c->nids, l->ids, l->n * sizeof(*l->ids));
 		c->nids += l->n;
 		if (o->read_ops == 0)
-			c->t_first_read = l->t;
+			o->t_first = c->t_first_read = l->t;
 		o->read_ops++;
 		o->read_blocks += l->n;
 		c->last_write = 0;
@@ -362,6 +362,7 @@ static int collect_line(void *ctx, const struct au_line *l)
 	} else {
 		return LWC_OK;
 	}
+	o->t_last = l->t;
 	o->bytes_in += l->in;
 	o->bytes_out += l->out;
 	return LWC_OK;

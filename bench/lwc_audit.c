@@ -20,7 +20,10 @@
  *                   READ blocks, beyond the READ share of the top blocks?
  *   4 type          --per-type point SELECTs, one-row INSERTs, UPDATEs and
  *                   DELETEs in random order: a nearest-centroid classifier
- *                   of trace features, and block recurrence per type
+ *                   of trace features, and block recurrence per type; then
+ *                   as many again sent back to back, as a script sends
+ *                   them (phase "pace"), and the classifier on the
+ *                   intervals before and after each statement's accesses
  *   5 size          gamma observed for k = 1, 10, 100 rows matched
  *   6 recency       every point SELECT whose row is in a block: is it the
  *                   block of its READ set written last?  (chance: 1 / γ)
@@ -476,7 +479,7 @@ static struct au_stmt *new_stmt(enum au_phase ph, enum au_kind kind, int64_t id,
 
 /* Run C.sql as the audited statement s: ground truth before, its trace
  * lines after. */
-static void audited(struct au_stmt *s)
+static void run_stmt(struct au_stmt *s, int truth)
 {
 	char err[512];
 	uint64_t foreign, got;
@@ -485,7 +488,7 @@ static void audited(struct au_stmt *s)
 	if (au_trace_skip(C.trace, &foreign, err, sizeof(err)) != LWC_OK)
 		die("%s", err);
 	C.foreign += foreign;
-	if (s->id >= 0 && s->kind != AU_INSERT)
+	if (truth && s->id >= 0 && s->kind != AU_INSERT)
 		s->truth = locate(s->id);
 	t0 = now_s();
 	got = exec_sql();
@@ -498,10 +501,14 @@ static void audited(struct au_stmt *s)
 		die("%s", err);
 }
 
-static void point(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target)
+static void audited(struct au_stmt *s)
 {
-	struct au_stmt *s = new_stmt(ph, kind, id, target, 1);
+	run_stmt(s, 1);
+}
 
+/* The SQL of a point statement into C.sql. */
+static void point_sql(enum au_kind kind, int64_t id)
+{
 	sql_reset();
 	switch (kind) {
 	case AU_SELECT:
@@ -521,6 +528,13 @@ static void point(enum au_phase ph, enum au_kind kind, int64_t id, int32_t targe
 	default:
 		abort();
 	}
+}
+
+static void point(enum au_phase ph, enum au_kind kind, int64_t id, int32_t target)
+{
+	struct au_stmt *s = new_stmt(ph, kind, id, target, 1);
+
+	point_sql(kind, id);
 	audited(s);
 }
 
@@ -681,6 +695,47 @@ static void phase_types(void)
 	}
 	free(seq);
 	C.phase_secs[AU_P_TYPES] = now_s() - t0;
+}
+
+/* Attack 4, timing: the four types again, back to back as a script sends
+ * them: no wait for the proxy's commit, no ground truth, no storm between
+ * two statements, so that the trace's intervals between statements are the
+ * proxy's and the client's alone.  Its DELETEs take the rows the types
+ * phase INSERTed; its INSERTs add rows after those. */
+static void phase_pace(void)
+{
+	size_t n = (size_t)(4 * O.per_type), ndel = 0, nins = 0;
+	enum au_kind *seq = xcalloc(n, sizeof(*seq));
+	uint64_t live = O.rows - O.per_type;
+	double t0 = now_s();
+
+	for (size_t i = 0; i < n; i++)
+		seq[i] = (enum au_kind)(i % 4);
+	au_rng_shuffle(&C.rng, seq, n, sizeof(*seq));
+	say("timing: %llu each of SELECT, INSERT, UPDATE, DELETE back to back",
+	    (unsigned long long)O.per_type);
+	settle();
+	for (size_t i = 0; i < n; i++) {
+		struct au_stmt *s;
+		int64_t id;
+
+		switch (seq[i]) {
+		case AU_INSERT:
+			id = (int64_t)(O.rows + O.per_type + 1 + nins++);
+			break;
+		case AU_DELETE:
+			id = (int64_t)(O.rows + 1 + ndel++);
+			break;
+		default:
+			id = C.pool[O.per_type + au_rng_below(&C.rng, live)];
+		}
+		s = stmt_add(AU_P_PACE, seq[i], id, -1, 1);
+		point_sql(seq[i], id);
+		run_stmt(s, 0);
+		progress("timing", i + 1, n);
+	}
+	free(seq);
+	C.phase_secs[AU_P_PACE] = now_s() - t0;
 }
 
 /* Ground truth: the distinct blocks holding rows ids[0..n) (the stash's
@@ -898,7 +953,8 @@ static void usage(FILE *f)
 		"range; INSERTs and DELETEs of rows of its own).\n"
 		"--check: exit 1 when a figure misses its threshold (identified <= %.2f for\n"
 		"r = 2, 3, 5; linkage advantage <= %.2f; frequency <= %d of 20 beyond chance;\n"
-		"type accuracy <= %.2f; |rec(INSERT) - rec(SELECT)| <= %.2f; recency <= %.2f\n"
+		"type accuracy, from the features and from the intervals, <= %.2f;\n"
+		"|rec(INSERT) - rec(SELECT)| <= %.2f; recency <= %.2f\n"
 		"beyond chance, with --storm also in the order of the audited statements'\n"
 		"writes alone; range linkage advantage <= %.2f; shared writer <= %.2f beyond\n"
 		"the base rate, ranges read again; co-read advantage <= %.2f), or when a\n"
@@ -1131,6 +1187,7 @@ int main(int argc, char **argv)
 	if (O.ranges > 0)
 		phase_range();
 	phase_types();
+	phase_pace();
 	phase_size();
 	C.t_end = now_s();
 	if (C.storm) {

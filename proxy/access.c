@@ -1045,6 +1045,9 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		if (rc == LWC_OK)
 			rc = wrc;
 	}
+	/* what follows (rows, decisions on moved rows) is the statement's own
+	 * time, which the connection's pace covers */
+	s->access_end_us = px_now_us();
 	if (have_pre) {
 		/* the statement stopped early: the READ ahead is not used */
 		int prc;

@@ -239,8 +239,12 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	else
 		bulk_drop(w, req);         /* made ahead for nothing (bulk.c) */
 	if (s.gamma > 0) {
-		int ioe = LWC_OK;
-		int arc = run_access(w, &s, io, &ioe);
+		int ioe = LWC_OK, arc;
+
+		/* the first READ, no sooner than the connection's pace allows */
+		px_pace_wait(io->pace);
+		arc = run_access(w, &s, io, &ioe);
+		px_pace_done(io->pace, (int)s.kind, s.access_end_us);
 		if (rc == LWC_OK)
 			rc = arc;
 		io_err = ioe;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "cs_client.h"
+#include "pace.h"
 #include "lwc.pb-c.h"
 #include "state.h"
 
@@ -42,6 +43,8 @@ struct px_engine_cfg {
 				       acknowledged and before the commit
 				       (serve --answer-early; off: see
 				       threat-model.md, "Timing")          */
+	enum px_pace_mode pace;     /* serve --pace (pace.h)                */
+	uint32_t pace_us;           /* D of --pace N                        */
 	const uint8_t *cs_key;      /* K_CS                                 */
 	const char *cs_addr;
 };
@@ -75,6 +78,8 @@ struct px_io {
 	int (*send)(void *ctx, const Lwc__ProxyResponse *resp);
 	/* Next request of the user (for Decisions); LWC_ERR_TIMEOUT etc. */
 	int (*recv)(void *ctx, Lwc__ProxyRequest **req);
+	/* The connection's pacing (pace.h); NULL: none. */
+	struct px_pace *pace;
 };
 
 int px_worker_init(struct px_worker *w, struct px_state *st, const struct px_engine_cfg *cfg,

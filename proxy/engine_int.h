@@ -56,6 +56,7 @@ struct stmt {
 	struct px_table *t;            /* referenced (t->inflight)          */
 	struct px_table *newt;         /* CREATE TABLE                      */
 	int claimed;                   /* t->excl_owner is ours (DROP, UNIQUE INDEX) */
+	uint64_t access_end_us;        /* its last WRITE acknowledged (pace.h) */
 
 	struct locset locs;            /* matched, or allocated for INSERT: the
 					  locations in blocks, sorted        */

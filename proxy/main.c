@@ -55,6 +55,7 @@ static void usage(FILE *f)
 		"                      [--evict-group N] [--evict-room N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
 		"                      [--pad-age match|uniform] [--answer-early on|off]\n"
+		"                      [--pace auto|off|MICROSECONDS]\n"
 		"                      [--index-run-min N] [--index-run-max N] [--journal-kb 16384]\n"
 		"                      [--max-connections N] [--handshake-timeout S]\n"
 		"                      [--accept-stale-state]\n"
@@ -335,6 +336,7 @@ static int cmd_serve(int argc, char **argv)
 		{ "read-ahead", required_argument, NULL, 'A' },
 		{ "pad-age", required_argument, NULL, 'G' },
 		{ "answer-early", required_argument, NULL, 'Y' },
+		{ "pace", required_argument, NULL, 'y' },
 		{ "index-run-min", required_argument, NULL, 'I' },
 		{ "index-run-max", required_argument, NULL, 'J' },
 		{ "journal-kb", required_argument, NULL, 'j' },
@@ -399,6 +401,17 @@ static int cmd_serve(int argc, char **argv)
 			if (parse_pair(optarg, "serve", "--answer-early", "on", "off",
 				       &cfg.engine.answer_early))
 				return 1;
+			break;
+		case 'y':
+			if (strcmp(optarg, "auto") == 0) {
+				cfg.engine.pace = PX_PACE_AUTO;
+			} else if (strcmp(optarg, "off") == 0) {
+				cfg.engine.pace = PX_PACE_OFF;
+			} else {
+				if (parse_u32(optarg, "--pace", 0, 1000000, &cfg.engine.pace_us))
+					return 1;
+				cfg.engine.pace = PX_PACE_FIXED;
+			}
 			break;
 		case 'I': if (parse_u32(optarg, "--index-run-min", 0, UINT32_MAX, &run_min)) return 1; break;
 		case 'J': if (parse_u32(optarg, "--index-run-max", 0, UINT32_MAX, &run_max)) return 1; break;

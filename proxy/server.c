@@ -75,6 +75,7 @@ struct conn {
 	struct srvkit_frame big;       /* a large request being read        */
 	uint64_t last_seq;             /* the last request answered ...      */
 	int last_failed;               /* ... and whether its answer was an error */
+	struct px_pace pace;           /* when its next access may start    */
 	struct conn *prev, *next;
 	struct conn *qnext;            /* job queue / done list             */
 };
@@ -82,6 +83,7 @@ struct conn {
 struct px_server {
 	struct px_state *st;
 	const struct px_server_config *cfg;
+	struct px_pacer pacer;           /* serve --pace (pace.h)           */
 	struct event_base *base;
 	struct srvkit *kit;              /* user listener, limits, back-off */
 	struct evconnlistener *admin;
@@ -489,7 +491,7 @@ static int prefetches(const struct px_server *srv, const Lwc__ProxyRequest *req)
 static void job_run(struct px_worker *w, struct px_server *srv, struct conn *c)
 {
 	struct wio io = { c, srv, bufferevent_getfd(c->bev), 0, 0 };
-	struct px_io pio = { &io, wio_send, wio_recv };
+	struct px_io pio = { &io, wio_send, wio_recv, c->is_admin ? NULL : &c->pace };
 	Lwc__ProxyRequest *req = NULL;
 	int rc, framed = 1;
 
@@ -863,6 +865,12 @@ static void admin_status(struct conn *c)
 	       (unsigned long long)uniform);
 	ST_ADD("relocation", "%s", st->relocate ? "on" : "off");
 	ST_ADD("answer_early", "%s", srv->cfg->engine.answer_early ? "on" : "off");
+	ST_ADD("pace", "%s", srv->pacer.mode == PX_PACE_OFF ? "off"
+	       : srv->pacer.mode == PX_PACE_AUTO ? "auto" : "fixed");
+	ST_ADD("pace_us", "%llu", (unsigned long long)atomic_load(&srv->pacer.target_us));
+	ST_ADD("pace_held", "%llu", (unsigned long long)atomic_load(&srv->pacer.paced));
+	ST_ADD("pace_held_ms", "%.1f", (double)atomic_load(&srv->pacer.waited_us) / 1000.0);
+	ST_ADD("pace_late", "%llu", (unsigned long long)atomic_load(&srv->pacer.over));
 	ST_ADD("stash_rows", "%llu", (unsigned long long)nstash);
 	ST_ADD("stash_max", "%u", st->stash_max);
 	ST_ADD("journal_bytes", "%llu", (unsigned long long)jbytes);
@@ -1152,6 +1160,7 @@ static struct conn *conn_new(struct px_server *srv, evutil_socket_t fd, const ch
 		return NULL;
 	}
 	c->srv = srv;
+	c->pace.pacer = &srv->pacer;
 	c->id = ++srv->next_conn_id;
 	c->is_admin = is_admin;
 	snprintf(c->name, sizeof(c->name), "%s %llu %s", is_admin ? "admin" : "conn",
@@ -1299,6 +1308,7 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 	srv.cfg = cfg;
 	srv.started = time(NULL);
 	pthread_mutex_init(&srv.lock, NULL);
+	px_pacer_init(&srv.pacer, cfg->engine.pace, cfg->engine.pace_us);
 	pthread_cond_init(&srv.cond, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -1403,6 +1413,7 @@ out:
 	if (srv.base)
 		event_base_free(srv.base);
 	pthread_mutex_destroy(&srv.lock);
+	px_pacer_fini(&srv.pacer);
 	pthread_cond_destroy(&srv.cond);
 	return rc;
 }

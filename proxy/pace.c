@@ -1,0 +1,139 @@
+/*
+ * pace.c - see pace.h: a connection's statements start their access at a
+ * time the type of the statement before does not decide.
+ */
+#include <string.h>
+#include <sched.h>
+
+#include "pace.h"
+#include "state.h"
+
+unsigned px_pace_bucket(uint64_t us)
+{
+	unsigned msb, b;
+
+	if (us < 4)
+		return (unsigned)us;
+	msb = 63u - (unsigned)__builtin_clzll(us);
+	b = 4u * msb + (unsigned)((us >> (msb - 2)) & 3u);
+	return b < PX_PACE_BUCKETS ? b : PX_PACE_BUCKETS - 1;
+}
+
+uint64_t px_pace_bucket_top(unsigned b)
+{
+	unsigned msb = b / 4u, frac = b % 4u;
+
+	if (b < 8)
+		return b + 1;   /* 0..3 exact; 4..7 unused */
+	return (uint64_t)(5u + frac) << (msb - 2);
+}
+
+void px_pacer_init(struct px_pacer *p, enum px_pace_mode mode, uint32_t fixed_us)
+{
+	memset(p, 0, sizeof(*p));
+	pthread_mutex_init(&p->mu, NULL);
+	p->mode = mode;
+	p->halved_us = px_now_us();
+	atomic_store(&p->target_us, mode == PX_PACE_FIXED ? fixed_us
+				    : mode == PX_PACE_AUTO ? PX_PACE_START_US : 0);
+}
+
+void px_pacer_fini(struct px_pacer *p)
+{
+	pthread_mutex_destroy(&p->mu);
+}
+
+/* The q-th (per mille) quantile's bucket top of a type's intervals. */
+static uint64_t quantile_top(const uint32_t *h, uint32_t n, unsigned permille)
+{
+	uint64_t need = ((uint64_t)n * permille + 999) / 1000, seen = 0;
+
+	for (unsigned b = 0; b < PX_PACE_BUCKETS; b++) {
+		seen += h[b];
+		if (seen >= need)
+			return px_pace_bucket_top(b);
+	}
+	return px_pace_bucket_top(PX_PACE_BUCKETS - 1);
+}
+
+/* mu held: a sample of the interval after a statement of this kind, and D
+ * recomputed from every type with enough samples. */
+static void record(struct px_pacer *p, int kind, uint64_t us, uint64_t now)
+{
+	uint64_t d = 0;
+	int any = 0;
+
+	if (kind < 0 || kind >= PX_PACE_KINDS)
+		return;
+	if (now - p->halved_us >= PX_PACE_HALF_LIFE_US) {
+		for (int k = 0; k < PX_PACE_KINDS; k++) {
+			p->count[k] = 0;
+			for (unsigned b = 0; b < PX_PACE_BUCKETS; b++)
+				p->count[k] += p->hist[k][b] /= 2;
+		}
+		p->halved_us = now;
+	}
+	p->hist[kind][px_pace_bucket(us)]++;
+	p->count[kind]++;
+	for (int k = 0; k < PX_PACE_KINDS; k++) {
+		uint64_t t;
+
+		if (p->count[k] < PX_PACE_MIN_SAMPLES)
+			continue;
+		t = quantile_top(p->hist[k], p->count[k], 950);
+		any = 1;
+		if (t > d)
+			d = t;
+	}
+	atomic_store(&p->target_us, any ? d : PX_PACE_START_US);
+}
+
+void px_pace_wait(struct px_pace *c)
+{
+	struct px_pacer *p = c ? c->pacer : NULL;
+	uint64_t now, n, d, before;
+	int alone;
+
+	if (p == NULL || p->mode == PX_PACE_OFF)
+		return;
+	before = atomic_fetch_add(&p->starts, 1);
+	alone = before == c->starts_seen && atomic_load(&p->running) == 0;
+	atomic_fetch_add(&p->running, 1);
+	c->running = 1;
+	if (c->end_us == 0)
+		return;
+	now = px_now_us();
+	n = now - c->end_us;
+	if (p->mode == PX_PACE_AUTO && alone && n < PX_PACE_CAP_US) {
+		pthread_mutex_lock(&p->mu);
+		record(p, c->kind, n, now);
+		pthread_mutex_unlock(&p->mu);
+	}
+	d = atomic_load(&p->target_us);
+	if (n >= d) {
+		if (n < PX_PACE_CAP_US)
+			atomic_fetch_add(&p->over, 1);
+		return;
+	}
+	/* a spin, yielding: a sleep this short wakes late on a virtual
+	 * machine (a tenth of them 2 ms late, measured), and the cloud would
+	 * see that lateness; a thread that waits is the only one runnable on
+	 * its core only when the proxy has nothing else to do */
+	while (px_now_us() < c->end_us + d)
+		sched_yield();
+	atomic_fetch_add(&p->paced, 1);
+	atomic_fetch_add(&p->waited_us, d - n);
+}
+
+void px_pace_done(struct px_pace *c, int kind, uint64_t end_us)
+{
+	if (c == NULL)
+		return;
+	if (c->running) {
+		atomic_fetch_sub(&c->pacer->running, 1);
+		c->running = 0;
+	}
+	c->starts_seen = atomic_load(&c->pacer->starts);
+	c->end_us = end_us ? end_us : px_now_us();
+	c->kind = kind;
+}

@@ -1,0 +1,81 @@
+/*
+ * pace.h - when a connection's next statement may start its access.
+ *
+ * The cloud store sees when each READ and WRITE comes.  From one
+ * statement's last WRITE to the next statement's first READ, the proxy
+ * commits, answers and reads the user's next request: work whose length
+ * depends on the statement's type (an UPDATE's decisions, the index
+ * entries an INSERT or a DELETE commits), so that interval alone told the
+ * type of a script's statements (threat-model.md, "Timing").
+ *
+ * Pacing takes that interval out of the statement's hands: a connection's
+ * statement starts its first READ no sooner than D after the connection's
+ * last access ended.  With --pace auto (the default) D is the largest, over
+ * the statement types, of the 95th percentile of the natural interval
+ * after a statement of that type, from the intervals shorter than
+ * PX_PACE_CAP_US (longer ones are the user's own pauses) and measured
+ * while the connection was alone (no other access started or under way
+ * since its last one ended: with many connections at once, each one's
+ * intervals are mostly the others' work, and they come later than D
+ * anyway), the older ones
+ * weighing less (every count halves each PX_PACE_HALF_LIFE_US, so that D
+ * comes back down within seconds of a burst of load); with --pace N it
+ * is N microseconds; with --pace off there is none.  A statement that
+ * comes later than D is not delayed: its interval is the user's.
+ */
+#ifndef LWC_PX_PACE_H
+#define LWC_PX_PACE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define PX_PACE_KINDS 8                /* enum stmt_kind (engine_int.h)        */
+#define PX_PACE_BUCKETS 64             /* 4 a doubling, from 1 us to 65 ms     */
+#define PX_PACE_CAP_US 50000u          /* a longer interval is the user's      */
+#define PX_PACE_START_US 1000u         /* D before any type has its samples    */
+#define PX_PACE_MIN_SAMPLES 200u       /* a type's percentile counts from then */
+#define PX_PACE_HALF_LIFE_US 10000000u /* every count halves: the recent weigh */
+
+enum px_pace_mode { PX_PACE_AUTO, PX_PACE_FIXED, PX_PACE_OFF };
+
+/* One per proxy: the intervals seen, and D. */
+struct px_pacer {
+	pthread_mutex_t mu;
+	enum px_pace_mode mode;
+	uint32_t hist[PX_PACE_KINDS][PX_PACE_BUCKETS];  /* mu */
+	uint32_t count[PX_PACE_KINDS];                   /* mu */
+	uint64_t halved_us;                              /* mu: last halving */
+	_Atomic uint64_t target_us;    /* D                                      */
+	_Atomic uint64_t paced;        /* statements held back to D              */
+	_Atomic uint64_t waited_us;    /* time they were held back, in all       */
+	_Atomic uint64_t over;         /* statements that came after D, < the cap */
+	_Atomic uint64_t starts;       /* accesses started                       */
+	_Atomic int running;           /* accesses under way                     */
+};
+
+/* One per connection: when its last access ended, and the statement's type. */
+struct px_pace {
+	struct px_pacer *pacer;
+	uint64_t end_us;               /* 0: no access yet                       */
+	int kind;
+	uint64_t starts_seen;          /* pacer's starts when its access ended   */
+	int running;                   /* its access is under way                */
+};
+
+void px_pacer_init(struct px_pacer *p, enum px_pace_mode mode, uint32_t fixed_us);
+void px_pacer_fini(struct px_pacer *p);
+
+/* Right before a statement's first READ: records the interval since the
+ * connection's last access and waits until D has passed since it. */
+void px_pace_wait(struct px_pace *c);
+/* After a statement's access: its last WRITE was acknowledged at end_us
+ * (px_now_us), and what the statement did after that counts as interval. */
+void px_pace_done(struct px_pace *c, int kind, uint64_t end_us);
+
+/* The bucket of an interval of us microseconds, and its upper edge
+ * (exported for the unit tests). */
+unsigned px_pace_bucket(uint64_t us);
+uint64_t px_pace_bucket_top(unsigned b);
+
+#endif
