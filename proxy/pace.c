@@ -97,7 +97,7 @@ void px_pace_wait(struct px_pace *c)
 	if (p == NULL || p->mode == PX_PACE_OFF)
 		return;
 	before = atomic_fetch_add(&p->starts, 1);
-	alone = before == c->starts_seen && atomic_load(&p->running) == 0;
+	alone = c->ended_alone && before == c->starts_seen && atomic_load(&p->running) == 0;
 	atomic_fetch_add(&p->running, 1);
 	c->running = 1;
 	if (c->end_us == 0)
@@ -129,8 +129,9 @@ void px_pace_done(struct px_pace *c, int kind, uint64_t end_us)
 {
 	if (c == NULL)
 		return;
+	c->ended_alone = 1;
 	if (c->running) {
-		atomic_fetch_sub(&c->pacer->running, 1);
+		c->ended_alone = atomic_fetch_sub(&c->pacer->running, 1) == 1;
 		c->running = 0;
 	}
 	c->starts_seen = atomic_load(&c->pacer->starts);

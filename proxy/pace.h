@@ -61,6 +61,7 @@ struct px_pace {
 	int kind;
 	uint64_t starts_seen;          /* pacer's starts when its access ended   */
 	int running;                   /* its access is under way                */
+	int ended_alone;               /* no other was under way when it ended   */
 };
 
 void px_pacer_init(struct px_pacer *p, enum px_pace_mode mode, uint32_t fixed_us);

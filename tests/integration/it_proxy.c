@@ -3827,6 +3827,111 @@ static void test_select_answers_after_commit(void **state)
 	model_free(&m);
 }
 
+/* The READ and WRITE lines of the store's trace after mark: op[i] 'R' or
+ * 'W', t[i] the line's time in seconds (of its day, the next day's counted
+ * on); how many. */
+static int trace_times(const struct h_cs *cs, long mark, char *op, double *t, int max)
+{
+	FILE *f = fopen(cs->trace, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+	double day = 0, last = 0;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, mark, SEEK_SET), 0);
+	while (n < max && getline(&line, &cap, f) > 0) {
+		int hh, mm;
+		double ss;
+		const char *o = strstr(line, " op=");
+
+		if (o == NULL || sscanf(line, "%*d-%*d-%*dT%d:%d:%lfZ", &hh, &mm, &ss) != 3)
+			continue;
+		if (strncmp(o, " op=READ ", 9) != 0 && strncmp(o, " op=WRITE ", 10) != 0)
+			continue;
+		op[n] = o[4];
+		t[n] = day + hh * 3600.0 + mm * 60.0 + ss;
+		if (t[n] < last - 43200.0)       /* past midnight */
+			t[n] += (day += 86400.0);
+		last = t[n++];
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+/* Three SELECTs back to back on one connection; the store's trace gives the
+ * intervals from each one's WRITE to the next one's READ (2). */
+static void paced_selects(struct env *e, const char *const *serve, double iv[2])
+{
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_row rows[20];
+	struct pxc_result res;
+	struct pxc *c;
+	char op[16];
+	double t[16];
+	long mark;
+	int n;
+
+	deploy(e, 16, serve);
+	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
+	c = conn(e);
+	OK(c, pxc_create_table(c, &kv, 0));
+	for (int i = 0; i < 20; i++)
+		rows[i] = kv_row(&kv, i, "paced");
+	do_insert(c, &kv, &m, rows, 20);
+	mark = h_trace_mark_idle(&e->px);
+	for (int i = 0; i < 3; i++) {
+		OK(c, pxc_select(c, &kv, NULL, 0, &res));
+		assert_int_equal(res.n, 20);
+		pxc_result_free(&res);
+	}
+	h_px_idle(&e->px);
+	n = trace_times(&e->cs, mark, op, t, 16);
+	if (n != 6 || memcmp(op, "RWRWRW", 6) != 0)
+		fail_msg("three SELECTs of 20 rows: %d trace lines (%.*s), expected RWRWRW", n, n, op);
+	iv[0] = t[2] - t[1];
+	iv[1] = t[4] - t[3];
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	model_free(&m);
+}
+
+/* serve --pace N: a connection's next READ comes N microseconds or more
+ * after its last WRITE, as the cloud store's own trace times it, whatever
+ * the statement; the proxy's status counts the statements it held. */
+static void test_pace_fixed(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--pace", "30000", NULL };
+	double iv[2];
+
+	paced_selects(e, serve, iv);
+	for (int i = 0; i < 2; i++)
+		if (iv[i] < 0.0295)
+			fail_msg("--pace 30000: the READ came %.3f ms after the WRITE before it",
+				 iv[i] * 1e3);
+	assert_int_equal(h_px_status_u64(&e->px, "pace_us"), 30000);
+	assert_true(h_px_status_u64(&e->px, "pace_held") >= 2);
+}
+
+/* serve --pace off: no statement is held (the same statements as above
+ * came 30 ms apart with --pace 30000). */
+static void test_pace_off(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--pace", "off", NULL };
+	double iv[2];
+
+	paced_selects(e, serve, iv);
+	assert_int_equal(h_px_status_u64(&e->px, "pace_held"), 0);
+	assert_int_equal(h_px_status_u64(&e->px, "pace_us"), 0);
+	if (iv[0] >= 0.025 && iv[1] >= 0.025)
+		fail_msg("--pace off: READs %.3f and %.3f ms after the WRITE before", iv[0] * 1e3,
+			 iv[1] * 1e3);
+}
+
 /* With serve --answer-early on, a SELECT is answered while its last WRITE
  * is on its way (proxy/engine.c, stmt_answer).  With a 1 s round trip to
  * the cloud (--rtt-ms, slept before each request is sent), the store
@@ -4947,6 +5052,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cloud_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_answers_after_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_answered_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pace_fixed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pace_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_block_formats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_format3, setup, teardown),

@@ -1,0 +1,172 @@
+/*
+ * test_pace.c - the pacing of a connection's accesses (proxy/pace.c): the
+ * histogram's buckets, D from the 95th percentile of the slowest type, the
+ * samples it takes (alone, under the cap) and leaves, the wait itself, and
+ * the fixed and off modes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "../../proxy/pace.h"
+#include "../../proxy/state.h"
+
+static void test_buckets(void **state)
+{
+	(void)state;
+	/* every interval lies inside its bucket, buckets rise with it, and a
+	 * bucket is at most a quarter of its bottom wide */
+	for (uint64_t us = 0; us < PX_PACE_CAP_US; us += 1 + us / 50) {
+		unsigned b = px_pace_bucket(us);
+
+		assert_true(b < PX_PACE_BUCKETS);
+		assert_true(us < px_pace_bucket_top(b));
+		if (b > 8)              /* (buckets 4..7 are unused) */
+			assert_true(us >= px_pace_bucket_top(b - 1));
+		assert_true(px_pace_bucket(us + 1) >= b);
+		if (us >= 8)
+			assert_true(px_pace_bucket_top(b) - us <= us / 4 + 1);
+	}
+	assert_int_equal(px_pace_bucket(1000), px_pace_bucket(1023));
+	assert_true(px_pace_bucket(1000) < px_pace_bucket(1024));
+	assert_true(px_pace_bucket(UINT64_MAX) == PX_PACE_BUCKETS - 1);
+}
+
+/* One statement of this kind whose access ended interval_us before the
+ * next one starts, on a connection alone: the next start records it. */
+static void sample(struct px_pacer *p, struct px_pace *c, int kind, uint64_t interval_us)
+{
+	c->pacer = p;
+	px_pace_wait(c);
+	px_pace_done(c, kind, px_now_us() - interval_us);
+}
+
+static void test_target_is_slowest_p95(void **state)
+{
+	struct px_pacer p;
+	struct px_pace c;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	px_pacer_init(&p, PX_PACE_AUTO, 0);
+	assert_int_equal(atomic_load(&p.target_us), PX_PACE_START_US);
+	/* kind 1 at 100 us, with 4 % at 3,000: its 95th percentile is 100 */
+	for (int i = 0; i < 500; i++)
+		sample(&p, &c, 1, i % 25 == 0 ? 3000 : 100);
+	px_pace_done(&c, 1, 1);     /* the last, its interval long gone */
+	assert_true(atomic_load(&p.target_us) >= 100);
+	assert_true(atomic_load(&p.target_us) <= 130);
+	/* kind 3 at 400 us, too few samples yet: D stays */
+	for (int i = 0; i < 100; i++)
+		sample(&p, &c, 3, 400);
+	px_pace_done(&c, 1, 1);
+	assert_true(atomic_load(&p.target_us) <= 130);
+	/* enough of kind 3: D is its percentile, the slowest type's */
+	for (int i = 0; i < 300; i++)
+		sample(&p, &c, 3, 400);
+	assert_true(atomic_load(&p.target_us) > 400);
+	assert_true(atomic_load(&p.target_us) <= 512);
+	/* the waits happened: every sample came sooner than D */
+	assert_true(atomic_load(&p.paced) > 0);
+	px_pace_wait(&c);
+	assert_int_equal(atomic_load(&p.running), 1);
+	px_pace_done(&c, 3, 0);
+	assert_int_equal(atomic_load(&p.running), 0);
+	px_pacer_fini(&p);
+}
+
+static void test_user_pauses_and_crowds_not_sampled(void **state)
+{
+	struct px_pacer p;
+	struct px_pace a, b;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	px_pacer_init(&p, PX_PACE_AUTO, 0);
+	/* pauses beyond the cap are the user's */
+	for (int i = 0; i < 400; i++)
+		sample(&p, &a, 2, PX_PACE_CAP_US + 10);
+	assert_int_equal(atomic_load(&p.target_us), PX_PACE_START_US);
+	assert_int_equal(atomic_load(&p.paced), 0);
+	/* two connections interleaved: neither is alone, nothing is recorded */
+	a.pacer = b.pacer = &p;
+	for (int i = 0; i < 400; i++) {
+		px_pace_wait(&a);
+		px_pace_wait(&b);
+		px_pace_done(&a, 2, px_now_us() - 5);
+		px_pace_done(&b, 2, px_now_us() - 5);
+	}
+	assert_int_equal(p.count[2], 0);
+	assert_int_equal(atomic_load(&p.target_us), PX_PACE_START_US);
+	assert_int_equal(atomic_load(&p.running), 0);
+	px_pacer_fini(&p);
+}
+
+static void test_wait_holds_until_d(void **state)
+{
+	struct px_pacer p;
+	struct px_pace c;
+	uint64_t t0, t1;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	px_pacer_init(&p, PX_PACE_FIXED, 20000);
+	c.pacer = &p;
+	px_pace_wait(&c);               /* a connection's first access: no wait */
+	assert_int_equal(atomic_load(&p.paced), 0);
+	t0 = px_now_us();
+	px_pace_done(&c, 1, t0);
+	px_pace_wait(&c);
+	t1 = px_now_us();
+	assert_true(t1 - t0 >= 20000);
+	assert_int_equal(atomic_load(&p.paced), 1);
+	assert_int_equal(atomic_load(&p.target_us), 20000);   /* fixed: no learning */
+	/* one that comes after D is not held */
+	px_pace_done(&c, 1, px_now_us() - 30000);
+	px_pace_wait(&c);
+	assert_int_equal(atomic_load(&p.paced), 1);
+	assert_int_equal(atomic_load(&p.over), 1);
+	px_pace_done(&c, 1, 0);
+	px_pacer_fini(&p);
+}
+
+static void test_off(void **state)
+{
+	struct px_pacer p;
+	struct px_pace c;
+	uint64_t t0;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	px_pacer_init(&p, PX_PACE_OFF, 0);
+	c.pacer = &p;
+	px_pace_wait(&c);
+	px_pace_done(&c, 1, 0);
+	t0 = px_now_us();
+	px_pace_wait(&c);
+	assert_true(px_now_us() - t0 < PX_PACE_START_US);
+	assert_int_equal(atomic_load(&p.paced), 0);
+	assert_int_equal(atomic_load(&p.target_us), 0);
+	px_pace_done(&c, 1, 0);
+	/* no pacing at all (NULL) is a no-op */
+	px_pace_wait(NULL);
+	px_pace_done(NULL, 1, 0);
+	px_pacer_fini(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buckets),
+		cmocka_unit_test(test_target_is_slowest_p95),
+		cmocka_unit_test(test_user_pauses_and_crowds_not_sampled),
+		cmocka_unit_test(test_wait_holds_until_d),
+		cmocka_unit_test(test_off),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
