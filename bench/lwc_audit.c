@@ -338,26 +338,12 @@ static int cmp_u64(const void *a, const void *b)
  * (err filled) when the status is not available. */
 static int status_u64(const char *key, uint64_t *v, char *err, size_t errlen)
 {
-	Lwc__AdminRequest req = LWC__ADMIN_REQUEST__INIT;
-	Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
-	Lwc__AdminResponse *resp = NULL;
 	char path[600];
-	int found = -1;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/admin.sock", O.state);
-	req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
-	req.status = &sreq;
-	if (admin_call(path, &req, &resp, err, errlen) != LWC_OK)
-		return -2;
-	for (size_t i = 0; i < resp->n_status; i++)
-		if (resp->status[i]->key && strcmp(resp->status[i]->key, key) == 0 &&
-		    resp->status[i]->value) {
-			*v = strtoull(resp->status[i]->value, NULL, 10);
-			found = 0;
-			break;
-		}
-	lwc__admin_response__free_unpacked(resp, NULL);
-	return found;
+	rc = admin_status_u64(path, key, v, err, errlen);
+	return rc == LWC_OK ? 0 : rc == LWC_ERR_NOT_FOUND ? -1 : -2;
 }
 
 /* A WRITE line of the storm's clients: an unlabelled statement that wrote

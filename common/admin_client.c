@@ -68,3 +68,36 @@ int admin_call(const char *path, const Lwc__AdminRequest *req, Lwc__AdminRespons
 	}
 	return LWC_OK;
 }
+
+int admin_status_u64(const char *path, const char *key, uint64_t *v, char *err, size_t errlen)
+{
+	Lwc__AdminRequest req = LWC__ADMIN_REQUEST__INIT;
+	Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
+	Lwc__AdminResponse *resp = NULL;
+	int rc;
+
+	req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
+	req.status = &sreq;
+	if ((rc = admin_call(path, &req, &resp, err, errlen)) != LWC_OK)
+		return rc;
+	rc = LWC_ERR_NOT_FOUND;
+	for (size_t i = 0; i < resp->n_status && rc != LWC_OK; i++) {
+		const char *val = resp->status[i]->value;
+		char *end;
+		unsigned long long u;
+
+		if (resp->status[i]->key == NULL || val == NULL ||
+		    strcmp(resp->status[i]->key, key) != 0)
+			continue;
+		errno = 0;
+		u = strtoull(val, &end, 10);
+		if (errno == 0 && end != val) {
+			*v = (uint64_t)u;
+			rc = LWC_OK;
+		}
+	}
+	if (rc != LWC_OK)
+		lwc_errf(err, errlen, "the proxy's status has no number %s", key);
+	lwc__admin_response__free_unpacked(resp, NULL);
+	return rc;
+}

@@ -7,6 +7,7 @@
 #define LWC_ADMIN_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lwc.pb-c.h"
 #include "lwc_err.h"
@@ -16,5 +17,11 @@
  * an Error answer returns its code with its message in err. */
 int admin_call(const char *path, const Lwc__AdminRequest *req, Lwc__AdminResponse **out,
 	       char *err, size_t errlen) LWC_WUR;
+
+/* One value of the proxy's status (the admin socket at path) as a number:
+ * LWC_OK and *v; LWC_ERR_NOT_FOUND when the status has no such key or its
+ * value is not a number; the call's error otherwise (its message in err). */
+int admin_status_u64(const char *path, const char *key, uint64_t *v, char *err,
+		     size_t errlen) LWC_WUR;
 
 #endif

@@ -701,30 +701,12 @@ int h_px_cli(struct h_px *px, const char *out_file, ...)
 
 uint64_t h_px_status_u64(struct h_px *px, const char *key)
 {
-	/* the status request `lwc-proxy status` makes, straight on the admin
-	 * socket: no process a call, for the loops that poll it (h_px_idle) */
-	Lwc__AdminRequest req = LWC__ADMIN_REQUEST__INIT;
-	Lwc__AdminStatus sreq = LWC__ADMIN_STATUS__INIT;
-	Lwc__AdminResponse *resp = NULL;
-	uint64_t v = UINT64_MAX;
+	/* straight on the admin socket: no process a call, for the loops that
+	 * poll it (h_px_idle) */
+	uint64_t v;
 	char err[700];
 
-	req.op_case = LWC__ADMIN_REQUEST__OP_STATUS;
-	req.status = &sreq;
-	if (admin_call(px->sock, &req, &resp, err, sizeof(err)) != LWC_OK)
-		return UINT64_MAX;
-	for (size_t i = 0; i < resp->n_status; i++)
-		if (strcmp(resp->status[i]->key, key) == 0) {
-			char *end;
-			unsigned long long u;
-
-			errno = 0;
-			u = strtoull(resp->status[i]->value, &end, 10);
-			if (errno == 0 && end != resp->status[i]->value)
-				v = (uint64_t)u;
-		}
-	lwc__admin_response__free_unpacked(resp, NULL);
-	return v;
+	return admin_status_u64(px->sock, key, &v, err, sizeof(err)) == LWC_OK ? v : UINT64_MAX;
 }
 
 int h_px_user_add(struct h_px *px, const char *name, uint8_t kdbu[32])

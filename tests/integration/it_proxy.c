@@ -3789,6 +3789,26 @@ static void test_cloud_restart(void **state)
 	free(rows);
 }
 
+/* A deployment of 16 blocks with these serve options, and a connection
+ * (30 s timeout) holding a table kv (k int key, s text) of 20 rows
+ * s = tag, in the model m. */
+static struct pxc *kv20(struct env *e, const char *const *serve, const char *tag,
+			struct pxc_table *kv, struct model *m)
+{
+	struct pxc_row rows[20];
+	struct pxc *c;
+
+	deploy(e, 16, serve);
+	assert_int_equal(pxc_table_def(kv, "kv", "k:int:pk,s:text"), 0);
+	c = conn(e);
+	pxc_set_timeout(c, 30000);
+	OK(c, pxc_create_table(c, kv, 0));
+	for (int i = 0; i < 20; i++)
+		rows[i] = kv_row(kv, i, tag);
+	do_insert(c, kv, m, rows, 20);
+	return c;
+}
+
 /* By default a SELECT answers after its WRITE is acknowledged and the
  * proxy has committed, as every other statement (the early answer sets
  * SELECTs apart in the cloud's timing: threat-model.md, "Timing").  With a
@@ -3801,19 +3821,10 @@ static void test_select_answers_after_commit(void **state)
 	const char *serve[] = { "--rtt-ms", "1000", NULL };
 	struct pxc_table kv;
 	struct model m = { 0 };
-	struct pxc_row rows[20];
 	struct pxc_result res;
-	struct pxc *c;
+	struct pxc *c = kv20(e, serve, "late", &kv, &m);
 	int rc;
 
-	deploy(e, 16, serve);
-	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
-	c = conn(e);
-	pxc_set_timeout(c, 30000);
-	OK(c, pxc_create_table(c, &kv, 0));
-	for (int i = 0; i < 20; i++)
-		rows[i] = kv_row(&kv, i, "late");
-	do_insert(c, &kv, &m, rows, 20);
 	rc = pxc_select(c, &kv, NULL, 0, &res);
 	if (rc != LWC_OK)
 		fail_msg("SELECT: %s (%s)", lwc_errname(rc), pxc_errmsg(c));
@@ -3866,21 +3877,13 @@ static void paced_selects(struct env *e, const char *const *serve, double iv[2])
 {
 	struct pxc_table kv;
 	struct model m = { 0 };
-	struct pxc_row rows[20];
 	struct pxc_result res;
-	struct pxc *c;
+	struct pxc *c = kv20(e, serve, "paced", &kv, &m);
 	char op[16];
 	double t[16];
 	long mark;
 	int n;
 
-	deploy(e, 16, serve);
-	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
-	c = conn(e);
-	OK(c, pxc_create_table(c, &kv, 0));
-	for (int i = 0; i < 20; i++)
-		rows[i] = kv_row(&kv, i, "paced");
-	do_insert(c, &kv, &m, rows, 20);
 	mark = h_trace_mark_idle(&e->px);
 	for (int i = 0; i < 3; i++) {
 		OK(c, pxc_select(c, &kv, NULL, 0, &res));
@@ -3947,20 +3950,11 @@ static void test_select_answered_early(void **state)
 	static const char logged[] = "a SELECT, answered already, failed afterwards";
 	struct pxc_table kv;
 	struct model m = { 0 };
-	struct pxc_row rows[20];
 	struct pxc_result res;
-	struct pxc *c;
+	struct pxc *c = kv20(e, serve, "early", &kv, &m);
 	uint64_t errs;
 	int rc, n = 0;
 
-	deploy(e, 16, serve);
-	assert_int_equal(pxc_table_def(&kv, "kv", "k:int:pk,s:text"), 0);
-	c = conn(e);
-	pxc_set_timeout(c, 30000);
-	OK(c, pxc_create_table(c, &kv, 0));
-	for (int i = 0; i < 20; i++)
-		rows[i] = kv_row(&kv, i, "early");
-	do_insert(c, &kv, &m, rows, 20);
 	errs = h_px_status_u64(&e->px, "statement_errors");
 	assert_int_equal(h_count_lines(e->px.log, logged), 0);
 
