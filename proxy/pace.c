@@ -65,7 +65,7 @@ static void record(struct px_pacer *p, int kind, uint64_t us, uint64_t now)
 
 	if (kind < 0 || kind >= PX_PACE_KINDS)
 		return;
-	if (now - p->halved_us >= PX_PACE_HALF_LIFE_US) {
+	if (now > p->halved_us && now - p->halved_us >= PX_PACE_HALF_LIFE_US) {
 		for (int k = 0; k < PX_PACE_KINDS; k++) {
 			p->count[k] = 0;
 			for (unsigned b = 0; b < PX_PACE_BUCKETS; b++)
@@ -88,6 +88,13 @@ static void record(struct px_pacer *p, int kind, uint64_t us, uint64_t now)
 	atomic_store(&p->target_us, any ? d : PX_PACE_START_US);
 }
 
+void px_pacer_sample(struct px_pacer *p, int kind, uint64_t us, uint64_t now)
+{
+	pthread_mutex_lock(&p->mu);
+	record(p, kind, us, now);
+	pthread_mutex_unlock(&p->mu);
+}
+
 void px_pace_wait(struct px_pace *c)
 {
 	struct px_pacer *p = c ? c->pacer : NULL;
@@ -104,11 +111,8 @@ void px_pace_wait(struct px_pace *c)
 		return;
 	now = px_now_us();
 	n = now - c->end_us;
-	if (p->mode == PX_PACE_AUTO && alone && n < PX_PACE_CAP_US) {
-		pthread_mutex_lock(&p->mu);
-		record(p, c->kind, n, now);
-		pthread_mutex_unlock(&p->mu);
-	}
+	if (p->mode == PX_PACE_AUTO && alone && n < PX_PACE_CAP_US)
+		px_pacer_sample(p, c->kind, n, now);
 	d = atomic_load(&p->target_us);
 	if (n >= d) {
 		if (n < PX_PACE_CAP_US)

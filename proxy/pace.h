@@ -74,6 +74,11 @@ void px_pace_wait(struct px_pace *c);
  * (px_now_us), and what the statement did after that counts as interval. */
 void px_pace_done(struct px_pace *c, int kind, uint64_t end_us);
 
+/* A sample: the interval of us microseconds after a statement of this
+ * kind, at time now (px_now_us); D follows (px_pace_wait's own, exported
+ * for the unit tests). */
+void px_pacer_sample(struct px_pacer *p, int kind, uint64_t us, uint64_t now);
+
 /* The bucket of an interval of us microseconds, and its upper edge
  * (exported for the unit tests). */
 unsigned px_pace_bucket(uint64_t us);
