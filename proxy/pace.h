@@ -17,11 +17,11 @@
  * while the connection was alone (no other access started or under way
  * since its last one ended: with many connections at once, each one's
  * intervals are mostly the others' work, and they come later than D
- * anyway), the older ones
- * weighing less (every count halves each PX_PACE_HALF_LIFE_US, so that D
- * comes back down within seconds of a burst of load); with --pace N it
- * is N microseconds; with --pace off there is none.  A statement that
- * comes later than D is not delayed: its interval is the user's.
+ * anyway), the older ones weighing less (every count halves each
+ * PX_PACE_HALF_LIFE_US, so that D follows a change of machine or load
+ * within seconds); with --pace N it is N microseconds; with --pace off
+ * there is none.  A statement that comes later than D is not delayed: its
+ * interval is the user's.
  */
 #ifndef LWC_PX_PACE_H
 #define LWC_PX_PACE_H
