@@ -386,9 +386,10 @@ struct au_check {
 	int pass;
 };
 
-/* intersection at each r, linkage, frequency, type, recurrence, recency,
+/* intersection at each r, linkage, frequency, type, recurrence, type from
+ * the intervals, recency,
  * the ground truth's consistency */
-#define AU_MAX_CHECKS (AU_NISECT + 12)
+#define AU_MAX_CHECKS (AU_NISECT + 11)
 
 int au_analyse(const struct au_stmt *s, size_t n, const struct au_run *run, struct au_rng *rng,
 	       struct au_results *R) LWC_WUR;

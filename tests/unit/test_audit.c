@@ -434,6 +434,53 @@ static void test_frequency_known(void **state)
 /* The --check verdicts: every check in an array of exactly AU_MAX_CHECKS
  * (on the heap: ASan sees one too many), frequency and recency beyond
  * their chance, and each limit's edge. */
+/* The intervals between statements sent back to back: an interval after
+ * the WRITE that grows with the type is found; the same one for all is
+ * chance; statements outside the phase, or at its ends, are not scored. */
+static void test_interval_known(void **state)
+{
+	enum { N = 800 };
+	struct au_stmt *s = calloc(N + 2, sizeof(*s));
+	struct au_interval iv;
+	struct au_rng rng;
+	double t = 1000.0;
+
+	(void)state;
+	assert_non_null(s);
+	au_rng_seed(&rng, 7);
+	for (int pass = 0; pass < 2; pass++) {
+		s[0].phase = AU_P_TYPES;              /* before the phase */
+		s[0].o.read_ops = 1;
+		for (int i = 1; i <= N; i++) {
+			enum au_kind k = (enum au_kind)au_rng_below(&rng, 4);
+			double jitter = (double)au_rng_below(&rng, 100) * 1e-6;
+
+			s[i].phase = AU_P_PACE;
+			s[i].kind = k;
+			s[i].o.read_ops = s[i].o.write_ops = 1;
+			s[i].o.t_first = t;
+			s[i].o.t_last = t + 0.0005;
+			/* pass 0: 0.1 ms more after each type; pass 1: the same */
+			t += 0.0005 + 0.0008 + jitter + (pass == 0 ? 0.0001 * (int)k : 0);
+		}
+		s[N + 1] = s[0];
+		assert_int_equal(au_attack_interval(s, N + 2, 25, &rng, &iv), LWC_OK);
+		assert_int_equal(iv.per_kind[0] + iv.per_kind[1] + iv.per_kind[2] +
+				 iv.per_kind[3], N - 2);
+		if (pass == 0) {
+			assert_true((double)iv.correct_next / (double)iv.tested_next > 0.6);
+			assert_true((double)iv.correct / (double)iv.tested > 0.5);
+			assert_true(iv.median_next_ms[3] > iv.median_next_ms[0] + 0.25);
+		} else {
+			assert_true((double)iv.correct_next / (double)iv.tested_next < 0.32);
+			assert_true((double)iv.correct / (double)iv.tested < 0.32);
+		}
+		/* the interval before a statement is after the one before it */
+		assert_true((double)iv.correct_prev / (double)iv.tested_prev < 0.32);
+	}
+	free(s);
+}
+
 static void test_checks(void **state)
 {
 	struct au_results *R = calloc(1, sizeof(*R));
@@ -459,6 +506,8 @@ static void test_checks(void **state)
 	R->type.per_kind[AU_INSERT] = R->type.per_kind[AU_SELECT] = 100;
 	R->type.recurrent[AU_INSERT] = 20;
 	R->type.recurrent[AU_SELECT] = 14;                      /* 0.06: fails */
+	R->interval.tested = 1000;
+	R->interval.correct = 310;                              /* 0.31: fails */
 	R->recency.tries = 1000;
 	R->recency.chance = 250;
 	R->recency.hits = 275;                                  /* 0.025: passes */
@@ -487,26 +536,29 @@ static void test_checks(void **state)
 	assert_true(fabs(c[AU_NISECT + 1].value - 2.5) < 1e-9);
 	assert_int_equal(c[AU_NISECT + 2].pass, 1);             /* type */
 	assert_int_equal(c[AU_NISECT + 3].pass, 0);             /* recurrence */
-	assert_int_equal(c[AU_NISECT + 4].pass, 1);             /* recency */
-	assert_true(strstr(c[AU_NISECT + 4].name, "recency") != NULL);
-	assert_int_equal(c[AU_NISECT + 5].pass, 0);             /* recency, storm left out */
-	assert_true(strstr(c[AU_NISECT + 5].name, "storm") != NULL);
-	assert_true(fabs(c[AU_NISECT + 5].value - 0.035) < 1e-9);
-	assert_int_equal(c[AU_NISECT + 6].pass, 0);             /* range linkage */
-	assert_true(strstr(c[AU_NISECT + 6].name, "range linkage") != NULL);
-	assert_int_equal(c[AU_NISECT + 7].pass, 1);             /* shared writer */
-	assert_true(fabs(c[AU_NISECT + 7].value - 0.08) < 1e-9);
-	assert_int_equal(c[AU_NISECT + 8].pass, 0);             /* co-read */
-	assert_true(strstr(c[AU_NISECT + 8].name, "co-read") != NULL);
-	assert_int_equal(c[AU_NISECT + 9].pass, 1);             /* ground truth */
+	assert_int_equal(c[AU_NISECT + 4].pass, 0);             /* type, intervals */
+	assert_true(strstr(c[AU_NISECT + 4].name, "intervals") != NULL);
+	assert_true(fabs(c[AU_NISECT + 4].value - 0.31) < 1e-9);
+	assert_int_equal(c[AU_NISECT + 5].pass, 1);             /* recency */
+	assert_true(strstr(c[AU_NISECT + 5].name, "recency") != NULL);
+	assert_int_equal(c[AU_NISECT + 6].pass, 0);             /* recency, storm left out */
+	assert_true(strstr(c[AU_NISECT + 6].name, "storm") != NULL);
+	assert_true(fabs(c[AU_NISECT + 6].value - 0.035) < 1e-9);
+	assert_int_equal(c[AU_NISECT + 7].pass, 0);             /* range linkage */
+	assert_true(strstr(c[AU_NISECT + 7].name, "range linkage") != NULL);
+	assert_int_equal(c[AU_NISECT + 8].pass, 1);             /* shared writer */
+	assert_true(fabs(c[AU_NISECT + 8].value - 0.08) < 1e-9);
+	assert_int_equal(c[AU_NISECT + 9].pass, 0);             /* co-read */
+	assert_true(strstr(c[AU_NISECT + 9].name, "co-read") != NULL);
+	assert_int_equal(c[AU_NISECT + 10].pass, 1);             /* ground truth */
 	/* the recency leak of uniform padding fails; the frequency at chance passes */
 	R->recency.hits = 394;
 	R->freq.hits = 3;
 	R->shared[1].hits = 11;                                 /* 0.12: fails */
 	n = au_checks(R, c);
-	assert_int_equal(c[AU_NISECT + 4].pass, 0);
+	assert_int_equal(c[AU_NISECT + 5].pass, 0);
 	assert_int_equal(c[AU_NISECT + 1].pass, 1);
-	assert_int_equal(c[AU_NISECT + 7].pass, 0);
+	assert_int_equal(c[AU_NISECT + 8].pass, 0);
 	/* no range phase (--ranges 0): neither range check */
 	memset(&R->rlink, 0, sizeof(R->rlink));
 	memset(&R->shared, 0, sizeof(R->shared));
@@ -515,6 +567,9 @@ static void test_checks(void **state)
 	/* an audit without --storm: no check of the storm's order */
 	R->stormed = 0;
 	assert_int_equal(au_checks(R, c), AU_MAX_CHECKS - 4);
+	/* an audit without its pace phase: no check of the intervals */
+	memset(&R->interval, 0, sizeof(R->interval));
+	assert_int_equal(au_checks(R, c), AU_MAX_CHECKS - 5);
 	free(c);
 	free(R);
 }
@@ -822,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_recency_known),
 		cmocka_unit_test(test_recency_storm),
 		cmocka_unit_test(test_shared_writer_known),
+		cmocka_unit_test(test_interval_known),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sim_leaky),
 		cmocka_unit_test(test_sim_ideal),
