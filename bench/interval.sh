@@ -6,19 +6,28 @@
 # of run.sql by the shell (`lwc -f`), timed; analyse.py scores the type
 # from each interval alone (nearest centroid, chance 0.25).
 #
-#   sh bench/interval.sh [SERVE_ARGS...]        e.g. sh bench/interval.sh --pace off
+#   sh bench/interval.sh [--rare] [SERVE_ARGS...]   e.g. sh bench/interval.sh --pace off
 #
 # Data: bench/results/interval-2026-12-02/ (setup.sql, run.sql, kinds.txt).
+# --rare: instead, 4,000 point SELECTs with 4 % UPDATEs among them
+# (bench/results/interval-2026-12-03/rare.sql, made by gen_rare.py there),
+# and a balanced attack on them (analyse_rare.py there, chance 0.5).
 set -eu
 cd "$(dirname "$0")/.."
 data=bench/results/interval-2026-12-02
+run=$data/run.sql kinds=$data/kinds.txt analyse=$data/analyse.py
+if [ "${1:-}" = --rare ]; then
+	shift
+	rare=bench/results/interval-2026-12-03
+	run=$rare/rare.sql kinds=$rare/rare-kinds.txt analyse=$rare/analyse_rare.py
+fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lwc-interval-XXXXXX")
 trap 'scripts/lwc-local down --dir "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 LWC_PROXY_ARGS="$*" scripts/lwc-local up --dir "$dir" --port-base "$(scripts/free-port 2)" >/dev/null
 bin/lwc --key "$dir/users/admin.key" -f "$data/setup.sql" >/dev/null
 t0=$(date +%s.%N)
-bin/lwc --key "$dir/users/admin.key" -f "$data/run.sql" >/dev/null
+bin/lwc --key "$dir/users/admin.key" -f "$run" >/dev/null
 t1=$(date +%s.%N)
-echo "serve ${*:-(defaults)}: 4,000 statements in $(echo "$t1 - $t0" | bc) s"
-python3 "$data/analyse.py" "$dir/cloudstore.trace" "$data/kinds.txt"
+echo "serve ${*:-(defaults)}: $(basename "$run"), 4,000 statements in $(echo "$t1 - $t0" | bc) s"
+python3 "$analyse" "$dir/cloudstore.trace" "$kinds"
 bin/lwc-proxy status --state "$dir/proxy" | grep '^pace' || true
