@@ -244,7 +244,7 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 		/* the first READ, no sooner than the connection's pace allows */
 		px_pace_wait(io->pace);
 		arc = run_access(w, &s, io, &ioe);
-		px_pace_done(io->pace, (int)s.kind, s.access_end_us);
+		px_pace_done(io->pace, (int)s.kind, s.gamma, s.access_end_us);
 		if (rc == LWC_OK)
 			rc = arc;
 		io_err = ioe;

@@ -28,19 +28,45 @@ uint64_t px_pace_bucket_top(unsigned b)
 	return (uint64_t)(5u + frac) << (msb - 2);
 }
 
+unsigned px_pace_class(uint64_t gamma)
+{
+	unsigned c = gamma ? 63u - (unsigned)__builtin_clzll(gamma) : 0;
+
+	return c < PX_PACE_CLASSES ? c : PX_PACE_CLASSES - 1;
+}
+
 void px_pacer_init(struct px_pacer *p, enum px_pace_mode mode, uint32_t fixed_us)
 {
+	uint64_t d = mode == PX_PACE_FIXED ? fixed_us : mode == PX_PACE_AUTO ? PX_PACE_START_US : 0;
+
 	memset(p, 0, sizeof(*p));
 	pthread_mutex_init(&p->mu, NULL);
 	p->mode = mode;
 	p->halved_us = px_now_us();
-	atomic_store(&p->target_us, mode == PX_PACE_FIXED ? fixed_us
-				    : mode == PX_PACE_AUTO ? PX_PACE_START_US : 0);
+	for (unsigned c = 0; c < PX_PACE_CLASSES; c++)
+		atomic_store(&p->target_us[c], d);
 }
 
 void px_pacer_fini(struct px_pacer *p)
 {
 	pthread_mutex_destroy(&p->mu);
+}
+
+uint64_t px_pacer_target(struct px_pacer *p, unsigned cls)
+{
+	return atomic_load(&p->target_us[cls < PX_PACE_CLASSES ? cls : PX_PACE_CLASSES - 1]);
+}
+
+uint64_t px_pacer_target_common(struct px_pacer *p)
+{
+	unsigned best = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (unsigned c = 1; c < PX_PACE_CLASSES; c++)
+		if (p->class_n[c] > p->class_n[best])
+			best = c;
+	pthread_mutex_unlock(&p->mu);
+	return px_pacer_target(p, best);
 }
 
 /* The q-th (per mille) quantile's bucket top of a type's intervals. */
@@ -56,42 +82,55 @@ static uint64_t quantile_top(const uint32_t *h, uint32_t n, unsigned permille)
 	return px_pace_bucket_top(PX_PACE_BUCKETS - 1);
 }
 
-/* mu held: a sample of the interval after a statement of this kind, and D
- * recomputed from every type with enough samples. */
-static void record(struct px_pacer *p, int kind, uint64_t us, uint64_t now)
+/* mu held: every count halves for each half-life passed (idle ones too) */
+static void halve(struct px_pacer *p, uint64_t now)
+{
+	uint64_t lives;
+
+	if (now <= p->halved_us || now - p->halved_us < PX_PACE_HALF_LIFE_US)
+		return;
+	lives = (now - p->halved_us) / PX_PACE_HALF_LIFE_US;
+	for (unsigned c = 0; c < PX_PACE_CLASSES; c++)
+		for (int k = 0; k < PX_PACE_KINDS; k++) {
+			p->count[c][k] = 0;
+			for (unsigned b = 0; b < PX_PACE_BUCKETS; b++)
+				p->count[c][k] += p->hist[c][k][b] =
+					lives >= 32 ? 0 : p->hist[c][k][b] >> lives;
+		}
+	p->halved_us += lives * PX_PACE_HALF_LIFE_US;
+}
+
+/* mu held: a sample of the interval after a statement of this kind and
+ * class, and the class's D recomputed from every type with enough samples
+ * in it (START until one has). */
+static void record(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint64_t now)
 {
 	uint64_t d = 0;
 	int any = 0;
 
-	if (kind < 0 || kind >= PX_PACE_KINDS)
+	if (kind < 0 || kind >= PX_PACE_KINDS || cls >= PX_PACE_CLASSES)
 		return;
-	if (now > p->halved_us && now - p->halved_us >= PX_PACE_HALF_LIFE_US) {
-		for (int k = 0; k < PX_PACE_KINDS; k++) {
-			p->count[k] = 0;
-			for (unsigned b = 0; b < PX_PACE_BUCKETS; b++)
-				p->count[k] += p->hist[k][b] /= 2;
-		}
-		p->halved_us = now;
-	}
-	p->hist[kind][px_pace_bucket(us)]++;
-	p->count[kind]++;
+	halve(p, now);
+	p->hist[cls][kind][px_pace_bucket(us)]++;
+	p->count[cls][kind]++;
+	p->class_n[cls]++;
 	for (int k = 0; k < PX_PACE_KINDS; k++) {
 		uint64_t t;
 
-		if (p->count[k] < PX_PACE_MIN_SAMPLES)
+		if (p->count[cls][k] < PX_PACE_MIN_SAMPLES)
 			continue;
-		t = quantile_top(p->hist[k], p->count[k], 950);
+		t = quantile_top(p->hist[cls][k], p->count[cls][k], 950);
 		any = 1;
 		if (t > d)
 			d = t;
 	}
-	atomic_store(&p->target_us, any ? d : PX_PACE_START_US);
+	atomic_store(&p->target_us[cls], any ? d : PX_PACE_START_US);
 }
 
-void px_pacer_sample(struct px_pacer *p, int kind, uint64_t us, uint64_t now)
+void px_pacer_sample(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint64_t now)
 {
 	pthread_mutex_lock(&p->mu);
-	record(p, kind, us, now);
+	record(p, kind, cls, us, now);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -112,8 +151,8 @@ void px_pace_wait(struct px_pace *c)
 	now = px_now_us();
 	n = now - c->end_us;
 	if (p->mode == PX_PACE_AUTO && alone && n < PX_PACE_CAP_US)
-		px_pacer_sample(p, c->kind, n, now);
-	d = atomic_load(&p->target_us);
+		px_pacer_sample(p, c->kind, c->cls, n, now);
+	d = px_pacer_target(p, c->cls);
 	if (n >= d) {
 		if (n < PX_PACE_CAP_US)
 			atomic_fetch_add(&p->over, 1);
@@ -129,7 +168,7 @@ void px_pace_wait(struct px_pace *c)
 	atomic_fetch_add(&p->waited_us, d - n);
 }
 
-void px_pace_done(struct px_pace *c, int kind, uint64_t end_us)
+void px_pace_done(struct px_pace *c, int kind, uint64_t gamma, uint64_t end_us)
 {
 	if (c == NULL)
 		return;
@@ -141,4 +180,5 @@ void px_pace_done(struct px_pace *c, int kind, uint64_t end_us)
 	c->starts_seen = atomic_load(&c->pacer->starts);
 	c->end_us = end_us ? end_us : px_now_us();
 	c->kind = kind;
+	c->cls = px_pace_class(gamma);
 }

@@ -12,7 +12,8 @@
  * statement starts its first READ no sooner than D after the connection's
  * last access ended.  With --pace auto (the default) D is the largest, over
  * the statement types, of the 95th percentile of the natural interval
- * after a statement of that type, from the intervals shorter than
+ * after a statement of that type and of the same class of γ
+ * (px_pace_class) as the connection's last one, from the intervals shorter than
  * PX_PACE_CAP_US (longer ones are the user's own pauses) and measured
  * while the connection was alone (no other access started or under way
  * since its last one ended: with many connections at once, each one's
@@ -31,6 +32,7 @@
 #include <stdint.h>
 
 #define PX_PACE_KINDS 8                /* enum stmt_kind (engine_int.h)        */
+#define PX_PACE_CLASSES 24             /* of γ: its log2, the last all above   */
 #define PX_PACE_BUCKETS 64             /* 4 a doubling, from 1 us to 65 ms     */
 #define PX_PACE_CAP_US 50000u          /* a longer interval is the user's      */
 #define PX_PACE_START_US 1000u         /* D before any type has its samples    */
@@ -43,10 +45,11 @@ enum px_pace_mode { PX_PACE_AUTO, PX_PACE_FIXED, PX_PACE_OFF };
 struct px_pacer {
 	pthread_mutex_t mu;
 	enum px_pace_mode mode;
-	uint32_t hist[PX_PACE_KINDS][PX_PACE_BUCKETS];  /* mu */
-	uint32_t count[PX_PACE_KINDS];                   /* mu */
+	uint32_t hist[PX_PACE_CLASSES][PX_PACE_KINDS][PX_PACE_BUCKETS]; /* mu */
+	uint32_t count[PX_PACE_CLASSES][PX_PACE_KINDS];                  /* mu */
+	uint64_t class_n[PX_PACE_CLASSES];  /* mu: samples of each class, ever */
 	uint64_t halved_us;                              /* mu: last halving */
-	_Atomic uint64_t target_us;    /* D                                      */
+	_Atomic uint64_t target_us[PX_PACE_CLASSES]; /* D after a statement of that class */
 	_Atomic uint64_t paced;        /* statements held back to D              */
 	_Atomic uint64_t waited_us;    /* time they were held back, in all       */
 	_Atomic uint64_t over;         /* statements that came after D, < the cap */
@@ -59,6 +62,7 @@ struct px_pace {
 	struct px_pacer *pacer;
 	uint64_t end_us;               /* 0: no access yet                       */
 	int kind;
+	unsigned cls;                  /* px_pace_class of its γ                 */
 	uint64_t starts_seen;          /* pacer's starts when its access ended   */
 	int running;                   /* its access is under way                */
 	int ended_alone;               /* no other was under way when it ended   */
@@ -72,12 +76,22 @@ void px_pacer_fini(struct px_pacer *p);
 void px_pace_wait(struct px_pace *c);
 /* After a statement's access: its last WRITE was acknowledged at end_us
  * (px_now_us), and what the statement did after that counts as interval. */
-void px_pace_done(struct px_pace *c, int kind, uint64_t end_us);
+void px_pace_done(struct px_pace *c, int kind, uint64_t gamma, uint64_t end_us);
 
-/* A sample: the interval of us microseconds after a statement of this
- * kind, at time now (px_now_us); D follows (px_pace_wait's own, exported
- * for the unit tests). */
-void px_pacer_sample(struct px_pacer *p, int kind, uint64_t us, uint64_t now);
+/* The class of a statement of gamma blocks, its log2: the cloud sees γ, and
+ * the interval after a 500-row SELECT is longer than after a point one,
+ * whatever the types, so each class learns and holds its own D. */
+unsigned px_pace_class(uint64_t gamma);
+
+/* A sample: the interval of us microseconds after a statement of this kind
+ * and class, at time now (px_now_us); the class's D follows (px_pace_wait's
+ * own, exported for the unit tests). */
+void px_pacer_sample(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint64_t now);
+
+/* D after a statement of class cls; that of the class most sampled (the
+ * proxy's status). */
+uint64_t px_pacer_target(struct px_pacer *p, unsigned cls);
+uint64_t px_pacer_target_common(struct px_pacer *p);
 
 /* The bucket of an interval of us microseconds, and its upper edge
  * (exported for the unit tests). */

@@ -867,7 +867,7 @@ static void admin_status(struct conn *c)
 	ST_ADD("answer_early", "%s", srv->cfg->engine.answer_early ? "on" : "off");
 	ST_ADD("pace", "%s", srv->pacer.mode == PX_PACE_OFF ? "off"
 	       : srv->pacer.mode == PX_PACE_AUTO ? "auto" : "fixed");
-	ST_ADD("pace_us", "%llu", (unsigned long long)atomic_load(&srv->pacer.target_us));
+	ST_ADD("pace_us", "%llu", (unsigned long long)px_pacer_target_common(&srv->pacer));
 	ST_ADD("pace_held", "%llu", (unsigned long long)atomic_load(&srv->pacer.paced));
 	ST_ADD("pace_held_ms", "%.1f", (double)atomic_load(&srv->pacer.waited_us) / 1000.0);
 	ST_ADD("pace_late", "%llu", (unsigned long long)atomic_load(&srv->pacer.over));

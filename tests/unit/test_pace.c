@@ -14,9 +14,16 @@
 #include "../../proxy/pace.h"
 #include "../../proxy/state.h"
 
+#define CLS 2                     /* px_pace_class(4): point statements */
+
 static void test_buckets(void **state)
 {
 	(void)state;
+	assert_int_equal(px_pace_class(4), CLS);
+	assert_int_equal(px_pace_class(7), CLS);
+	assert_int_equal(px_pace_class(8), CLS + 1);
+	assert_int_equal(px_pace_class(0), 0);
+	assert_int_equal(px_pace_class(UINT64_MAX), PX_PACE_CLASSES - 1);
 	/* every interval lies inside its bucket, buckets rise with it, and a
 	 * bucket is at most a quarter of its bottom wide */
 	for (uint64_t us = 0; us < PX_PACE_CAP_US; us += 1 + us / 50) {
@@ -42,7 +49,7 @@ static void sample(struct px_pacer *p, struct px_pace *c, int kind, uint64_t int
 {
 	c->pacer = p;
 	px_pace_wait(c);
-	px_pace_done(c, kind, px_now_us() - interval_us);
+	px_pace_done(c, kind, 4, px_now_us() - interval_us);
 }
 
 static void test_target_is_slowest_p95(void **state)
@@ -53,37 +60,54 @@ static void test_target_is_slowest_p95(void **state)
 	(void)state;
 	px_pacer_init(&p, PX_PACE_AUTO, 0);
 	now = px_now_us();
-	assert_int_equal(atomic_load(&p.target_us), PX_PACE_START_US);
+	assert_int_equal(px_pacer_target(&p, CLS), PX_PACE_START_US);
 	/* kind 1 at 100 us, 4 % at 3,000: its 95th percentile is 100's bucket */
 	for (int i = 0; i < 500; i++)
-		px_pacer_sample(&p, 1, i % 25 == 0 ? 3000 : 100, now);
-	assert_int_equal(atomic_load(&p.target_us), px_pace_bucket_top(px_pace_bucket(100)));
+		px_pacer_sample(&p, 1, CLS, i % 25 == 0 ? 3000 : 100, now);
+	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(100)));
 	/* 6 % at 3,000: the percentile is there */
 	for (int i = 0; i < 40; i++)
-		px_pacer_sample(&p, 2, 3000, now);
+		px_pacer_sample(&p, 2, CLS, 3000, now);
 	for (int i = 0; i < 460; i++)
-		px_pacer_sample(&p, 2, 90, now);
-	assert_int_equal(atomic_load(&p.target_us), px_pace_bucket_top(px_pace_bucket(3000)));
+		px_pacer_sample(&p, 2, CLS, 90, now);
+	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(3000)));
 	px_pacer_fini(&p);
 
 	px_pacer_init(&p, PX_PACE_AUTO, 0);
 	now = px_now_us();
 	for (int i = 0; i < 500; i++)
-		px_pacer_sample(&p, 1, 100, now);
+		px_pacer_sample(&p, 1, CLS, 100, now);
 	/* kind 3 at 400 us, too few samples yet: D stays */
 	for (uint32_t i = 0; i + 1 < PX_PACE_MIN_SAMPLES; i++)
-		px_pacer_sample(&p, 3, 400, now);
-	assert_int_equal(atomic_load(&p.target_us), px_pace_bucket_top(px_pace_bucket(100)));
+		px_pacer_sample(&p, 3, CLS, 400, now);
+	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(100)));
 	/* enough of kind 3: D is its percentile, the slowest type's */
-	px_pacer_sample(&p, 3, 400, now);
-	assert_int_equal(atomic_load(&p.target_us), px_pace_bucket_top(px_pace_bucket(400)));
-	assert_true(atomic_load(&p.target_us) > 400);
+	px_pacer_sample(&p, 3, CLS, 400, now);
+	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(400)));
+	assert_true(px_pacer_target(&p, CLS) > 400);
 	/* a half-life later every count halves: kind 3 (200) drops below the
 	 * minimum, kind 1 (500) does not */
-	px_pacer_sample(&p, 1, 100, now + PX_PACE_HALF_LIFE_US);
-	assert_int_equal(p.count[3], PX_PACE_MIN_SAMPLES / 2);
-	assert_int_equal(p.count[1], 251);
-	assert_int_equal(atomic_load(&p.target_us), px_pace_bucket_top(px_pace_bucket(100)));
+	px_pacer_sample(&p, 1, CLS, 100, now + PX_PACE_HALF_LIFE_US);
+	assert_int_equal(p.count[CLS][3], PX_PACE_MIN_SAMPLES / 2);
+	assert_int_equal(p.count[CLS][1], 251);
+	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(100)));
+	/* three half-lives idle: three halvings at the next sample */
+	px_pacer_sample(&p, 1, CLS, 100, now + 4 * PX_PACE_HALF_LIFE_US);
+	assert_int_equal(p.count[CLS][3], PX_PACE_MIN_SAMPLES / 16);
+	assert_int_equal(p.count[CLS][1], 251 / 8 + 1);
+	/* a class of its own: 500-row SELECTs, and the statements after them,
+	 * leave the point statements' D alone */
+	for (int i = 0; i < 800; i++)
+		px_pacer_sample(&p, 1, px_pace_class(256), 5000, now + 4 * PX_PACE_HALF_LIFE_US);
+	assert_int_equal(px_pacer_target(&p, px_pace_class(256)),
+			 px_pace_bucket_top(px_pace_bucket(5000)));
+	assert_int_equal(px_pacer_target(&p, CLS), PX_PACE_START_US);   /* (too few now) */
+	assert_int_equal(px_pacer_target(&p, px_pace_class(64)), PX_PACE_START_US);
+	assert_int_equal(px_pacer_target_common(&p), px_pace_bucket_top(px_pace_bucket(5000)));
+	/* a long pause forgets everything */
+	px_pacer_sample(&p, 1, CLS, 100, now + 100 * PX_PACE_HALF_LIFE_US);
+	assert_int_equal(p.count[CLS][3], 0);
+	assert_int_equal(p.count[CLS][1], 1);
 	px_pacer_fini(&p);
 }
 
@@ -99,18 +123,18 @@ static void test_user_pauses_and_crowds_not_sampled(void **state)
 	/* pauses beyond the cap are the user's */
 	for (int i = 0; i < 400; i++)
 		sample(&p, &a, 2, PX_PACE_CAP_US + 10);
-	assert_int_equal(atomic_load(&p.target_us), PX_PACE_START_US);
+	assert_int_equal(px_pacer_target(&p, CLS), PX_PACE_START_US);
 	assert_int_equal(atomic_load(&p.paced), 0);
 	/* two connections interleaved: neither is alone, nothing is recorded */
 	a.pacer = b.pacer = &p;
 	for (int i = 0; i < 400; i++) {
 		px_pace_wait(&a);
 		px_pace_wait(&b);
-		px_pace_done(&a, 2, px_now_us() - 5);
-		px_pace_done(&b, 2, px_now_us() - 5);
+		px_pace_done(&a, 2, 4, px_now_us() - 5);
+		px_pace_done(&b, 2, 4, px_now_us() - 5);
 	}
-	assert_int_equal(p.count[2], 0);
-	assert_int_equal(atomic_load(&p.target_us), PX_PACE_START_US);
+	assert_int_equal(p.count[CLS][2], 0);
+	assert_int_equal(px_pacer_target(&p, CLS), PX_PACE_START_US);
 	assert_int_equal(atomic_load(&p.running), 0);
 	px_pacer_fini(&p);
 }
@@ -128,18 +152,18 @@ static void test_wait_holds_until_d(void **state)
 	px_pace_wait(&c);               /* a connection's first access: no wait */
 	assert_int_equal(atomic_load(&p.paced), 0);
 	t0 = px_now_us();
-	px_pace_done(&c, 1, t0);
+	px_pace_done(&c, 1, 4, t0);
 	px_pace_wait(&c);
 	t1 = px_now_us();
 	assert_true(t1 - t0 >= 20000);
 	assert_int_equal(atomic_load(&p.paced), 1);
-	assert_int_equal(atomic_load(&p.target_us), 20000);   /* fixed: no learning */
+	assert_int_equal(px_pacer_target(&p, CLS), 20000);   /* fixed: no learning */
 	/* one that comes after D is not held */
-	px_pace_done(&c, 1, px_now_us() - 30000);
+	px_pace_done(&c, 1, 4, px_now_us() - 30000);
 	px_pace_wait(&c);
 	assert_int_equal(atomic_load(&p.paced), 1);
 	assert_int_equal(atomic_load(&p.over), 1);
-	px_pace_done(&c, 1, 0);
+	px_pace_done(&c, 1, 4, 0);
 	px_pacer_fini(&p);
 }
 
@@ -153,14 +177,14 @@ static void test_off(void **state)
 	px_pacer_init(&p, PX_PACE_OFF, 0);
 	c.pacer = &p;
 	px_pace_wait(&c);
-	px_pace_done(&c, 1, 0);
+	px_pace_done(&c, 1, 4, 0);
 	px_pace_wait(&c);
 	assert_int_equal(atomic_load(&p.paced), 0);
-	assert_int_equal(atomic_load(&p.target_us), 0);
-	px_pace_done(&c, 1, 0);
+	assert_int_equal(px_pacer_target(&p, CLS), 0);
+	px_pace_done(&c, 1, 4, 0);
 	/* no pacing at all (NULL) is a no-op */
 	px_pace_wait(NULL);
-	px_pace_done(NULL, 1, 0);
+	px_pace_done(NULL, 1, 4, 0);
 	px_pacer_fini(&p);
 }
 
