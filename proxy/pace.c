@@ -101,12 +101,12 @@ static void halve(struct px_pacer *p, uint64_t now)
 }
 
 /* mu held: a sample of the interval after a statement of this kind and
- * class, and the class's D recomputed from every type with enough samples
- * in it (START until one has). */
+ * class, and the class's D recomputed from its types (pace.h; START until
+ * one counts). */
 static void record(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint64_t now)
 {
-	uint64_t d = 0;
-	int any = 0;
+	uint64_t d = 0, spread = 0;
+	int any = 0, rare = 0;
 
 	if (kind < 0 || kind >= PX_PACE_KINDS || cls >= PX_PACE_CLASSES)
 		return;
@@ -114,17 +114,40 @@ static void record(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint
 	p->hist[cls][kind][px_pace_bucket(us)]++;
 	p->count[cls][kind]++;
 	p->class_n[cls]++;
+	p->last_us[cls][kind] = now;
+	/* the types with enough samples, and their widest spread */
 	for (int k = 0; k < PX_PACE_KINDS; k++) {
-		uint64_t t;
+		uint32_t n = p->count[cls][k];
+		uint64_t t, m;
 
-		if (p->count[cls][k] < PX_PACE_MIN_SAMPLES)
+		if (n < PX_PACE_MIN_SAMPLES)
 			continue;
-		t = quantile_top(p->hist[cls][k], p->count[cls][k], 950);
+		t = quantile_top(p->hist[cls][k], n, 950);
+		m = quantile_top(p->hist[cls][k], n, 500);
+		if (!any || t - m > spread)
+			spread = t - m;
 		any = 1;
 		if (t > d)
 			d = t;
 	}
-	atomic_store(&p->target_us[cls], any ? d : PX_PACE_START_US);
+	/* the rare ones seen lately: their median and that spread */
+	for (int k = 0; k < PX_PACE_KINDS; k++) {
+		uint32_t n = p->count[cls][k];
+		uint64_t t, m;
+
+		if (n == 0 || n >= PX_PACE_MIN_SAMPLES || now - p->last_us[cls][k] > PX_PACE_RARE_US)
+			continue;
+		if (n < 3) {
+			t = quantile_top(p->hist[cls][k], n, 1000);
+		} else {
+			m = quantile_top(p->hist[cls][k], n, 500);
+			t = m + (any ? spread : m);
+		}
+		rare = 1;
+		if (t > d)
+			d = t;
+	}
+	atomic_store(&p->target_us[cls], any || rare ? d : PX_PACE_START_US);
 }
 
 void px_pacer_sample(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint64_t now)

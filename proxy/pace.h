@@ -13,8 +13,9 @@
  * last access ended.  With --pace auto (the default) D is the largest, over
  * the statement types, of the 95th percentile of the natural interval
  * after a statement of that type and of the same class of γ
- * (px_pace_class) as the connection's last one, from the intervals shorter than
- * PX_PACE_CAP_US (longer ones are the user's own pauses) and measured
+ * (px_pace_class) as the connection's last one, from the intervals
+ * shorter than PX_PACE_CAP_US (longer ones are the user's own pauses) and
+ * measured
  * while the connection was alone (no other access started or under way
  * since its last one ended: with many connections at once, each one's
  * intervals are mostly the others' work, and they come later than D
@@ -23,6 +24,15 @@
  * within seconds); with --pace N it is N microseconds; with --pace off
  * there is none.  A statement that comes later than D is not delayed: its
  * interval is the user's.
+ *
+ * A type with fewer than PX_PACE_MIN_SAMPLES samples in the class, a rare
+ * one (the type a cloud would most like to spot, such as a few UPDATEs
+ * among many SELECTs), counts while its last sample is less than
+ * PX_PACE_RARE_US old: its median plus the widest spread from median to
+ * 95th percentile of the types with enough, twice its median if none has,
+ * its largest sample while it has fewer than three.  (Older, it is left
+ * out, so that a few slow statements, such as the INSERTs of a load, do not
+ * hold everything after them for long.)
  */
 #ifndef LWC_PX_PACE_H
 #define LWC_PX_PACE_H
@@ -38,6 +48,7 @@
 #define PX_PACE_START_US 1000u         /* D before any type has its samples    */
 #define PX_PACE_MIN_SAMPLES 200u       /* a type's percentile counts from then */
 #define PX_PACE_HALF_LIFE_US 10000000u /* every count halves: the recent weigh */
+#define PX_PACE_RARE_US 1000000u       /* a rare type counts this long after   */
 
 enum px_pace_mode { PX_PACE_AUTO, PX_PACE_FIXED, PX_PACE_OFF };
 
@@ -48,6 +59,7 @@ struct px_pacer {
 	uint32_t hist[PX_PACE_CLASSES][PX_PACE_KINDS][PX_PACE_BUCKETS]; /* mu */
 	uint32_t count[PX_PACE_CLASSES][PX_PACE_KINDS];                  /* mu */
 	uint64_t class_n[PX_PACE_CLASSES];  /* mu: samples of each class, ever */
+	uint64_t last_us[PX_PACE_CLASSES][PX_PACE_KINDS]; /* mu: its last sample */
 	uint64_t halved_us;                              /* mu: last halving */
 	_Atomic uint64_t target_us[PX_PACE_CLASSES]; /* D after a statement of that class */
 	_Atomic uint64_t paced;        /* statements held back to D              */

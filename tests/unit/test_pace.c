@@ -77,16 +77,18 @@ static void test_target_is_slowest_p95(void **state)
 	now = px_now_us();
 	for (int i = 0; i < 500; i++)
 		px_pacer_sample(&p, 1, CLS, 100, now);
-	/* kind 3 at 400 us, too few samples yet: D stays */
+	/* kind 3 at 400 us, too few samples for its own percentile, but
+	 * recent: a rare type, its median plus kind 1's spread (none) */
 	for (uint32_t i = 0; i + 1 < PX_PACE_MIN_SAMPLES; i++)
 		px_pacer_sample(&p, 3, CLS, 400, now);
-	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(100)));
+	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(400)));
 	/* enough of kind 3: D is its percentile, the slowest type's */
 	px_pacer_sample(&p, 3, CLS, 400, now);
 	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(400)));
 	assert_true(px_pacer_target(&p, CLS) > 400);
 	/* a half-life later every count halves: kind 3 (200) drops below the
-	 * minimum, kind 1 (500) does not */
+	 * minimum, kind 1 (500) does not; kind 3, rare now and not seen
+	 * lately, is left out */
 	px_pacer_sample(&p, 1, CLS, 100, now + PX_PACE_HALF_LIFE_US);
 	assert_int_equal(p.count[CLS][3], PX_PACE_MIN_SAMPLES / 2);
 	assert_int_equal(p.count[CLS][1], 251);
@@ -101,13 +103,54 @@ static void test_target_is_slowest_p95(void **state)
 		px_pacer_sample(&p, 1, px_pace_class(256), 5000, now + 4 * PX_PACE_HALF_LIFE_US);
 	assert_int_equal(px_pacer_target(&p, px_pace_class(256)),
 			 px_pace_bucket_top(px_pace_bucket(5000)));
-	assert_int_equal(px_pacer_target(&p, CLS), PX_PACE_START_US);   /* (too few now) */
+	/* (kind 1, 32 now, is rare: twice its median) */
+	assert_int_equal(px_pacer_target(&p, CLS), 2 * px_pace_bucket_top(px_pace_bucket(100)));
 	assert_int_equal(px_pacer_target(&p, px_pace_class(64)), PX_PACE_START_US);
 	assert_int_equal(px_pacer_target_common(&p), px_pace_bucket_top(px_pace_bucket(5000)));
 	/* a long pause forgets everything */
 	px_pacer_sample(&p, 1, CLS, 100, now + 100 * PX_PACE_HALF_LIFE_US);
 	assert_int_equal(p.count[CLS][3], 0);
 	assert_int_equal(p.count[CLS][1], 1);
+	px_pacer_fini(&p);
+}
+
+/* A rare type, too few samples for its own 95th percentile, counts while
+ * it was seen lately: its largest sample while it has fewer than three,
+ * then its median plus the widest spread of the types with enough (twice
+ * its median alone). */
+static void test_rare_type_counts(void **state)
+{
+	struct px_pacer p;
+	uint64_t now, b100 = px_pace_bucket_top(px_pace_bucket(100));
+	uint64_t b200 = px_pace_bucket_top(px_pace_bucket(200));
+	uint64_t b300 = px_pace_bucket_top(px_pace_bucket(300));
+
+	(void)state;
+	px_pacer_init(&p, PX_PACE_AUTO, 0);
+	now = px_now_us();
+	/* kind 1: median 100's bucket, 95th percentile 200's */
+	for (int i = 0; i < 500; i++)
+		px_pacer_sample(&p, 1, CLS, i % 10 == 0 ? 200 : 100, now);
+	assert_int_equal(px_pacer_target(&p, CLS), b200);
+	/* two UPDATEs: the larger */
+	px_pacer_sample(&p, 3, CLS, 900, now);
+	px_pacer_sample(&p, 3, CLS, 300, now);
+	assert_int_equal(px_pacer_target(&p, CLS), px_pace_bucket_top(px_pace_bucket(900)));
+	/* five: their median and kind 1's spread */
+	for (int i = 0; i < 3; i++)
+		px_pacer_sample(&p, 3, CLS, 300, now);
+	assert_int_equal(px_pacer_target(&p, CLS), b300 + (b200 - b100));
+	/* no UPDATE for longer than PX_PACE_RARE_US: left out */
+	px_pacer_sample(&p, 1, CLS, 100, now + PX_PACE_RARE_US + 1);
+	assert_int_equal(px_pacer_target(&p, CLS), b200);
+	px_pacer_fini(&p);
+
+	/* no type with enough: twice the median */
+	px_pacer_init(&p, PX_PACE_AUTO, 0);
+	now = px_now_us();
+	for (int i = 0; i < 5; i++)
+		px_pacer_sample(&p, 3, CLS, 300, now);
+	assert_int_equal(px_pacer_target(&p, CLS), 2 * b300);
 	px_pacer_fini(&p);
 }
 
@@ -193,6 +236,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_target_is_slowest_p95),
+		cmocka_unit_test(test_rare_type_counts),
 		cmocka_unit_test(test_user_pauses_and_crowds_not_sampled),
 		cmocka_unit_test(test_wait_holds_until_d),
 		cmocka_unit_test(test_off),
