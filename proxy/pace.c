@@ -135,7 +135,9 @@ static void record(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint
 		uint32_t n = p->count[cls][k];
 		uint64_t t, m;
 
-		if (n == 0 || n >= PX_PACE_MIN_SAMPLES || now - p->last_us[cls][k] > PX_PACE_RARE_US)
+		/* (a sample of another thread may be later than now) */
+		if (n == 0 || n >= PX_PACE_MIN_SAMPLES ||
+		    (now > p->last_us[cls][k] && now - p->last_us[cls][k] > PX_PACE_RARE_US))
 			continue;
 		if (n < 3) {
 			t = quantile_top(p->hist[cls][k], n, 1000);
@@ -177,7 +179,7 @@ void px_pace_wait(struct px_pace *c)
 		px_pacer_sample(p, c->kind, c->cls, n, now);
 	d = px_pacer_target(p, c->cls);
 	if (n >= d) {
-		if (n < PX_PACE_CAP_US)
+		if (n - d < PX_PACE_CAP_US)
 			atomic_fetch_add(&p->over, 1);
 		return;
 	}

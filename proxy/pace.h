@@ -15,10 +15,9 @@
  * after a statement of that type and of the same class of γ
  * (px_pace_class) as the connection's last one, from the intervals
  * shorter than PX_PACE_CAP_US (longer ones are the user's own pauses) and
- * measured
- * while the connection was alone (no other access started or under way
- * since its last one ended: with many connections at once, each one's
- * intervals are mostly the others' work, and they come later than D
+ * measured while the connection was alone (no other access started or
+ * under way since its last one ended: with many connections at once, each
+ * one's intervals are mostly the others' work, and they come later than D
  * anyway), the older ones weighing less (every count halves each
  * PX_PACE_HALF_LIFE_US, so that D follows a change of machine or load
  * within seconds); with --pace N it is N microseconds; with --pace off
@@ -44,7 +43,7 @@
 #define PX_PACE_KINDS 8                /* enum stmt_kind (engine_int.h)        */
 #define PX_PACE_CLASSES 24             /* of γ: its log2, the last all above   */
 #define PX_PACE_BUCKETS 64             /* 4 a doubling, from 1 us to 65 ms     */
-#define PX_PACE_CAP_US 50000u          /* a longer interval is the user's      */
+#define PX_PACE_CAP_US 5000u           /* a longer interval is the user's      */
 #define PX_PACE_START_US 1000u         /* D before any type has its samples    */
 #define PX_PACE_MIN_SAMPLES 200u       /* a type's percentile counts from then */
 #define PX_PACE_HALF_LIFE_US 10000000u /* every count halves: the recent weigh */
@@ -64,7 +63,7 @@ struct px_pacer {
 	_Atomic uint64_t target_us[PX_PACE_CLASSES]; /* D after a statement of that class */
 	_Atomic uint64_t paced;        /* statements held back to D              */
 	_Atomic uint64_t waited_us;    /* time they were held back, in all       */
-	_Atomic uint64_t over;         /* statements that came after D, < the cap */
+	_Atomic uint64_t over;         /* statements later than D, by < the cap  */
 	_Atomic uint64_t starts;       /* accesses started                       */
 	_Atomic int running;           /* accesses under way                     */
 };

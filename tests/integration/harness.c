@@ -439,6 +439,21 @@ static size_t trace_ids(const char *line, uint64_t *ids, size_t n)
 	return n;
 }
 
+/* The time of a trace line into a->t, in order (a->op: R or W). */
+static void trace_time(const char *line, char op, struct h_access *a)
+{
+	int hh, mm;
+	double ss, t;
+
+	if (a->nops >= H_MAX_OPS || sscanf(line, "%*d-%*d-%*dT%d:%d:%lfZ", &hh, &mm, &ss) != 3)
+		return;
+	t = hh * 3600.0 + mm * 60.0 + ss;
+	while (a->nops > 0 && t < a->t[a->nops - 1] - 43200.0)   /* past midnight */
+		t += 86400.0;
+	a->op[a->nops] = op;
+	a->t[a->nops++] = t;
+}
+
 static int trace_read_since(const struct h_cs *cs, long mark, struct h_access *a)
 {
 	FILE *f = fopen(cs->trace, "r");
@@ -458,9 +473,11 @@ static int trace_read_since(const struct h_cs *cs, long mark, struct h_access *a
 		if (strstr(line, " op=READ ")) {
 			a->nread++;
 			a->nr = trace_ids(line, a->r, a->nr);
+			trace_time(line, 'R', a);
 		} else if (strstr(line, " op=WRITE ")) {
 			a->nwrite++;
 			a->nw = trace_ids(line, a->w, a->nw);
+			trace_time(line, 'W', a);
 		} else if (strstr(line, " op=HELLO ") == NULL) {
 			a->other++;
 		}

@@ -114,6 +114,7 @@ void h_cs_shard_dir(const struct h_cs *cs, unsigned j, char *buf, size_t len);
 /* ---- lwc-cloudstore --trace ---------------------------------------------- */
 
 #define H_MAX_IDS 8192
+#define H_MAX_OPS 256
 
 /* The requests of a trace since a mark: a statement of several batches
  * makes several READs and WRITEs, whose ids follow one another here. */
@@ -121,6 +122,10 @@ struct h_access {
 	int nread, nwrite, other;       /* READ/WRITE/other lines (HELLO apart) */
 	size_t nr, nw;
 	uint64_t r[H_MAX_IDS], w[H_MAX_IDS]; /* ids of every READ and WRITE, in order */
+	int nops;                       /* READ and WRITE lines, in order:       */
+	char op[H_MAX_OPS];             /* 'R' or 'W'                            */
+	double t[H_MAX_OPS];            /* the line's time, s of its day (the next
+					   day's counted on)                     */
 	char bad[256];                  /* the first line with status != ok */
 };
 

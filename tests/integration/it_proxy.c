@@ -3838,39 +3838,6 @@ static void test_select_answers_after_commit(void **state)
 	model_free(&m);
 }
 
-/* The READ and WRITE lines of the store's trace after mark: op[i] 'R' or
- * 'W', t[i] the line's time in seconds (of its day, the next day's counted
- * on); how many. */
-static int trace_times(const struct h_cs *cs, long mark, char *op, double *t, int max)
-{
-	FILE *f = fopen(cs->trace, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	int n = 0;
-	double day = 0, last = 0;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, mark, SEEK_SET), 0);
-	while (n < max && getline(&line, &cap, f) > 0) {
-		int hh, mm;
-		double ss;
-		const char *o = strstr(line, " op=");
-
-		if (o == NULL || sscanf(line, "%*d-%*d-%*dT%d:%d:%lfZ", &hh, &mm, &ss) != 3)
-			continue;
-		if (strncmp(o, " op=READ ", 9) != 0 && strncmp(o, " op=WRITE ", 10) != 0)
-			continue;
-		op[n] = o[4];
-		t[n] = day + hh * 3600.0 + mm * 60.0 + ss;
-		if (t[n] < last - 43200.0)       /* past midnight */
-			t[n] += (day += 86400.0);
-		last = t[n++];
-	}
-	free(line);
-	fclose(f);
-	return n;
-}
-
 /* Three SELECTs back to back on one connection; the store's trace gives the
  * intervals from each one's WRITE to the next one's READ (2). */
 static void paced_selects(struct env *e, const char *const *serve, double iv[2])
@@ -3879,10 +3846,8 @@ static void paced_selects(struct env *e, const char *const *serve, double iv[2])
 	struct model m = { 0 };
 	struct pxc_result res;
 	struct pxc *c = kv20(e, serve, "paced", &kv, &m);
-	char op[16];
-	double t[16];
+	struct h_access *a = calloc(1, sizeof(*a));
 	long mark;
-	int n;
 
 	mark = h_trace_mark_idle(&e->px);
 	for (int i = 0; i < 3; i++) {
@@ -3891,11 +3856,14 @@ static void paced_selects(struct env *e, const char *const *serve, double iv[2])
 		pxc_result_free(&res);
 	}
 	h_px_idle(&e->px);
-	n = trace_times(&e->cs, mark, op, t, 16);
-	if (n != 6 || memcmp(op, "RWRWRW", 6) != 0)
-		fail_msg("three SELECTs of 20 rows: %d trace lines (%.*s), expected RWRWRW", n, n, op);
-	iv[0] = t[2] - t[1];
-	iv[1] = t[4] - t[3];
+	assert_non_null(a);
+	assert_int_equal(h_trace_since(&e->cs, mark, a), 0);
+	if (a->nops != 6 || memcmp(a->op, "RWRWRW", 6) != 0)
+		fail_msg("three SELECTs of 20 rows: %d trace lines (%.*s), expected RWRWRW", a->nops,
+			 a->nops, a->op);
+	iv[0] = a->t[2] - a->t[1];
+	iv[1] = a->t[4] - a->t[3];
+	free(a);
 	check_table(c, &kv, &m);
 	pxc_close(c);
 	model_free(&m);

@@ -26,7 +26,7 @@ static void test_buckets(void **state)
 	assert_int_equal(px_pace_class(UINT64_MAX), PX_PACE_CLASSES - 1);
 	/* every interval lies inside its bucket, buckets rise with it, and a
 	 * bucket is at most a quarter of its bottom wide */
-	for (uint64_t us = 0; us < PX_PACE_CAP_US; us += 1 + us / 50) {
+	for (uint64_t us = 0; us < 50000; us += 1 + us / 50) {
 		unsigned b = px_pace_bucket(us);
 
 		assert_true(b < PX_PACE_BUCKETS);
@@ -202,7 +202,7 @@ static void test_wait_holds_until_d(void **state)
 	assert_int_equal(atomic_load(&p.paced), 1);
 	assert_int_equal(px_pacer_target(&p, CLS), 20000);   /* fixed: no learning */
 	/* one that comes after D is not held */
-	px_pace_done(&c, 1, 4, px_now_us() - 30000);
+	px_pace_done(&c, 1, 4, px_now_us() - 21000);
 	px_pace_wait(&c);
 	assert_int_equal(atomic_load(&p.paced), 1);
 	assert_int_equal(atomic_load(&p.over), 1);
