@@ -2,7 +2,8 @@
  * test_store_log.c - the appending block store (cloudstore/store_log.c):
  * its version rules, reopening, the crash cases its opening must survive
  * (a torn tail, a batch left beyond the point where writing resumed, a copy
- * whose blocks do not match its checksum) and compaction, on a real store
+ * whose blocks do not match its checksum), compaction and its spare
+ * segments written over, on a real store
  * in a private mkdtemp directory with small segments.
  */
 #include <stdarg.h>
@@ -495,6 +496,115 @@ static void test_copy_checked(void **state)
 	}
 }
 
+/* Names of the store's spare-*.log files and their inodes; their number. */
+static int spares(struct fx *f, ino_t *inos, int max)
+{
+	DIR *d = opendir(f->dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "spare-", 6) != 0)
+			continue;
+		if (n < max)
+			inos[n] = e->d_ino;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Batch headers in segment file name whose segment number is not the
+ * file's: what a spare held before it was written over. */
+static int stale_headers(struct fx *f, const char *name)
+{
+	unsigned long long no = strtoull(name + 4, NULL, 16);
+	int fd = seg_fd(f, name), n = 0;
+	uint8_t h[64];
+
+	for (off_t off = 0; pread(fd, h, sizeof(h), off) == (ssize_t)sizeof(h); off += 4096)
+		if (cry_get_be32(h) == 0x4c57434cu && cry_get_be64(h + 16) != no)
+			n++;
+	close(fd);
+	return n;
+}
+
+/* Compacted segments are kept as spares (at most two) and written over as
+ * new segments; what a spare held before is never read back: every block
+ * reads at its versions before and after reopening, and a spare of another
+ * size is deleted at opening. */
+static void test_spares(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 40 };
+	uint64_t ids[N], vs[N];
+	char names[64][64];
+	ino_t sp[8];
+	int nsp = 0, reused = 0, r = 0;
+
+	for (int i = 0; i < N; i++)
+		ids[i] = (uint64_t)i * 5 + 1;
+	/* rewrite until compaction has left spares */
+	for (int t = 0; t < 400 && nsp == 0; t++) {
+		r++;
+		for (int i = 0; i < N; i++)
+			vs[i] = (uint64_t)r;
+		assert_int_equal(put(f, ids, vs, N / 2), LWC_OK);
+		assert_int_equal(put(f, ids + N / 2, vs + N / 2, N / 2), LWC_OK);
+		if (r % 10 == 0) {
+			struct timespec ts = { 0, 50 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+			nsp = spares(f, sp, 8);
+		}
+	}
+	assert_true(nsp >= 1 && nsp <= 2);
+	/* more WRITEs make new segments: from those spares */
+	for (int t = 0; t < 400 && !reused; t++) {
+		r++;
+		for (int i = 0; i < N; i++)
+			vs[i] = (uint64_t)r;
+		assert_int_equal(put(f, ids, vs, N), LWC_OK);
+		int n = segments(f, names, 64);
+		for (int s = 0; s < n && s < 64 && !reused; s++)
+			reused = stale_headers(f, names[s]) > 0;
+	}
+	assert_true(reused);
+	assert_true(spares(f, sp, 8) <= 2);
+	totals(f, N, 2 * N);
+	for (int i = 0; i < N; i++) {
+		read_ok(f, ids[i], (uint64_t)r - 1);
+		read_ok(f, ids[i], (uint64_t)r);
+	}
+	/* reopened: the reused segments' stale batches are not read */
+	fx_close(f);
+	{
+		char p[256];
+		int fd;
+
+		snprintf(p, sizeof(p), "%s/spare-00000000000000ff.log", f->dir);
+		fd = open(p, O_CREAT | O_WRONLY, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, 4096), 0);
+		close(fd);
+		fx_open(f);
+		assert_int_equal(access(p, F_OK), -1);  /* not the standard size */
+	}
+	totals(f, N, 2 * N);
+	for (int i = 0; i < N; i++) {
+		read_ok(f, ids[i], (uint64_t)r - 1);
+		read_ok(f, ids[i], (uint64_t)r);
+	}
+	/* and on from there */
+	for (int i = 0; i < N; i++)
+		vs[i] = (uint64_t)r + 1;
+	assert_int_equal(put(f, ids, vs, N), LWC_OK);
+	fx_open(f);
+	totals(f, N, 2 * N);
+	read_ok(f, ids[0], (uint64_t)r + 1);
+	read_ok(f, ids[N - 1], (uint64_t)r);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0)
@@ -507,6 +617,7 @@ int main(void)
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_compaction, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_copy_checked, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_spares, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
