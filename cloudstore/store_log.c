@@ -54,11 +54,11 @@
  * Compaction.  A segment whose live blocks (those the index points at) are
  * under half of what it holds is copied: its live blocks are appended as
  * COPY batches, made durable, the index moved to them, and the segment
- * deleted, or kept as a spare (below).  A COPY batch holds versions the proxy has committed, so opening
- * trusts one only if its blocks match its checksum (a copy cut short by a
- * crash is ignored: the segment it came from is still there).  Compaction
- * runs on a thread of its own, taking the writer's lock one COPY batch at a
- * time.
+ * deleted, or kept as a spare (below).  A COPY batch holds versions the
+ * proxy has committed, so opening trusts one only if its blocks match its
+ * checksum (a copy cut short by a crash is ignored: the segment it came
+ * from is still there).  Compaction runs on a thread of its own, taking the
+ * writer's lock one COPY batch at a time.
  *
  * Spare segments.  Up to LOG_SPARES compacted segments of the standard size
  * are renamed spare-N.log instead of deleted, and the next new segment is
@@ -447,7 +447,7 @@ static int spare_take(struct cs_store *st, const char *p)
 		uint64_t no = st->spare[--st->nspare];
 		char sp[4100];
 		struct stat sb;
-		int fd;
+		int fd, e = 0;
 
 		spare_path(st, no, sp, sizeof(sp));
 		if (rename(sp, p) != 0) {
@@ -457,12 +457,17 @@ static int spare_take(struct cs_store *st, const char *p)
 		}
 		fd = open(p, O_RDWR | O_CLOEXEC);
 		if (fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == st->seg_bytes &&
-		    sync_dir(st->dir) == 0) {
+		    (e = sync_dir(st->dir)) == 0) {
 			log_info("log store: %s made from spare segment %llu", p,
 				 (unsigned long long)no);
 			return fd;
 		}
-		log_warn("log store: cannot reuse %s as %s: %s", sp, p, strerror(errno));
+		if (fd < 0 || e != 0)
+			log_warn("log store: cannot reuse %s as %s: %s", sp, p,
+				 strerror(fd < 0 ? errno : e));
+		else
+			log_warn("log store: cannot reuse %s: not a file of %llu bytes", sp,
+				 (unsigned long long)st->seg_bytes);
 		if (fd >= 0)
 			close(fd);
 		unlink(p);

@@ -158,8 +158,9 @@ static void totals(struct fx *f, uint64_t blocks, uint64_t versions)
 	assert_int_equal(t.versions_held, versions);
 }
 
-/* Segment files of the store, ascending by name; their number. */
-static int segments(struct fx *f, char names[][64], int max)
+/* Files of the store whose names start with prefix, ascending by name
+ * (at most max of them into names); their number. */
+static int files(struct fx *f, const char *prefix, char names[][64], int max)
 {
 	DIR *d = opendir(f->dir);
 	struct dirent *e;
@@ -167,7 +168,7 @@ static int segments(struct fx *f, char names[][64], int max)
 
 	assert_non_null(d);
 	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, "seg-", 4) != 0)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
 			continue;
 		if (n < max) {
 			int j = n;
@@ -182,6 +183,12 @@ static int segments(struct fx *f, char names[][64], int max)
 	}
 	closedir(d);
 	return n;
+}
+
+/* Segment files of the store, ascending by name; their number. */
+static int segments(struct fx *f, char names[][64], int max)
+{
+	return files(f, "seg-", names, max);
 }
 
 static int seg_fd(struct fx *f, const char *name)
@@ -496,25 +503,6 @@ static void test_copy_checked(void **state)
 	}
 }
 
-/* Names of the store's spare-*.log files and their inodes; their number. */
-static int spares(struct fx *f, ino_t *inos, int max)
-{
-	DIR *d = opendir(f->dir);
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, "spare-", 6) != 0)
-			continue;
-		if (n < max)
-			inos[n] = e->d_ino;
-		n++;
-	}
-	closedir(d);
-	return n;
-}
-
 /* Batch headers in segment file name whose segment number is not the
  * file's: what a spare held before it was written over. */
 static int stale_headers(struct fx *f, const char *name)
@@ -540,7 +528,6 @@ static void test_spares(void **state)
 	enum { N = 40 };
 	uint64_t ids[N], vs[N];
 	char names[64][64];
-	ino_t sp[8];
 	int nsp = 0, reused = 0, r = 0;
 
 	for (int i = 0; i < N; i++)
@@ -555,7 +542,7 @@ static void test_spares(void **state)
 		if (r % 10 == 0) {
 			struct timespec ts = { 0, 50 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
-			nsp = spares(f, sp, 8);
+			nsp = files(f, "spare-", names, 64);
 		}
 	}
 	assert_true(nsp >= 1 && nsp <= 2);
@@ -570,7 +557,7 @@ static void test_spares(void **state)
 			reused = stale_headers(f, names[s]) > 0;
 	}
 	assert_true(reused);
-	assert_true(spares(f, sp, 8) <= 2);
+	assert_true(files(f, "spare-", names, 64) <= 2);
 	totals(f, N, 2 * N);
 	for (int i = 0; i < N; i++) {
 		read_ok(f, ids[i], (uint64_t)r - 1);
