@@ -73,18 +73,6 @@
  * leaves either a segment read as before (its batches superseded) or a
  * spare; extra spares, or spares of another size, are deleted at opening.
  *
- * A prepared spare.  Until compaction has freed a segment, every new
- * segment would be new pages: a freshly loaded store grows by about a
- * segment a large statement.  So whenever no spare is left, a thread of the
- * lowest priority (SCHED_IDLE: it runs only on a core nothing else wants)
- * makes one: spare-N.log with N >= 2^24 (no segment number is that large),
- * allocated at full size and read through once, which brings its pages into
- * the page cache (an allocated, unwritten extent reads as zeros, with no
- * I/O) at the cost of the new pages, paid on that thread.  The writer takes
- * it like any spare once no compacted one is left.  It holds no batch, so it
- * reads back as an empty segment; a crash while it is being made leaves a
- * file opening deletes (its size is not the standard one) or keeps.
- *
  * A failed fdatasync leaves what is on the disk unknown: every later WRITE
  * is refused until the store is restarted (and has read its log again).
  */
@@ -100,8 +88,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sched.h>
-#include <semaphore.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -123,8 +109,6 @@
 #define LOG_IOV 1024
 #define LOG_READ_CHUNK 128             /* a READ's index lookups at a time      */
 #define LOG_SPARES 2                   /* compacted segments kept to be reused  */
-#define LOG_PREP_FIRST (1ull << 24)    /* a prepared spare's number, at least   */
-#define LOG_PREP_CHUNK (1u << 20)      /* bytes a read, preparing a spare       */
 
 struct seg {
 	uint64_t no;
@@ -175,14 +159,6 @@ struct cs_store {
 	/* spare segments: numbers of DIR/spare-N.log (under wmu) */
 	uint64_t spare[LOG_SPARES];
 	unsigned nspare;
-	/* the prepared spare: its number once made (0: none), taken by the
-	 * writer with an atomic exchange; the preparer waits on prep_sem */
-	_Atomic uint64_t prepared;
-	uint64_t prep_next;            /* the next prepared spare's number (preparer) */
-	pthread_t preparer;
-	int preparer_on;
-	sem_t prep_sem;
-	_Atomic int prep_stop;
 };
 
 struct cs_session {
@@ -482,8 +458,7 @@ static int spare_take(struct cs_store *st, const char *p)
 		fd = open(p, O_RDWR | O_CLOEXEC);
 		if (fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == st->seg_bytes &&
 		    (e = sync_dir(st->dir)) == 0) {
-			log_info("log store: %s made from %s spare segment %llu", p,
-				 no >= LOG_PREP_FIRST ? "the prepared" : "compacted",
+			log_info("log store: %s made from spare segment %llu", p,
 				 (unsigned long long)no);
 			return fd;
 		}
@@ -498,75 +473,6 @@ static int spare_take(struct cs_store *st, const char *p)
 		unlink(p);
 	}
 	return -1;
-}
-
-/* Make a prepared spare (the top of the file): its number, 0 if none was
- * made.  On the preparer's thread only. */
-static uint64_t prep_make(struct cs_store *st)
-{
-	uint64_t no = st->prep_next++;
-	char p[4100];
-	uint8_t *buf;
-	int fd, e;
-
-	spare_path(st, no, p, sizeof(p));
-	fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		log_warn("log store: cannot prepare a spare segment %s: %s", p, strerror(errno));
-		return 0;
-	}
-	if ((e = posix_fallocate(fd, 0, (off_t)st->seg_bytes)) != 0 ||
-	    (fsync(fd) != 0 && (e = errno) != 0)) {
-		/* a full disk: the writer makes its segments itself (and
-		 * reports the full disk when it cannot) */
-		log_info("log store: no spare segment prepared (%s: %s)", p, strerror(e));
-		close(fd);
-		unlink(p);
-		return 0;
-	}
-	/* the default read-ahead: the pages come in as large folios, which
-	 * the appends' large writes suit */
-	buf = malloc(LOG_PREP_CHUNK);
-	for (uint64_t off = 0; buf != NULL && off < st->seg_bytes && !atomic_load(&st->prep_stop);
-	     off += LOG_PREP_CHUNK)
-		if (pread(fd, buf, LOG_PREP_CHUNK, (off_t)off) < 0)
-			break;
-	free(buf);
-	close(fd);
-	return no;
-}
-
-static void *preparer(void *arg)
-{
-	struct cs_store *st = arg;
-	struct sched_param sp = { .sched_priority = 0 };
-
-	/* only on a core nothing else wants */
-	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
-		log_info("log store: the spare segments' preparer runs at normal priority");
-	for (;;) {
-		uint64_t no;
-
-		while (sem_wait(&st->prep_sem) != 0 && errno == EINTR)
-			;
-		if (atomic_load(&st->prep_stop))
-			break;
-		if (atomic_load(&st->prepared) != 0)
-			continue;
-		if ((no = prep_make(st)) != 0) {
-			atomic_store(&st->prepared, no);
-			log_info("log store: spare segment %llu prepared", (unsigned long long)no);
-		}
-	}
-	return NULL;
-}
-
-/* Ask for a prepared spare if the writer has no spare left; caller holds
- * wmu.  Never blocks. */
-static void prep_kick(struct cs_store *st)
-{
-	if (st->preparer_on && st->nspare == 0 && atomic_load(&st->prepared) == 0)
-		sem_post(&st->prep_sem);
 }
 
 /* A new segment of cap bytes, numbered after the last; caller holds wmu
@@ -598,17 +504,7 @@ static int seg_new(struct cs_store *st, uint64_t cap, char *err, size_t errlen)
 		pthread_mutex_unlock(&st->smu);
 	}
 	seg_path(st, no, p, sizeof(p));
-	fd = -1;
-	if (cap == st->seg_bytes) {
-		/* compacted spares first; the prepared one when none is left */
-		if (st->nspare == 0) {
-			uint64_t pn = atomic_exchange(&st->prepared, 0);
-
-			if (pn != 0)
-				st->spare[st->nspare++] = pn;
-		}
-		fd = spare_take(st, p);
-	}
+	fd = cap == st->seg_bytes ? spare_take(st, p) : -1;
 	if (fd < 0) {
 		fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0)
@@ -632,7 +528,6 @@ static int seg_new(struct cs_store *st, uint64_t cap, char *err, size_t errlen)
 	st->segs = ns;
 	ns[st->nseg++] = (struct seg){ .no = no, .fd = fd, .cap = cap };
 	pthread_rwlock_unlock(&st->rw);
-	prep_kick(st);
 	return LWC_OK;
 }
 
@@ -909,8 +804,6 @@ static void spare_keep(struct cs_store *st, uint64_t no)
 	char sp[4100];
 	struct stat sb;
 
-	if (no >= st->prep_next)
-		st->prep_next = no + 1;
 	spare_path(st, no, sp, sizeof(sp));
 	if (st->nspare < LOG_SPARES && stat(sp, &sb) == 0 &&
 	    (uint64_t)sb.st_size == st->seg_bytes) {
@@ -1255,11 +1148,6 @@ static void log_close(struct cs_store *st)
 		pthread_mutex_unlock(&st->cmu);
 		pthread_join(st->compactor, NULL);
 	}
-	if (st->preparer_on) {
-		atomic_store(&st->prep_stop, 1);
-		sem_post(&st->prep_sem);
-		pthread_join(st->preparer, NULL);
-	}
 	for (size_t i = 0; i < st->nseg; i++)
 		close(st->segs[i].fd);
 	free(st->segs);
@@ -1271,7 +1159,6 @@ static void log_close(struct cs_store *st)
 	pthread_cond_destroy(&st->scond);
 	pthread_mutex_destroy(&st->cmu);
 	pthread_cond_destroy(&st->ccond);
-	sem_destroy(&st->prep_sem);
 	free(st);
 }
 
@@ -1306,8 +1193,6 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 	pthread_cond_init(&st->scond, NULL);
 	pthread_mutex_init(&st->cmu, NULL);
 	pthread_cond_init(&st->ccond, NULL);
-	sem_init(&st->prep_sem, 0, 0);
-	st->prep_next = LOG_PREP_FIRST;
 	if ((ret = parse_spec(spec, st->dir, sizeof(st->dir), &st->seg_bytes, err,
 			      errlen)) != LWC_OK)
 		goto fail;
@@ -1343,11 +1228,6 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 		goto fail;
 	}
 	st->compactor_on = 1;
-	if (pthread_create(&st->preparer, NULL, preparer, st) == 0)
-		st->preparer_on = 1;
-	else
-		log_warn("log store: cannot start the thread that prepares spare segments");
-	prep_kick(st);
 	log_info("log store %s: %zu segment%s (%u spare), %zu blocks, %llu versions", st->dir,
 		 st->nseg, st->nseg == 1 ? "" : "s", st->nspare, st->used,
 		 (unsigned long long)st->versions);

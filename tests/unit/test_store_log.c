@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -504,137 +503,6 @@ static void test_copy_checked(void **state)
 	}
 }
 
-/* Spare files: kept by compaction (numbered after their segment, below
- * 2^24) and prepared ahead (2^24 and above). */
-#define COMPACTED "spare-0000000000"
-#define PREPARED "spare-0000000001"
-#define PREPARED0 "spare-0000000001000000.log"
-
-/* Wait (at most 20 s) until DIR/name exists with every page of its
- * SEG_MB MiB in the page cache; whether it did. */
-static int wait_resident(struct fx *f, const char *name)
-{
-	char p[256];
-	size_t len = (size_t)SEG_MB << 20, pg = (size_t)sysconf(_SC_PAGESIZE);
-	unsigned char *vec = malloc(len / pg);
-
-	assert_non_null(vec);
-	snprintf(p, sizeof(p), "%s/%s", f->dir, name);
-	for (int t = 0; t < 2000; t++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		struct stat sb;
-		int fd = open(p, O_RDONLY), all = 0;
-
-		if (fd >= 0 && fstat(fd, &sb) == 0 && (size_t)sb.st_size == len) {
-			void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-
-			if (m != MAP_FAILED) {
-				all = mincore(m, len, vec) == 0;
-				for (size_t i = 0; all && i < len / pg; i++)
-					all = vec[i] & 1;
-				munmap(m, len);
-			}
-		}
-		if (fd >= 0)
-			close(fd);
-		if (all) {
-			/* the preparer hands it over right after its last read */
-			ts.tv_nsec = 100 * 1000 * 1000;
-			nanosleep(&ts, NULL);
-			free(vec);
-			return 1;
-		}
-		nanosleep(&ts, NULL);
-	}
-	free(vec);
-	return 0;
-}
-
-/* With no spare left, a spare is prepared ahead (allocated and read into
- * the page cache by a thread of its own) and the next new segment is made
- * from it; it holds no batch, opening keeps it as a spare, and numbering
- * goes on after it. */
-static void test_prepared(void **state)
-{
-	struct fx *f = *state;
-	enum { N = 40 };
-	uint64_t ids[N], vs[N];
-	char names[64][64], p[256];
-
-	/* a new store has no spare: one is prepared at once */
-	assert_true(wait_resident(f, PREPARED0));
-	for (int i = 0; i < N; i++) {
-		ids[i] = (uint64_t)i + 1;
-		vs[i] = 1;
-	}
-	/* the first segment is made from it, and the next one prepared */
-	assert_int_equal(put(f, ids, vs, N), LWC_OK);
-	snprintf(p, sizeof(p), "%s/%s", f->dir, PREPARED0);
-	assert_int_equal(access(p, F_OK), -1);
-	assert_int_equal(segments(f, names, 64), 1);
-	assert_true(wait_resident(f, "spare-0000000001000001.log"));
-	assert_int_equal(files(f, PREPARED, names, 64), 1);
-	/* 40 blocks of 8 KiB a WRITE: three fill a segment, the fourth makes
-	 * the second from the prepared spare */
-	for (int r = 2; r <= 4; r++) {
-		for (int i = 0; i < N; i++)
-			vs[i] = (uint64_t)r;
-		assert_int_equal(put(f, ids, vs, N), LWC_OK);
-	}
-	snprintf(p, sizeof(p), "%s/spare-0000000001000001.log", f->dir);
-	assert_int_equal(access(p, F_OK), -1);
-	for (int i = 0; i < N; i++) {
-		read_ok(f, ids[i], 3);
-		read_ok(f, ids[i], 4);
-	}
-	/* reopened with no compacted spare: the prepared one left is kept
-	 * (it held no batch: the same blocks and versions), none is made
-	 * beside it, and once it is taken the next one prepared takes the
-	 * number after it */
-	assert_true(wait_resident(f, "spare-0000000001000002.log"));
-	fx_close(f);
-	{
-		int n = files(f, COMPACTED, names, 64);
-
-		for (int k = 0; k < n && k < 64; k++) {
-			snprintf(p, sizeof(p), "%.63s/%.63s", f->dir, names[k]);
-			assert_int_equal(unlink(p), 0);
-		}
-	}
-	fx_open(f);
-	totals(f, N, 2 * N);
-	for (int i = 0; i < N; i++)
-		read_ok(f, ids[i], 4);
-	{
-		struct timespec ts = { 0, 200 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	assert_int_equal(files(f, PREPARED, names, 64), 1);
-	assert_string_equal(names[0], "spare-0000000001000002.log");
-	{
-		/* new ids only: nothing to compact, so no spare but that one */
-		uint64_t next = 1000;
-		int r = 0;
-
-		snprintf(p, sizeof(p), "%s/spare-0000000001000002.log", f->dir);
-		for (; r < 20 && access(p, F_OK) == 0; r++) {
-			for (int i = 0; i < N; i++) {
-				ids[i] = next + (uint64_t)i;
-				vs[i] = 1;
-			}
-			next += N;
-			assert_int_equal(put(f, ids, vs, N), LWC_OK);
-		}
-		assert_int_equal(access(p, F_OK), -1);
-		assert_true(wait_resident(f, "spare-0000000001000003.log"));
-		fx_open(f);
-		totals(f, N + (uint64_t)r * N, 2 * N + (uint64_t)r * N);
-		for (uint64_t id = 1000; id < next; id++)
-			read_ok(f, id, 1);
-	}
-}
-
 /* Batch headers in segment file name whose segment number is not the
  * file's: what a spare held before it was written over. */
 static int stale_headers(struct fx *f, const char *name)
@@ -664,8 +532,7 @@ static void test_spares(void **state)
 
 	for (int i = 0; i < N; i++)
 		ids[i] = (uint64_t)i * 5 + 1;
-	/* rewrite until compaction has left spares (numbers below 2^24; the
-	 * prepared spare's are above: test_prepared) */
+	/* rewrite until compaction has left spares */
 	for (int t = 0; t < 400 && nsp == 0; t++) {
 		r++;
 		for (int i = 0; i < N; i++)
@@ -675,11 +542,10 @@ static void test_spares(void **state)
 		if (r % 10 == 0) {
 			struct timespec ts = { 0, 50 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
-			nsp = files(f, COMPACTED, names, 64);
+			nsp = files(f, "spare-", names, 64);
 		}
 	}
 	assert_true(nsp >= 1 && nsp <= 2);
-	assert_true(files(f, PREPARED, names, 64) <= 1);
 	/* more WRITEs make new segments: from those spares */
 	for (int t = 0; t < 400 && !reused; t++) {
 		r++;
@@ -691,8 +557,7 @@ static void test_spares(void **state)
 			reused = stale_headers(f, names[s]) > 0;
 	}
 	assert_true(reused);
-	assert_true(files(f, COMPACTED, names, 64) <= 2);
-	assert_true(files(f, PREPARED, names, 64) <= 1);
+	assert_true(files(f, "spare-", names, 64) <= 2);
 	totals(f, N, 2 * N);
 	for (int i = 0; i < N; i++) {
 		read_ok(f, ids[i], (uint64_t)r - 1);
@@ -740,7 +605,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_compaction, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_copy_checked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_spares, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_prepared, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
