@@ -971,7 +971,7 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 	/* with serve --answer-early on, a SELECT sends the rows it has after
 	 * its access (the stash's, and those it moved), and its answer, while
 	 * its last WRITE is in flight (stmt_answer) */
-	int overlap = s->kind == ST_SELECT && w->cfg->answer_early;
+	int overlap = s->kind == ST_SELECT && w->cfg->answer_early == PX_ANSWER_ON;
 
 	memset(&ring, 0, sizeof(ring));
 

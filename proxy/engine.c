@@ -98,23 +98,27 @@ static int send_done(struct px_io *io, uint64_t seq, uint64_t count)
 }
 
 /*
- * A SELECT is answered as soon as its last row is out, before its WRITE is
- * acknowledged and before the proxy's commit: what it read was committed
- * before it began, and what is left to make durable (the blocks written
- * back, the rows it moved) is the proxy's bookkeeping, which a crash or a
- * failed WRITE leaves as it was (the store keeps the version the proxy
- * committed).  What the cloud sees is unchanged: the WRITE goes out, on the
- * same connection, at the same point of the statement.  The connection's
- * next request is read once the statement has committed, as before.
- * Only with serve --answer-early on: it sets SELECTs apart in the times the
- * cloud sees (threat-model.md, "Timing"), so the default answers after the
- * commit, as every other statement.
+ * With serve --answer-early on, a SELECT is answered as soon as its last
+ * row is out, before its WRITE is acknowledged and before the proxy's
+ * commit: what it read was committed before it began, and what is left to
+ * make durable (the blocks written back, the rows it moved) is the proxy's
+ * bookkeeping, which a crash or a failed WRITE leaves as it was (the store
+ * keeps the version the proxy committed).  What the cloud sees is
+ * unchanged: the WRITE goes out, on the same connection, at the same point
+ * of the statement.  The connection's next request is read once the
+ * statement has committed, as before.  But the answer's work then runs
+ * beside the store's WRITE, which sets SELECTs apart in the times the cloud
+ * sees (threat-model.md, "Timing").
+ * With durable, the answer waits for every WRITE's acknowledgement and goes
+ * out before the proxy's own commit: nothing of the statement runs beside
+ * the store's work that does not for every type.
+ * With off, a SELECT answers after the commit, as every other statement.
  */
 int stmt_answer(const struct px_worker *w, struct stmt *s, struct px_io *io)
 {
 	int rc;
 
-	if (s->answered || s->kind != ST_SELECT || !w->cfg->answer_early)
+	if (s->answered || s->kind != ST_SELECT || w->cfg->answer_early == PX_ANSWER_OFF)
 		return LWC_OK;
 	if ((rc = send_done(io, s->req->seq, s->count)) == LWC_OK)
 		s->answered = 1;

@@ -30,6 +30,11 @@
 
 enum px_pad { PX_PAD_RATIO, PX_PAD_POW2, PX_PAD_FIXED };
 
+/* When a SELECT answers (serve --answer-early): after the proxy's commit,
+ * like every statement; once its WRITEs are acknowledged, before the
+ * commit; or with its last WRITE still in flight. */
+enum { PX_ANSWER_OFF = 0, PX_ANSWER_DURABLE = 1, PX_ANSWER_ON = 2 };
+
 struct px_engine_cfg {
 	enum px_pad pad;
 	uint32_t pad_arg;           /* ratio R or fixed G                   */
@@ -39,10 +44,9 @@ struct px_engine_cfg {
 	int cloud_timeout_ms;
 	int read_ahead;             /* READ the next batch during this one  */
 	int pad_age;                /* padding as old as the real blocks    */
-	int answer_early;           /* a SELECT answers before its WRITE is
-				       acknowledged and before the commit
-				       (serve --answer-early; off: see
-				       threat-model.md, "Timing")          */
+	int answer_early;           /* PX_ANSWER_*: when a SELECT answers
+				       (serve --answer-early; threat-model.md,
+				       "Timing")                           */
 	enum px_pace_mode pace;     /* serve --pace (pace.h)                */
 	uint32_t pace_us;           /* D of --pace N                        */
 	const uint8_t *cs_key;      /* K_CS                                 */

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"                      [--relocate on|off] [--stash-max N] [--relocate-max N]\n"
 		"                      [--evict-group N] [--evict-room N]\n"
 		"                      [--block-threads N] [--read-ahead on|off]\n"
-		"                      [--pad-age match|uniform] [--answer-early on|off]\n"
+		"                      [--pad-age match|uniform] [--answer-early on|durable|off]\n"
 		"                      [--pace auto|off|MICROSECONDS]\n"
 		"                      [--index-run-min N] [--index-run-max N] [--journal-kb 16384]\n"
 		"                      [--max-connections N] [--handshake-timeout S]\n"
@@ -367,6 +367,7 @@ static int cmd_serve(int argc, char **argv)
 	cfg.engine.cloud_timeout_ms = 60000;
 	cfg.engine.read_ahead = 1;
 	cfg.engine.pad_age = 1;
+	cfg.engine.answer_early = PX_ANSWER_DURABLE;
 	cfg.workers = 64;
 	cfg.max_frame = 64u << 20;
 	cfg.io_timeout_ms = 60000;
@@ -398,9 +399,17 @@ static int cmd_serve(int argc, char **argv)
 				return 1;
 			break;
 		case 'Y':
-			if (parse_pair(optarg, "serve", "--answer-early", "on", "off",
-				       &cfg.engine.answer_early))
+			if (strcmp(optarg, "on") == 0) {
+				cfg.engine.answer_early = PX_ANSWER_ON;
+			} else if (strcmp(optarg, "durable") == 0) {
+				cfg.engine.answer_early = PX_ANSWER_DURABLE;
+			} else if (strcmp(optarg, "off") == 0) {
+				cfg.engine.answer_early = PX_ANSWER_OFF;
+			} else {
+				fprintf(stderr, "lwc-proxy serve: --answer-early must be on, "
+					"durable or off\n");
 				return 1;
+			}
 			break;
 		case 'y':
 			if (strcmp(optarg, "auto") == 0) {

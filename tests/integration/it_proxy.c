@@ -3809,16 +3809,17 @@ static struct pxc *kv20(struct env *e, const char *const *serve, const char *tag
 	return c;
 }
 
-/* By default a SELECT answers after its WRITE is acknowledged and the
- * proxy has committed, as every other statement (the early answer sets
- * SELECTs apart in the cloud's timing: threat-model.md, "Timing").  With a
- * 1 s round trip to the cloud, the moment the answer comes no block is
- * held any more; with --answer-early on (the test below) the SELECT's
- * WRITE is still on its way then, its blocks held for about a second. */
+/* With serve --answer-early off a SELECT answers after its WRITE is
+ * acknowledged and the proxy has committed, as every other statement (the
+ * default, durable, answers before the commit; on, before the WRITE's
+ * acknowledgement: threat-model.md, "Timing").  With a 1 s round trip to
+ * the cloud, the moment the answer comes no block is held any more; with
+ * --answer-early on (the test below) the SELECT's WRITE is still on its way
+ * then, its blocks held for about a second. */
 static void test_select_answers_after_commit(void **state)
 {
 	struct env *e = *state;
-	const char *serve[] = { "--rtt-ms", "1000", NULL };
+	const char *serve[] = { "--rtt-ms", "1000", "--answer-early", "off", NULL };
 	struct pxc_table kv;
 	struct model m = { 0 };
 	struct pxc_result res;
@@ -3941,6 +3942,70 @@ static void test_select_answered_early(void **state)
 	assert_int_equal(h_px_status_u64(&e->px, "statement_errors"), errs + 1);
 
 	h_cs_start(&e->cs, NULL);
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	model_free(&m);
+}
+
+/* With serve --answer-early durable (the default), a SELECT answers once
+ * its WRITE is acknowledged, before the proxy's own commit (proxy/engine.c,
+ * stmt_answer).  With a 1 s round trip to the cloud (slept before each
+ * request is sent) the answer takes both the READ's and the WRITE's; the
+ * store killed as soon as the answer comes has the WRITE already, so
+ * nothing fails afterwards (with on, the test above, the WRITE fails); and
+ * the proxy killed then too, its commit perhaps not made, comes back with
+ * the table as it was. */
+static void test_select_answered_durable(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--rtt-ms", "1000", "--answer-early", "durable", NULL };
+	static const char logged[] = "a SELECT, answered already, failed afterwards";
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc_result res;
+	struct pxc *c = kv20(e, serve, "durable", &kv, &m);
+	struct timespec t0, t1;
+	uint64_t errs;
+	double took;
+	int rc;
+
+	errs = h_px_status_u64(&e->px, "statement_errors");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = pxc_select(c, &kv, NULL, 0, &res);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	h_cs_stop(&e->cs, SIGKILL);
+	if (rc != LWC_OK)
+		fail_msg("SELECT: %s (%s)", lwc_errname(rc), pxc_errmsg(c));
+	if (res.n != 20 || res.done_count != 20)
+		fail_msg("SELECT answered with %zu rows, Done %" PRIu64 " (expected 20)", res.n,
+			 res.done_count);
+	pxc_result_free(&res);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (took < 1.95)
+		fail_msg("the SELECT answered %.3f s after it was sent, before its WRITE's "
+			 "round trip", took);
+	/* the answer's WRITE was acknowledged: nothing fails afterwards */
+	nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+	assert_int_equal(h_count_lines(e->px.log, logged), 0);
+	assert_int_equal(h_px_status_u64(&e->px, "statement_errors"), errs);
+	pxc_close(c);
+
+	/* both killed once a SELECT has answered, whether or not the proxy
+	 * had committed it: the table reads as before */
+	h_cs_start(&e->cs, NULL);
+	c = conn(e);
+	pxc_set_timeout(c, 30000);
+	rc = pxc_select(c, &kv, NULL, 0, &res);
+	h_px_stop(&e->px, SIGKILL);
+	h_cs_stop(&e->cs, SIGKILL);
+	if (rc != LWC_OK || res.n != 20)
+		fail_msg("SELECT: %s (%s), %zu rows", lwc_errname(rc), pxc_errmsg(c), res.n);
+	pxc_result_free(&res);
+	pxc_close(c);
+	h_cs_start(&e->cs, NULL);
+	h_px_start(&e->px, e->serve);
+	c = conn(e);
+	pxc_set_timeout(c, 30000);
 	check_table(c, &kv, &m);
 	pxc_close(c);
 	model_free(&m);
@@ -5014,6 +5079,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cloud_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_answers_after_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_answered_early, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select_answered_durable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pace_fixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pace_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
