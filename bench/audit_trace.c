@@ -6,12 +6,13 @@
  * that appear in the file while a statement runs are that statement's.  The
  * store writes and flushes a line before it answers the request.  The proxy
  * answers a statement that changes rows only after its WRITE was
- * acknowledged, but a SELECT as soon as its WRITE is sent (proxy/engine.c,
- * stmt_answer), so when lwc_exec returns its WRITE line may still be on its
- * way: the reader re-reads until the WRITE is there (the connection's next
- * statement waits for this one's commit, so its lines come after), and says
- * so clearly when it never comes (a trace of another store, a store
- * without --trace).
+ * acknowledged, and so a SELECT by default (serve --answer-early durable),
+ * but with --answer-early on a SELECT as soon as its WRITE is sent
+ * (proxy/engine.c, stmt_answer), so when lwc_exec returns its WRITE line
+ * may still be on its way: the reader re-reads until the WRITE is there
+ * (the connection's next statement waits for this one's commit, so its
+ * lines come after), and says so clearly when it never comes (a trace of
+ * another store, a store without --trace).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -25,8 +25,12 @@
  * With libsodium's primitives on this machine's cores, a statement of gamma
  * blocks and k rows therefore cannot take less than 2 x commit + (gamma x
  * block + k x row) / cores, however the rest is implemented (the refill is
- * timed for one run of empty slots, its cheapest case); print_targets sets
- * that beside each SELECT line.
+ * timed for one run of empty slots, its cheapest case); a SELECT, which
+ * changes nothing and answers before the proxy's commit (serve
+ * --answer-early durable, the default), not less than one commit + the
+ * rest: print_floor_targets sets that beside each SELECT line (a floor
+ * with both commits, as before 3 December 2026, was up to one commit
+ * higher).
  *
  * Beside the floor, not in it: what this machine's disk takes to make a
  * WRITE's blocks durable as the store's LMDB shards do (write_us below).
