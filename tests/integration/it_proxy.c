@@ -3809,6 +3809,43 @@ static struct pxc *kv20(struct env *e, const char *const *serve, const char *tag
 	return c;
 }
 
+/* The proxy's log line for a SELECT that failed after its early answer. */
+#define ANSWERED_FAILED "a SELECT, answered already, failed afterwards"
+
+/* SELECT every row of kv20's table, the store killed as soon as the answer
+ * comes; the answer must hold the 20 rows and a Done of 20. */
+static void select20_kill_store(struct env *e, struct pxc *c, struct pxc_table *kv)
+{
+	struct pxc_result res;
+	int rc = pxc_select(c, kv, NULL, 0, &res);
+
+	h_cs_stop(&e->cs, SIGKILL);
+	if (rc != LWC_OK)
+		fail_msg("SELECT: %s (%s)", lwc_errname(rc), pxc_errmsg(c));
+	if (res.n != 20 || res.done_count != 20)
+		fail_msg("SELECT answered with %zu rows, Done %" PRIu64 " (expected 20)", res.n,
+			 res.done_count);
+	pxc_result_free(&res);
+}
+
+/* `lwc-proxy serve OPT VAL` on this state (the proxy stopped) refuses to
+ * start: exit status 1 and msg in what it printed. */
+static void serve_refused(struct env *e, const char *opt, const char *val, const char *msg)
+{
+	char bin[400], out[400];
+	const char *argv[] = { "/usr/bin/timeout", "60", h_bin("lwc-proxy", bin, sizeof(bin)),
+			       "serve", "--state", e->px.state, "--listen", "127.0.0.1:1",
+			       opt, val, NULL };
+	int rc;
+
+	snprintf(out, sizeof(out), "%s/refused%s.out", e->px.dir, opt);
+	rc = h_run(argv, out);
+	if (rc != 1 || h_count_lines(out, msg) < 1) {
+		h_tail(out, 5);
+		fail_msg("serve %s %s: exit status %d, expected 1 and \"%s\"", opt, val, rc, msg);
+	}
+}
+
 /* With serve --answer-early off a SELECT answers after its WRITE is
  * acknowledged and the proxy has committed, as every other statement (the
  * default, durable, answers before the commit; on, before the WRITE's
@@ -3910,32 +3947,23 @@ static void test_pace_off(void **state)
  * killed as soon as the answer comes makes that WRITE fail: the user has
  * every row and a Done, the failure is in the proxy's log and in
  * statement_errors, not sent, and once the store is back the table reads
- * as before.  When the answer comes after the WRITE and the commit (the
- * default), nothing fails. */
+ * as before.  When the answer comes after the WRITE's acknowledgement
+ * (durable, the default, below; off), nothing fails. */
 static void test_select_answered_early(void **state)
 {
 	struct env *e = *state;
 	const char *serve[] = { "--rtt-ms", "1000", "--answer-early", "on", NULL };
-	static const char logged[] = "a SELECT, answered already, failed afterwards";
 	struct pxc_table kv;
 	struct model m = { 0 };
-	struct pxc_result res;
 	struct pxc *c = kv20(e, serve, "early", &kv, &m);
 	uint64_t errs;
-	int rc, n = 0;
+	int n = 0;
 
 	errs = h_px_status_u64(&e->px, "statement_errors");
-	assert_int_equal(h_count_lines(e->px.log, logged), 0);
+	assert_int_equal(h_count_lines(e->px.log, ANSWERED_FAILED), 0);
 
-	rc = pxc_select(c, &kv, NULL, 0, &res);
-	h_cs_stop(&e->cs, SIGKILL);       /* within the WRITE's 1 s */
-	if (rc != LWC_OK)
-		fail_msg("SELECT: %s (%s)", lwc_errname(rc), pxc_errmsg(c));
-	if (res.n != 20 || res.done_count != 20)
-		fail_msg("SELECT answered with %zu rows, Done %" PRIu64 " (expected 20)", res.n,
-			 res.done_count);
-	pxc_result_free(&res);
-	for (int ms = 0; ms < 15000 && (n = h_count_lines(e->px.log, logged)) == 0; ms += 50)
+	select20_kill_store(e, c, &kv);       /* within the WRITE's 1 s */
+	for (int ms = 0; ms < 15000 && (n = h_count_lines(e->px.log, ANSWERED_FAILED)) == 0; ms += 50)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
 	if (n != 1)
 		fail_msg("the WRITE's failure after the answer is not in the proxy's log");
@@ -3958,7 +3986,6 @@ static void test_select_answered_durable(void **state)
 {
 	struct env *e = *state;
 	const char *serve[] = { "--answer-early", "durable", NULL };
-	static const char logged[] = "a SELECT, answered already, failed afterwards";
 	struct pxc_table kv;
 	struct model m = { 0 };
 	struct pxc_result res;
@@ -3967,17 +3994,10 @@ static void test_select_answered_durable(void **state)
 	int rc;
 
 	errs = h_px_status_u64(&e->px, "statement_errors");
-	rc = pxc_select(c, &kv, NULL, 0, &res);
-	h_cs_stop(&e->cs, SIGKILL);
-	if (rc != LWC_OK)
-		fail_msg("SELECT: %s (%s)", lwc_errname(rc), pxc_errmsg(c));
-	if (res.n != 20 || res.done_count != 20)
-		fail_msg("SELECT answered with %zu rows, Done %" PRIu64 " (expected 20)", res.n,
-			 res.done_count);
-	pxc_result_free(&res);
+	select20_kill_store(e, c, &kv);
 	/* the answer's WRITE was acknowledged: nothing fails afterwards */
 	nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
-	assert_int_equal(h_count_lines(e->px.log, logged), 0);
+	assert_int_equal(h_count_lines(e->px.log, ANSWERED_FAILED), 0);
 	assert_int_equal(h_px_status_u64(&e->px, "statement_errors"), errs);
 	pxc_close(c);
 
@@ -4002,20 +4022,8 @@ static void test_select_answered_durable(void **state)
 	model_free(&m);
 
 	/* a value it does not know is refused at the start */
-	{
-		char bin[400], out[400];
-		const char *argv[] = { "/usr/bin/timeout", "60", h_bin("lwc-proxy", bin, sizeof(bin)),
-				       "serve", "--state", e->px.state, "--listen", "127.0.0.1:1",
-				       "--answer-early", "sometimes", NULL };
-
-		assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
-		snprintf(out, sizeof(out), "%s/bad-answer.out", e->px.dir);
-		if (h_run(argv, out) != 1 ||
-		    h_count_lines(out, "--answer-early must be on, durable or off") != 1) {
-			h_tail(out, 5);
-			fail_msg("serve --answer-early sometimes was not refused with a clear message");
-		}
-	}
+	assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
+	serve_refused(e, "--answer-early", "sometimes", "--answer-early must be on, durable or off");
 }
 
 /* ---- command lines ---------------------------------------------------------------------- */
@@ -4411,33 +4419,9 @@ static void test_bulk_insert(void **state)
 	 * new block; a room of theta or more is refused at the start */
 	{
 		const char *room[] = { "--evict-room", "20", NULL };
-		char bin[400], bad_out[400];
-		const char *argv[] = { "/usr/bin/timeout", "60", h_bin("lwc-proxy", bin, sizeof(bin)),
-				       "serve", "--state", e->px.state, "--listen", "127.0.0.1:1",
-				       "--evict-room", "48", NULL };
 
 		assert_int_equal(WEXITSTATUS(h_px_stop(&e->px, SIGTERM)), 0);
-		snprintf(bad_out, sizeof(bad_out), "%s/bad-room.out", e->px.dir);
-		if (h_run(argv, bad_out) != 1) {
-			h_tail(bad_out, 5);
-			fail_msg("serve --evict-room 48 (theta 48) did not refuse to start");
-		}
-		{
-			size_t len = 0;
-			uint8_t *txt = read_file(bad_out, &len);
-			char *z = malloc(len + 1);
-
-			assert_non_null(txt);
-			assert_non_null(z);
-			memcpy(z, txt, len);
-			z[len] = '\0';
-			free(txt);
-			if (strstr(z, "--evict-room 48: must be below theta (48)") == NULL) {
-				h_tail(bad_out, 5);
-				fail_msg("serve --evict-room 48 gave no reason");
-			}
-			free(z);
-		}
+		serve_refused(e, "--evict-room", "48", "--evict-room 48: must be below theta (48)");
 		set_serve(e, room);
 		h_px_start(&e->px, e->serve);
 		c = conn(e);
