@@ -114,6 +114,8 @@ static int send_done(struct px_io *io, uint64_t seq, uint64_t count)
  * the store's work that does not for every type.
  * With off, a SELECT answers after the commit, as every other statement.
  */
+const char *const px_answer_names[PX_ANSWER_N] = { "off", "durable", "on" };
+
 int stmt_answer(const struct px_worker *w, struct stmt *s, struct px_io *io)
 {
 	int rc;

@@ -33,7 +33,10 @@ enum px_pad { PX_PAD_RATIO, PX_PAD_POW2, PX_PAD_FIXED };
 /* When a SELECT answers (serve --answer-early): after the proxy's commit,
  * like every statement; once its WRITEs are acknowledged, before the
  * commit; or with its last WRITE still in flight. */
-enum { PX_ANSWER_OFF = 0, PX_ANSWER_DURABLE = 1, PX_ANSWER_ON = 2 };
+enum px_answer { PX_ANSWER_OFF, PX_ANSWER_DURABLE, PX_ANSWER_ON, PX_ANSWER_N };
+
+/* "off", "durable", "on": the option's values and the status line's. */
+extern const char *const px_answer_names[PX_ANSWER_N];
 
 struct px_engine_cfg {
 	enum px_pad pad;
@@ -44,9 +47,9 @@ struct px_engine_cfg {
 	int cloud_timeout_ms;
 	int read_ahead;             /* READ the next batch during this one  */
 	int pad_age;                /* padding as old as the real blocks    */
-	int answer_early;           /* PX_ANSWER_*: when a SELECT answers
-				       (serve --answer-early; threat-model.md,
-				       "Timing")                           */
+	enum px_answer answer_early; /* when a SELECT answers (serve
+					--answer-early; threat-model.md,
+					"Timing")                          */
 	enum px_pace_mode pace;     /* serve --pace (pace.h)                */
 	uint32_t pace_us;           /* D of --pace N                        */
 	const uint8_t *cs_key;      /* K_CS                                 */

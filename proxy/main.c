@@ -399,16 +399,17 @@ static int cmd_serve(int argc, char **argv)
 				return 1;
 			break;
 		case 'Y':
-			if (strcmp(optarg, "on") == 0) {
-				cfg.engine.answer_early = PX_ANSWER_ON;
-			} else if (strcmp(optarg, "durable") == 0) {
-				cfg.engine.answer_early = PX_ANSWER_DURABLE;
-			} else if (strcmp(optarg, "off") == 0) {
-				cfg.engine.answer_early = PX_ANSWER_OFF;
-			} else {
-				fprintf(stderr, "lwc-proxy serve: --answer-early must be on, "
-					"durable or off\n");
-				return 1;
+			{
+				int a = PX_ANSWER_N;
+
+				while (a-- > 0 && strcmp(optarg, px_answer_names[a]) != 0)
+					;
+				if (a < 0) {
+					fprintf(stderr, "lwc-proxy serve: --answer-early must be on, "
+						"durable or off\n");
+					return 1;
+				}
+				cfg.engine.answer_early = (enum px_answer)a;
 			}
 			break;
 		case 'y':

@@ -864,8 +864,7 @@ static void admin_status(struct conn *c)
 	       srv->cfg->engine.pad_age ? "match" : "uniform", (unsigned long long)by_age,
 	       (unsigned long long)uniform);
 	ST_ADD("relocation", "%s", st->relocate ? "on" : "off");
-	ST_ADD("answer_early", "%s", srv->cfg->engine.answer_early == PX_ANSWER_ON ? "on"
-	       : srv->cfg->engine.answer_early == PX_ANSWER_DURABLE ? "durable" : "off");
+	ST_ADD("answer_early", "%s", px_answer_names[srv->cfg->engine.answer_early]);
 	ST_ADD("pace", "%s", srv->pacer.mode == PX_PACE_OFF ? "off"
 	       : srv->pacer.mode == PX_PACE_AUTO ? "auto" : "fixed");
 	ST_ADD("pace_us", "%llu", (unsigned long long)px_pacer_target_common(&srv->pacer));
