@@ -271,6 +271,7 @@ struct floor_res {
 	unsigned m, S, full, cell;
 	double chan_us;                /* one proxy-cloud crossing (a clear
 					* frame: chan.h): seal + open, a block */
+	double read_chan_us;           /* a READ answer's (a skeleton frame)   */
 	double user_chan_us;           /* the user channel's (sealed frames), the
 					* same bytes                              */
 	double open_us, unperm_us, fill_us, perm_us, seal_us;

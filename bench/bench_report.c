@@ -273,14 +273,16 @@ void write_json(const char *path, const char *la0, const char *la1)
 	fprintf(f, "\n  ]");
 	if (FLOOR.done)
 		fprintf(f, ",\n  \"floor\": {\"slots\": %u, \"slot_bytes\": %u, \"full_slots\": %u, "
-			"\"cell_bytes\": %u, \"channel_us\": %.3f, \"user_channel_us\": %.3f, "
+			"\"cell_bytes\": %u, \"channel_us\": %.3f, \"read_channel_us\": %.3f, "
+			"\"user_channel_us\": %.3f, "
 			"\"open_us\": %.3f, "
 			"\"unpermute_us\": %.3f, \"refill_us\": %.3f, \"permute_us\": %.3f, "
 			"\"seal_us\": %.3f, \"proxy_us\": %.3f, \"store_us\": %.3f, "
 			"\"block_us\": %.3f, \"record_us\": %.3f, \"row_us\": %.3f, "
 			"\"commit_us\": %.1f, \"store_write_us\": %.2f, "
 			"\"store_write_contiguous_us\": %.2f, \"cores\": %ld}",
-			FLOOR.m, FLOOR.S, FLOOR.full, FLOOR.cell, FLOOR.chan_us, FLOOR.user_chan_us,
+			FLOOR.m, FLOOR.S, FLOOR.full, FLOOR.cell, FLOOR.chan_us, FLOOR.read_chan_us,
+			FLOOR.user_chan_us,
 			FLOOR.open_us,
 			FLOOR.unperm_us, FLOOR.fill_us, FLOOR.perm_us, FLOOR.seal_us, FLOOR.proxy_us,
 			FLOOR.store_us, FLOOR.block_us, FLOOR.record_us, FLOOR.row_us,

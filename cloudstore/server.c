@@ -29,6 +29,7 @@
 #include <sodium.h>
 
 #include "chan.h"
+#include "cs_wire.h"
 #include "log.h"
 #include "net.h"
 #include "pidlock.h"
@@ -233,13 +234,25 @@ static void job_run(struct worker *w, struct job *j)
 	rc = cs_proto_handle_room(srv->ops, w->session, srv->cfg->max_frame, plain, plain_len,
 				  WIRE_HDR_BYTES + CHAN_PLAIN_OFF, CHAN_FRAME_TAIL,
 				  &resp, &resp_len, &ti);
-	/* a READ's answer is its blocks, sealed under K_OPS: a clear frame
-	 * (chan.h); everything else, errors too, goes encrypted */
+	/* a READ's answer is its blocks, sealed under K_OPS: a skeleton frame
+	 * to a proxy of version 3, a clear one to one of version 2 (chan.h);
+	 * everything else, errors too, goes encrypted */
 	mode = rc == LWC_OK && ti.status == LWC_OK && strcmp(ti.op, "READ") == 0 ?
-	       CHAN_MODE_CLEAR : CHAN_MODE_SEALED;
+	       (chan_version(c->chan) == CHAN_VERSION_SKELETON ? CHAN_MODE_SKELETON :
+		CHAN_MODE_CLEAR) : CHAN_MODE_SEALED;
 	sealed = resp_len + CHAN_ABYTES + CHAN_MODE_BYTES;
+	if (rc == LWC_OK && sealed <= WIRE_FRAME_MAX && mode == CHAN_MODE_SKELETON) {
+		int src = chan_seal_mode_inplace(c->chan, resp + WIRE_HDR_BYTES, resp_len, mode);
+
+		/* an answer of another shape (never packed here) goes clear */
+		if (src == LWC_ERR_PROTO)
+			mode = CHAN_MODE_CLEAR;
+		else if (src != LWC_OK)
+			rc = src;
+	}
 	if (rc != LWC_OK || sealed > WIRE_FRAME_MAX ||
-	    chan_seal_mode_inplace(c->chan, resp + WIRE_HDR_BYTES, resp_len, mode) != LWC_OK) {
+	    (mode != CHAN_MODE_SKELETON &&
+	     chan_seal_mode_inplace(c->chan, resp + WIRE_HDR_BYTES, resp_len, mode) != LWC_OK)) {
 		j->close_after = 1;
 		goto out;
 	}
@@ -463,8 +476,8 @@ static void conn_process(struct conn *c)
 			free(body);
 			if (rc != LWC_OK) {
 				conn_fail(c, LWC_ERR_PROTO, "malformed Hello, or a channel version "
-					  "other than 2 (the proxy and the cloud store must come "
-					  "from one release)");
+					  "other than 2 or 3 (a proxy needs a cloud store of its "
+					  "release or newer)");
 				return;
 			}
 			if (chan_key_id(c->chan)[0] != '\0') {
@@ -582,7 +595,9 @@ static void accept_cb(void *arg, evutil_socket_t fd, const char *peer)
 		srvkit_conn_closed(srv->kit);
 		return;
 	}
-	chan_use_modes(c->chan);          /* the proxy-cloud channel, version 2 */
+	/* the proxy-cloud channel: version 3, or 2 for a proxy of version 2 */
+	chan_use_modes(c->chan);
+	chan_use_skeleton(c->chan, cs_wire_read_skeleton);
 	/* a READ's answer (11 MB for 1,024 blocks) a megabyte a write, not
 	 * libevent's 16 KB a trip through the event loop */
 	bufferevent_set_max_single_write(c->bev, SRVKIT_WRITE_MAX);

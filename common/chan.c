@@ -13,13 +13,15 @@
 #define CHAN_NONCE_BYTES 32u
 #define CHAN_LABEL "LWC-CHAN-1"
 #define CHAN_LABEL_MODES "LWC-CHAN-2"
+#define CHAN_LABEL_SKELETON "LWC-CHAN-3"
 static const uint8_t proof_client[] = "LWC-AUTH-CLIENT-1";
 static const uint8_t proof_server[] = "LWC-AUTH-SERVER-1";
 
 /* Allocated with sodium_malloc: it holds the PSK and both stream states. */
 struct chan {
 	int is_server;
-	unsigned version;                /* CHAN_VERSION, or CHAN_VERSION_MODES  */
+	unsigned version;                /* CHAN_VERSION, _MODES or _SKELETON    */
+	chan_skeleton_fn skel;           /* version 3: a READ answer's skeleton  */
 	_Atomic enum chan_state state;   /* read by a worker while another thread opens */
 	char key_id[CHAN_KEY_ID_MAX + 1];
 	uint8_t nonce_c[CHAN_NONCE_BYTES];
@@ -90,7 +92,8 @@ static int derive(struct chan *c, const uint8_t psk[32])
 	uint8_t idlen = (uint8_t)strlen(c->key_id);
 	/* the version in the keys too: ends of two versions derive different
 	 * keys, so no frame crosses between them even past the Hello's check */
-	const char *label = c->version == CHAN_VERSION_MODES ? CHAN_LABEL_MODES : CHAN_LABEL;
+	const char *label = c->version == CHAN_VERSION_SKELETON ? CHAN_LABEL_SKELETON :
+			    c->version == CHAN_VERSION_MODES ? CHAN_LABEL_MODES : CHAN_LABEL;
 
 	if (crypto_generichash_init(&st, psk, 32, sizeof(k)) != 0)
 		return LWC_ERR_CRYPTO;
@@ -235,11 +238,15 @@ int chan_server_hello(struct chan *c, const uint8_t *body, size_t len)
 	h = lwc__hello__unpack(NULL, len, body);
 	if (h == NULL)
 		return fail(c, LWC_ERR_PROTO);
-	if (h->version != c->version || h->nonce.len != CHAN_NONCE_BYTES ||
-	    h->key_id == NULL || !key_id_ok(h->key_id)) {
+	/* a server of version 3 also speaks version 2 (a proxy not yet
+	 * upgraded): the client's version is the channel's */
+	if ((h->version != c->version &&
+	     !(c->version == CHAN_VERSION_SKELETON && h->version == CHAN_VERSION_MODES)) ||
+	    h->nonce.len != CHAN_NONCE_BYTES || h->key_id == NULL || !key_id_ok(h->key_id)) {
 		lwc__hello__free_unpacked(h, NULL);
 		return fail(c, LWC_ERR_PROTO);
 	}
+	c->version = h->version;
 	memcpy(c->nonce_c, h->nonce.data, CHAN_NONCE_BYTES);
 	strcpy(c->key_id, h->key_id);
 	lwc__hello__free_unpacked(h, NULL);
@@ -360,26 +367,65 @@ void chan_use_modes(struct chan *c)
 		c->version = CHAN_VERSION_MODES;
 }
 
+void chan_use_skeleton(struct chan *c, chan_skeleton_fn fn)
+{
+	if (c->state == CHAN_NEW && fn != NULL) {
+		c->version = CHAN_VERSION_SKELETON;
+		c->skel = fn;
+	}
+}
+
 int chan_has_modes(const struct chan *c)
 {
-	return c->version == CHAN_VERSION_MODES;
+	return c->version == CHAN_VERSION_MODES || c->version == CHAN_VERSION_SKELETON;
+}
+
+unsigned chan_version(const struct chan *c)
+{
+	return c->version;
+}
+
+/* A frame with no ciphertext whose additional data is ad: its tag byte to
+ * head, the MAC and the mode byte to tail. */
+static int seal_ad(struct chan *c, const uint8_t *ad, size_t ad_len, unsigned mode,
+		   uint8_t head[CHAN_PLAIN_OFF], uint8_t tail[CHAN_CLEAR_TAIL])
+{
+	uint8_t out[CHAN_ABYTES], none = 0;
+
+	if (crypto_secretstream_xchacha20poly1305_push(&c->push, out, NULL, &none, 0, ad,
+						       ad_len, 0) != 0)
+		return fail(c, LWC_ERR_CRYPTO);
+	memcpy(head, out, CHAN_PLAIN_OFF);
+	memcpy(tail, out + CHAN_PLAIN_OFF, CHAN_ABYTES - CHAN_PLAIN_OFF);
+	tail[CHAN_ABYTES - CHAN_PLAIN_OFF] = (uint8_t)mode;
+	return LWC_OK;
 }
 
 int chan_seal_clear(struct chan *c, const uint8_t *plain, size_t plain_len,
 		    uint8_t head[CHAN_PLAIN_OFF], uint8_t tail[CHAN_CLEAR_TAIL])
 {
-	uint8_t out[CHAN_ABYTES], none = 0;
-
 	if (c->state != CHAN_READY || !chan_has_modes(c))
 		return LWC_ERR_ARG;
 	/* no ciphertext: the message is the additional data */
-	if (crypto_secretstream_xchacha20poly1305_push(&c->push, out, NULL, &none, 0, plain,
-						       plain_len, 0) != 0)
-		return fail(c, LWC_ERR_CRYPTO);
-	memcpy(head, out, CHAN_PLAIN_OFF);
-	memcpy(tail, out + CHAN_PLAIN_OFF, CHAN_ABYTES - CHAN_PLAIN_OFF);
-	tail[CHAN_ABYTES - CHAN_PLAIN_OFF] = CHAN_MODE_CLEAR;
-	return LWC_OK;
+	return seal_ad(c, plain, plain_len, CHAN_MODE_CLEAR, head, tail);
+}
+
+int chan_seal_skeleton(struct chan *c, const uint8_t *plain, size_t plain_len,
+		       uint8_t head[CHAN_PLAIN_OFF], uint8_t tail[CHAN_CLEAR_TAIL])
+{
+	uint8_t *skel;
+	size_t skel_len;
+	int rc;
+
+	if (c->state != CHAN_READY || c->version != CHAN_VERSION_SKELETON || !c->is_server)
+		return LWC_ERR_ARG;
+	/* not of the shape: nothing sent, the channel as it was (the caller
+	 * can send the message in another mode) */
+	if ((rc = c->skel(plain, plain_len, &skel, &skel_len)) != LWC_OK)
+		return rc;
+	rc = seal_ad(c, skel, skel_len, CHAN_MODE_SKELETON, head, tail);
+	free(skel);
+	return rc;
 }
 
 int chan_seal_mode_inplace(struct chan *c, uint8_t *buf, size_t plain_len, unsigned mode)
@@ -391,6 +437,9 @@ int chan_seal_mode_inplace(struct chan *c, uint8_t *buf, size_t plain_len, unsig
 	if (mode == CHAN_MODE_CLEAR)
 		return chan_seal_clear(c, buf + CHAN_PLAIN_OFF, plain_len, buf,
 				       buf + CHAN_PLAIN_OFF + plain_len);
+	if (mode == CHAN_MODE_SKELETON)
+		return chan_seal_skeleton(c, buf + CHAN_PLAIN_OFF, plain_len, buf,
+					  buf + CHAN_PLAIN_OFF + plain_len);
 	if (mode != CHAN_MODE_SEALED)
 		return LWC_ERR_ARG;
 	if ((rc = chan_seal_inplace(c, buf, plain_len)) == LWC_OK)
@@ -401,10 +450,12 @@ int chan_seal_mode_inplace(struct chan *c, uint8_t *buf, size_t plain_len, unsig
 int chan_open_mode_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_len,
 			   unsigned *mode)
 {
-	uint8_t in[CHAN_ABYTES], none;
+	uint8_t in[CHAN_ABYTES], none, *skel = NULL;
+	const uint8_t *ad;
 	unsigned long long n;
-	size_t body;
+	size_t body, ad_len;
 	uint8_t tag;
+	int ok;
 
 	if (c->state != CHAN_READY || !chan_has_modes(c))
 		return LWC_ERR_ARG;
@@ -414,17 +465,27 @@ int chan_open_mode_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *pla
 	*mode = buf[body];
 	if (*mode == CHAN_MODE_SEALED)
 		return chan_open_inplace(c, buf, body, plain_len);
-	if (*mode != CHAN_MODE_CLEAR)
-		return fail(c, LWC_ERR_INTEGRITY);
 	*plain_len = body - CHAN_ABYTES;
+	ad = buf + CHAN_PLAIN_OFF;
+	ad_len = *plain_len;
+	if (*mode == CHAN_MODE_SKELETON) {
+		/* only a store's READ answer, only to the proxy (chan.h): the
+		 * shape is read before the MAC is checked, and the MAC covers
+		 * everything that shape is read from */
+		if (c->version != CHAN_VERSION_SKELETON || c->is_server ||
+		    c->skel(buf + CHAN_PLAIN_OFF, *plain_len, &skel, &ad_len) != LWC_OK)
+			return fail(c, LWC_ERR_INTEGRITY);
+		ad = skel;
+	} else if (*mode != CHAN_MODE_CLEAR) {
+		return fail(c, LWC_ERR_INTEGRITY);
+	}
 	memcpy(in, buf, CHAN_PLAIN_OFF);
 	memcpy(in + CHAN_PLAIN_OFF, buf + CHAN_PLAIN_OFF + *plain_len, CHAN_ABYTES - CHAN_PLAIN_OFF);
-	if (crypto_secretstream_xchacha20poly1305_pull(&c->pull, &none, &n, &tag, in,
-						       sizeof(in), buf + CHAN_PLAIN_OFF,
-						       *plain_len) != 0 ||
-	    n != 0 || tag != crypto_secretstream_xchacha20poly1305_TAG_MESSAGE)
-		return fail(c, LWC_ERR_INTEGRITY);
-	return LWC_OK;
+	ok = crypto_secretstream_xchacha20poly1305_pull(&c->pull, &none, &n, &tag, in, sizeof(in),
+							ad, ad_len) == 0 &&
+	     n == 0 && tag == crypto_secretstream_xchacha20poly1305_TAG_MESSAGE;
+	free(skel);
+	return ok ? LWC_OK : fail(c, LWC_ERR_INTEGRITY);
 }
 
 int chan_error_body(int code, const char *msg, uint8_t **out, size_t *out_len)

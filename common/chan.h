@@ -9,7 +9,7 @@
  *   encrypted frames both ways ...
  *
  * Session keys: BLAKE2b-512(key = PSK, "LWC-CHAN-1" (version 1; "LWC-CHAN-2"
- * for version 2, below) || len(key_id) || key_id || nonce_c || nonce_s); the first 32 bytes key client->server, the last 32
+ * and "LWC-CHAN-3" for versions 2 and 3, below) || len(key_id) || key_id || nonce_c || nonce_s); the first 32 bytes key client->server, the last 32
  * server->client.  Each direction is a crypto_secretstream_xchacha20poly1305
  * stream: authenticated, ordered, replay- and truncation-proof.  Fresh nonces
  * from both ends make every session's keys new, so frames captured from one
@@ -31,6 +31,7 @@
 
 #define CHAN_VERSION      1u
 #define CHAN_VERSION_MODES 2u    /* the proxy-cloud channel: frames with a mode */
+#define CHAN_VERSION_SKELETON 3u /* ... and READ answers in skeleton frames   */
 #define CHAN_KEY_ID_MAX   128u
 #define CHAN_ABYTES       17u    /* crypto_secretstream_xchacha20poly1305_ABYTES */
 
@@ -112,16 +113,57 @@ int chan_open_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_le
  * not itself authenticated, and need not be: the MAC covers the lengths of
  * the additional data and of the ciphertext, so a frame read in the other
  * mode fails, and poisons the channel, like any forgery (but for an empty
- * message, whose two frames differ only in that byte and mean the same).
+ * message, whose two frames differ only in that byte and mean the same;
+ * likewise a READ answer with no block data, clear or in skeleton).
  * The version is in the Hello, its reply and the session keys' label
  * ("LWC-CHAN-2"): ends of different versions never share a frame.
  */
 #define CHAN_MODE_SEALED  0u
 #define CHAN_MODE_CLEAR   1u
+#define CHAN_MODE_SKELETON 2u
 #define CHAN_MODE_BYTES   1u
 /* Both ends, before the Hello: this channel speaks version 2, with modes. */
 void chan_use_modes(struct chan *c);
+/* Version 2 or 3 (both speak modes). */
 int chan_has_modes(const struct chan *c);
+unsigned chan_version(const struct chan *c);
+
+/*
+ * Version 3 adds one mode, for one message: a store's answer to a READ,
+ * from the store (the server end) to the proxy (the client end) only.
+ *
+ *   CHAN_MODE_SKELETON  tag | message | MAC | 2
+ *
+ * Like a clear frame, but the MAC's additional data is the message's
+ * skeleton: the message with the bytes of each block's data left out
+ * (cs_wire_read_skeleton).  Every byte the proxy reads the message's
+ * shape from (the sequence number, each block's id and version, every
+ * length) is authenticated, ordered and replay-proof as before; a block's
+ * data is not, because the proxy authenticates it itself, end to end and
+ * more strictly: it opens each block under K_OPS with (id, version) as
+ * additional data and compares its tag with the one it committed
+ * (proxy/cloud_io.c, open_block), so a block changed on the link fails
+ * exactly as a block changed in the store does (it_proxy test_tamper).
+ * The link's MAC over the data was a second Poly1305 pass of every block
+ * read, at each end.  WRITE requests stay clear frames: the store cannot
+ * open a block, so the link's MAC is what keeps a changed block from
+ * being stored as acknowledged.
+ *
+ * The shape is read before the MAC is checked (the skeleton function is
+ * the same fuzzed reader the proxy uses afterwards), and the message is
+ * determined by its skeleton up to the data's bytes: reading it from the
+ * start, each length read is a byte of the skeleton, so two messages
+ * with one skeleton differ only inside data of the same lengths.
+ *
+ * A server that calls chan_use_skeleton (after chan_use_modes) speaks
+ * version 3 to a client of version 3 and version 2 to one of version 2; a
+ * client of version 3 needs a server of version 3.
+ */
+typedef int (*chan_skeleton_fn)(const uint8_t *msg, size_t len, uint8_t **out,
+				size_t *out_len);
+/* Before the Hello: this end speaks version 3; fn gives a message's
+ * skeleton (malloc'ed) or an error for a message not of the shape. */
+void chan_use_skeleton(struct chan *c, chan_skeleton_fn fn);
 /* Seal plain_len bytes at buf + CHAN_PLAIN_OFF in place, in mode, over
  * buf[0, plain_len + CHAN_ABYTES + CHAN_MODE_BYTES). */
 int chan_seal_mode_inplace(struct chan *c, uint8_t *buf, size_t plain_len,
@@ -132,6 +174,11 @@ int chan_seal_mode_inplace(struct chan *c, uint8_t *buf, size_t plain_len,
 #define CHAN_CLEAR_TAIL   (CHAN_ABYTES - CHAN_PLAIN_OFF + CHAN_MODE_BYTES)
 int chan_seal_clear(struct chan *c, const uint8_t *plain, size_t plain_len,
 		    uint8_t head[CHAN_PLAIN_OFF], uint8_t tail[CHAN_CLEAR_TAIL]) LWC_WUR;
+/* The same in mode CHAN_MODE_SKELETON (the server end of version 3 only);
+ * the skeleton function's error, with the channel unchanged, for a message
+ * not of the shape. */
+int chan_seal_skeleton(struct chan *c, const uint8_t *plain, size_t plain_len,
+		       uint8_t head[CHAN_PLAIN_OFF], uint8_t tail[CHAN_CLEAR_TAIL]) LWC_WUR;
 /* Open a frame body with a mode in place: its message is left at buf +
  * CHAN_PLAIN_OFF, *plain_len bytes; *mode says how it travelled.  Any
  * failure poisons the channel. */

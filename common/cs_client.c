@@ -39,7 +39,8 @@ int cs_client_connect(struct cs_client **out, const char *addr, const uint8_t ke
 	cl->next_seq = cl->expect_seq = 1;
 	if ((rc = chan_new(&cl->chan, 0)) != LWC_OK)
 		goto fail;
-	chan_use_modes(cl->chan);         /* READ answers and WRITEs in clear frames */
+	/* version 3: WRITEs in clear frames, READ answers in skeleton frames */
+	chan_use_skeleton(cl->chan, cs_wire_read_skeleton);
 	if ((rc = net_connect(addr, timeout_ms, &cl->fd, err, errlen)) != LWC_OK)
 		goto fail;
 	if ((rc = chan_connect(cl->chan, cl->fd, "", key, timeout_ms, err, errlen)) != LWC_OK)

@@ -1,7 +1,11 @@
 /*
  * cs_wire.c - see cs_wire.h.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cs_wire.h"
+#include "lwc_err.h"
 
 enum {
 	WT_VARINT = 0,
@@ -220,4 +224,35 @@ uint8_t *cs_wire_block_head(uint8_t *p, uint64_t id, uint64_t version, size_t le
 	}
 	*p++ = 3 << 3 | WT_LEN;
 	return cs_wire_varint(p, len);
+}
+
+int cs_wire_read_skeleton(const uint8_t *msg, size_t len, uint8_t **out, size_t *out_len)
+{
+	struct cs_wire_iter it;
+	struct cs_wire_block b;
+	const uint8_t *from = msg;
+	uint64_t seq;
+	size_t n, data = 0, k = 0;
+	uint8_t *s;
+
+	*out = NULL;
+	*out_len = 0;
+	if (cs_wire_scan(msg, len, CS_WIRE_READ_RESP, &seq, &n) != CS_WIRE_READ_RESP)
+		return LWC_ERR_PROTO;
+	for (cs_wire_iter_init(&it, msg, len); cs_wire_next(&it, &b);)
+		data += b.len;
+	/* (one byte more: malloc(0) of a message that is all data) */
+	if ((s = malloc(len - data + 1)) == NULL)
+		return LWC_ERR_NOMEM;
+	/* the blocks' data lie in order, apart, inside the message */
+	for (cs_wire_iter_init(&it, msg, len); cs_wire_next(&it, &b);) {
+		memcpy(s + k, from, (size_t)(b.data - from));
+		k += (size_t)(b.data - from);
+		from = b.data + b.len;
+	}
+	memcpy(s + k, from, (size_t)(msg + len - from));
+	k += (size_t)(msg + len - from);
+	*out = s;
+	*out_len = k;
+	return LWC_OK;
 }

@@ -52,6 +52,15 @@ struct cs_wire_iter {
 void cs_wire_iter_init(struct cs_wire_iter *it, const uint8_t *buf, size_t len);
 int cs_wire_next(struct cs_wire_iter *it, struct cs_wire_block *b);
 
+/*
+ * The skeleton of a READ's answer (chan.h, CHAN_MODE_SKELETON): the
+ * message without the bytes of its blocks' data, in *out (malloc'ed, even
+ * when empty).  LWC_ERR_PROTO for a message cs_wire_scan does not accept
+ * as CS_WIRE_READ_RESP.  (A WRITE request has the same shape: the channel,
+ * not this function, keeps skeleton frames to the store's answers.)
+ */
+int cs_wire_read_skeleton(const uint8_t *msg, size_t len, uint8_t **out, size_t *out_len);
+
 /* Encoding helpers shared with the store's hand-packed READ answer. */
 size_t cs_wire_varint_len(uint64_t v);
 uint8_t *cs_wire_varint(uint8_t *p, uint64_t v);

@@ -23,6 +23,7 @@
 
 #include "chan.h"
 #include "cs_client.h"
+#include "cs_wire.h"
 #include "harness.h"
 #include "keyfile.h"
 #include "lwc.pb-c.h"
@@ -585,22 +586,32 @@ static void test_wrong_key(void **state)
 	fd = raw_connect(cs);
 	rc = chan_connect(ch, fd, "", cs->key, TIMEOUT, err, sizeof(err));
 	assert_int_equal(rc, LWC_ERR_PROTO);
-	assert_non_null(strstr(err, "channel version other than 2"));
+	assert_non_null(strstr(err, "channel version other than 2 or 3"));
 	chan_free(ch);
 	close(fd);
 	still_serving(cs, 2);
 }
 
-/* An authenticated raw channel for post-auth attacks. */
-static int raw_session(struct h_cs *cs, struct chan **ch)
+/* An authenticated raw channel for post-auth attacks: version 2 (a proxy
+ * of the release before skeleton frames), or 3 as the proxy speaks. */
+static int raw_session_v(struct h_cs *cs, struct chan **ch, unsigned version)
 {
 	char err[256];
 	int fd = raw_connect(cs);
 
 	assert_int_equal(chan_new(ch, 0), LWC_OK);
-	chan_use_modes(*ch);
+	if (version == CHAN_VERSION_SKELETON)
+		chan_use_skeleton(*ch, cs_wire_read_skeleton);
+	else
+		chan_use_modes(*ch);
 	assert_int_equal(chan_connect(*ch, fd, "", cs->key, TIMEOUT, err, sizeof(err)), LWC_OK);
+	assert_int_equal(chan_version(*ch), version);
 	return fd;
+}
+
+static int raw_session(struct h_cs *cs, struct chan **ch)
+{
+	return raw_session_v(cs, ch, CHAN_VERSION_MODES);
 }
 
 /* A frame body of plain in mode (chan.h), sealed; *len its size. */
@@ -808,6 +819,102 @@ static void test_bad_postauth(void **state)
 		free(copy);
 	}
 	chan_free(ch);
+
+	/* version 3, as the proxy speaks it: a READ's answer comes in a
+	 * skeleton frame (chan.h), its blocks as written; its MAC covers the
+	 * ids, versions and lengths (one changed: refused) but not the blocks'
+	 * data (changed, the frame opens: the proxy's own open of each block
+	 * is what refuses it, it_proxy test_tamper); and the store takes no
+	 * skeleton frame, even one whose MAC is genuine */
+	for (int round = 0; round < 3; round++) {
+		Lwc__CsRequest req = LWC__CS_REQUEST__INIT;
+		Lwc__CsReadReq rd = LWC__CS_READ_REQ__INIT;
+		uint64_t ids[2] = { 1, 2 }, vs[2] = { 1, 1 };
+		uint8_t plain[128], want[BS], *body, *skel;
+		uint8_t head[CHAN_PLAIN_OFF], tail[CHAN_CLEAR_TAIL];
+		size_t n, len, plen, skel_len;
+		unsigned mode;
+
+		fd = raw_session_v(cs, &ch, CHAN_VERSION_SKELETON);
+		rd.n_ids = rd.n_versions = 2;
+		rd.ids = ids;
+		rd.versions = vs;
+		req.seq = 1;
+		req.op_case = LWC__CS_REQUEST__OP_READ;
+		req.read = &rd;
+		n = lwc__cs_request__pack(&req, plain);
+		if (round == 2) {
+			/* a WRITE of one block (the shape a skeleton is made of)
+			 * in a skeleton frame: refused, closed */
+			uint8_t w[BS + 64], *q = w;
+			size_t bl = cs_wire_block_len(9, 1, BS);
+
+			*q++ = 1 << 3 | 0;
+			*q++ = 1;
+			*q++ = 3 << 3 | 2;
+			q = cs_wire_varint(q, 1 + cs_wire_varint_len(bl) + bl);
+			q = cs_wire_block_head(q, 9, 1, BS);
+			fill(q, BS, 9, 1);
+			n = (size_t)(q + BS - w);
+			assert_int_equal(cs_wire_scan(w, n, CS_WIRE_WRITE_REQ, &(uint64_t){ 0 },
+						      &(size_t){ 0 }), CS_WIRE_WRITE_REQ);
+			assert_int_equal(cs_wire_read_skeleton(w, n, &skel, &skel_len), LWC_OK);
+			assert_int_equal(chan_seal_clear(ch, skel, skel_len, head, tail), LWC_OK);
+			tail[CHAN_CLEAR_TAIL - 1] = CHAN_MODE_SKELETON;
+			body = malloc(n + CHAN_ABYTES + CHAN_MODE_BYTES);
+			assert_non_null(body);
+			memcpy(body, head, sizeof(head));
+			memcpy(body + CHAN_PLAIN_OFF, w, n);
+			memcpy(body + CHAN_PLAIN_OFF + n, tail, sizeof(tail));
+			assert_int_equal(wire_send_frame(fd, body, n + CHAN_ABYTES + CHAN_MODE_BYTES),
+					 LWC_OK);
+			assert_int_equal(expect_error_and_close(fd), LWC_ERR_INTEGRITY);
+			free(body);
+			free(skel);
+			chan_free(ch);
+			continue;
+		}
+		assert_int_equal(send_sealed(ch, fd, plain, n), LWC_OK);
+		assert_int_equal(wire_recv_frame(fd, WIRE_FRAME_MAX, &body, &len, TIMEOUT), LWC_OK);
+		assert_int_equal(body[len - 1], CHAN_MODE_SKELETON);
+		fill(want, BS, 2, 1);
+		assert_true(holds(body, len, want, BS));        /* in the clear, as written */
+		if (round == 0) {
+			/* a byte of block 2's data changed on the way: the channel
+			 * lets it through, as the store could have stored it */
+			uint8_t *at = body + CHAN_PLAIN_OFF;
+
+			while (memcmp(at, want, BS) != 0)
+				at++;
+			at[BS / 2] ^= 0x01;
+			want[BS / 2] ^= 0x01;
+			assert_int_equal(chan_open_mode_inplace(ch, body, len, &plen, &mode), LWC_OK);
+			assert_int_equal(mode, CHAN_MODE_SKELETON);
+			r = lwc__cs_response__unpack(NULL, plen, body + CHAN_PLAIN_OFF);
+			assert_non_null(r);
+			assert_int_equal(r->read->n_blocks, 2);
+			assert_int_equal(r->read->blocks[1]->id, 2);
+			assert_memory_equal(r->read->blocks[1]->data.data, want, BS);
+			free_raw_resp(r);
+		} else {
+			/* block 1's version made 2: its field (key 2, varint 1),
+			 * just before its data's key (3, bytes) */
+			uint8_t *p = body + CHAN_PLAIN_OFF;
+			int found = 0;
+
+			for (size_t i = 0; i + 2 < len && !found; i++)
+				if (p[i] == (2 << 3 | 0) && p[i + 1] == 1 && p[i + 2] == (3 << 3 | 2)) {
+					p[i + 1] = 2;
+					found = 1;
+				}
+			assert_true(found);
+			assert_int_equal(chan_open_mode_inplace(ch, body, len, &plen, &mode),
+					 LWC_ERR_INTEGRITY);
+		}
+		free(body);
+		chan_free(ch);
+		close(fd);
+	}
 
 	/* a length over the post-auth maximum */
 	fd = raw_session(cs, &ch);

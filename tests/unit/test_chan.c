@@ -22,6 +22,7 @@
 
 #include "chan.h"
 #include "cry.h"
+#include "cs_wire.h"
 #include "lwc.pb-c.h"
 #include "wire.h"
 
@@ -78,9 +79,13 @@ static void pair_setup_v(struct pair *p, const char *key_id, const uint8_t psk[3
 	memset(p, 0, sizeof(*p));
 	p->c = new_end(0);
 	p->s = new_end(1);
-	if (modes) {
+	if (modes) {                     /* 1: version 2; 2: version 3 */
 		chan_use_modes(p->c);
 		chan_use_modes(p->s);
+	}
+	if (modes == 2) {
+		chan_use_skeleton(p->c, cs_wire_read_skeleton);
+		chan_use_skeleton(p->s, cs_wire_read_skeleton);
 	}
 	assert_int_equal(chan_client_hello(p->c, key_id, &p->hello, &p->hello_len), LWC_OK);
 	assert_int_equal(chan_get_state(p->c), CHAN_HELLO_SENT);
@@ -766,6 +771,171 @@ static void test_modes(void **state)
 	pair_free(&p);
 }
 
+/* A READ answer of nb blocks of bl bytes, as the store packs it, at
+ * CHAN_PLAIN_OFF of a buffer with room for a frame around it; *n: its size. */
+static uint8_t *read_answer(size_t nb, size_t bl, size_t *n)
+{
+	size_t field = 1 + cs_wire_varint_len(cs_wire_block_len(70000, 9, bl)) +
+		       cs_wire_block_len(70000, 9, bl);
+	uint8_t *b = xmalloc(CHAN_PLAIN_OFF + 16 + nb * field + CHAN_ABYTES + CHAN_MODE_BYTES);
+	uint8_t *p = b + CHAN_PLAIN_OFF;
+
+	*p++ = 1 << 3 | 0;
+	p = cs_wire_varint(p, 300);
+	*p++ = 3 << 3 | 2;
+	p = cs_wire_varint(p, nb * field);
+	for (size_t i = 0; i < nb; i++) {
+		p = cs_wire_block_head(p, 70000 - i, 9, bl);
+		memset(p, (int)(0x40 + i), bl);
+		p += bl;
+	}
+	*n = (size_t)(p - b) - CHAN_PLAIN_OFF;
+	return b;
+}
+
+/* Version 3's skeleton frames (chan.h): a store's READ answer reaches the
+ * proxy with its blocks as they were; a change to any byte outside the
+ * blocks' data (the sequence number, a length, an id, a version, the MAC,
+ * the mode byte) fails and poisons the channel, a change inside a block's
+ * data does not (the proxy opens every block itself); only the server end
+ * seals them and only the client end opens them; a message of another
+ * shape is refused with the channel left as it was; versions 2 and 3. */
+static void test_skeleton(void **state)
+{
+	struct pair p;
+	uint8_t *b, *skel, head[CHAN_PLAIN_OFF], tail[CHAN_CLEAR_TAIL];
+	size_t n, plen, skel_len, bl = 300;
+	unsigned mode;
+
+	(void)state;
+	pair_setup_v(&p, "", psk_a, 2);
+	assert_int_equal(chan_version(p.c), CHAN_VERSION_SKELETON);
+	assert_int_equal(chan_version(p.s), CHAN_VERSION_SKELETON);
+	for (int round = 0; round < 3; round++) {
+		uint8_t *want;
+
+		b = read_answer(3, bl, &n);
+		want = xmalloc(n);
+		memcpy(want, b + CHAN_PLAIN_OFF, n);
+		assert_int_equal(chan_seal_mode_inplace(p.s, b, n, CHAN_MODE_SKELETON), LWC_OK);
+		assert_int_equal(b[n + CHAN_ABYTES], CHAN_MODE_SKELETON);
+		assert_memory_equal(b + CHAN_PLAIN_OFF, want, n);        /* in the clear */
+		if (round == 1) {
+			/* the last block's data changed on the way: delivered */
+			b[CHAN_PLAIN_OFF + n - 5] ^= 0x10;
+			want[n - 5] ^= 0x10;
+		}
+		assert_int_equal(chan_open_mode_inplace(p.c, b, n + CHAN_ABYTES + CHAN_MODE_BYTES,
+							&plen, &mode), LWC_OK);
+		assert_int_equal(mode, CHAN_MODE_SKELETON);
+		assert_int_equal(plen, n);
+		assert_memory_equal(b + CHAN_PLAIN_OFF, want, n);
+		free(want);
+		free(b);
+	}
+	/* a message of another shape: refused, nothing sent, the channel
+	 * usable (the store then sends it clear) */
+	b = xmalloc(64);
+	memcpy(b + CHAN_PLAIN_OFF, "not a READ answer", 17);
+	assert_int_equal(chan_seal_mode_inplace(p.s, b, 17, CHAN_MODE_SKELETON), LWC_ERR_PROTO);
+	assert_int_equal(chan_get_state(p.s), CHAN_READY);
+	assert_int_equal(chan_seal_mode_inplace(p.s, b, 17, CHAN_MODE_CLEAR), LWC_OK);
+	assert_int_equal(chan_open_mode_inplace(p.c, b, 17 + CHAN_ABYTES + CHAN_MODE_BYTES,
+						&plen, &mode), LWC_OK);
+	assert_int_equal(mode, CHAN_MODE_CLEAR);
+	free(b);
+	/* the client end seals none */
+	b = read_answer(1, bl, &n);
+	assert_int_equal(chan_seal_mode_inplace(p.c, b, n, CHAN_MODE_SKELETON), LWC_ERR_ARG);
+	free(b);
+	pair_free(&p);
+
+	/* each byte outside the data, and the MAC and mode byte: refused */
+	b = read_answer(2, bl, &n);
+	assert_int_equal(cs_wire_read_skeleton(b + CHAN_PLAIN_OFF, n, &skel, &skel_len), LWC_OK);
+	assert_int_equal(skel_len, n - 2 * bl);
+	free(skel);
+	free(b);
+	for (size_t at = 0; at < n + CHAN_ABYTES + CHAN_MODE_BYTES; at++) {
+		struct cs_wire_iter it;
+		struct cs_wire_block blk;
+		int in_data = 0, edge = 0;
+
+		/* is byte at (of the frame body) inside a block's data? */
+		b = read_answer(2, bl, &n);
+		for (cs_wire_iter_init(&it, b + CHAN_PLAIN_OFF, n); cs_wire_next(&it, &blk);) {
+			size_t from = (size_t)(blk.data - b);
+
+			if (at >= from && at < from + blk.len) {
+				in_data = 1;
+				edge = at == from || at == from + blk.len - 1;
+			}
+		}
+		if (in_data && !edge && at % 37 != 0) {
+			free(b);
+			continue;          /* (inside the data: its edges and a sample) */
+		}
+		pair_setup_v(&p, "", psk_a, 2);
+		assert_int_equal(chan_seal_mode_inplace(p.s, b, n, CHAN_MODE_SKELETON), LWC_OK);
+		if (at == n + CHAN_ABYTES)
+			b[at] = CHAN_MODE_CLEAR;          /* read as a clear frame */
+		else
+			b[at] ^= 0x04;
+		assert_int_equal(chan_open_mode_inplace(p.c, b, n + CHAN_ABYTES + CHAN_MODE_BYTES,
+							&plen, &mode),
+				 in_data ? LWC_OK : LWC_ERR_INTEGRITY);
+		assert_int_equal(chan_get_state(p.c), in_data ? CHAN_READY : CHAN_FAILED);
+		free(b);
+		pair_free(&p);
+	}
+
+	/* the server end opens none, even with a genuine MAC over the
+	 * skeleton (a WRITE has the shape) */
+	pair_setup_v(&p, "", psk_a, 2);
+	b = read_answer(1, bl, &n);
+	assert_int_equal(cs_wire_read_skeleton(b + CHAN_PLAIN_OFF, n, &skel, &skel_len), LWC_OK);
+	assert_int_equal(chan_seal_clear(p.c, skel, skel_len, head, tail), LWC_OK);
+	memcpy(b, head, sizeof(head));
+	tail[CHAN_CLEAR_TAIL - 1] = CHAN_MODE_SKELETON;
+	memcpy(b + CHAN_PLAIN_OFF + n, tail, sizeof(tail));
+	assert_int_equal(chan_open_mode_inplace(p.s, b, n + CHAN_ABYTES + CHAN_MODE_BYTES,
+						&plen, &mode), LWC_ERR_INTEGRITY);
+	assert_int_equal(chan_get_state(p.s), CHAN_FAILED);
+	free(skel);
+	free(b);
+	pair_free(&p);
+
+	/* a skeleton frame on a channel of version 2: refused both ways */
+	pair_setup_v(&p, "", psk_a, 1);
+	b = read_answer(1, bl, &n);
+	assert_int_equal(chan_seal_mode_inplace(p.s, b, n, CHAN_MODE_SKELETON), LWC_ERR_ARG);
+	assert_int_equal(chan_seal_mode_inplace(p.s, b, n, CHAN_MODE_CLEAR), LWC_OK);
+	b[n + CHAN_ABYTES] = CHAN_MODE_SKELETON;
+	assert_int_equal(chan_open_mode_inplace(p.c, b, n + CHAN_ABYTES + CHAN_MODE_BYTES,
+						&plen, &mode), LWC_ERR_INTEGRITY);
+	free(b);
+	pair_free(&p);
+
+	/* a server of version 3 speaks 2 to a client of version 2; a client
+	 * of version 3 does not meet a server of version 2 */
+	for (int c3 = 0; c3 < 2; c3++) {
+		struct chan *c = new_end(0), *sv = new_end(1);
+		uint8_t *hello;
+		size_t hl;
+
+		chan_use_modes(c);
+		chan_use_modes(sv);
+		chan_use_skeleton(c3 ? c : sv, cs_wire_read_skeleton);
+		assert_int_equal(chan_client_hello(c, "", &hello, &hl), LWC_OK);
+		assert_int_equal(chan_server_hello(sv, hello, hl), c3 ? LWC_ERR_PROTO : LWC_OK);
+		if (!c3)
+			assert_int_equal(chan_version(sv), CHAN_VERSION_MODES);
+		free(hello);
+		chan_free(c);
+		chan_free(sv);
+	}
+}
+
 static void test_truncated(void **state)
 {
 	static const char msg[] = "some frame";
@@ -1310,6 +1480,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_state),
 		cmocka_unit_test(test_error_body),
 		cmocka_unit_test(test_wire_frame_len),
+		cmocka_unit_test(test_skeleton),
 	};
 
 	if (sodium_init() < 0 || cry_init() != LWC_OK) {
