@@ -244,8 +244,11 @@ int cs_wire_read_skeleton(const uint8_t *msg, size_t len, uint8_t **out, size_t 
 	/* (one byte more: malloc(0) of a message that is all data) */
 	if ((s = malloc(len - data + 1)) == NULL)
 		return LWC_ERR_NOMEM;
-	/* the blocks' data lie in order, apart, inside the message */
+	/* the blocks' data lie in order, apart, inside the message (empty
+	 * data has no place: its pointer is NULL) */
 	for (cs_wire_iter_init(&it, msg, len); cs_wire_next(&it, &b);) {
+		if (b.len == 0)
+			continue;
 		memcpy(s + k, from, (size_t)(b.data - from));
 		k += (size_t)(b.data - from);
 		from = b.data + b.len;

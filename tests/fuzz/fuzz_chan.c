@@ -12,7 +12,8 @@
  *   ready   on an authenticated pair: chan_open(A) and chan_open(B) as
  *           forged frames, and chan_open_mode_inplace of each on a pair
  *           with modes; then B sealed by a genuine (but malicious) cloud
- *           store (version 1, and both modes of version 2), sent over a
+ *           store (version 1, both modes of version 2, and version 3's
+ *           skeleton frames around what has a READ answer's shape), sent over a
  *           socketpair and received with chan_read_msg as a CsResponse
  *           (the proxy's decoder of what the cloud says)
  *   wire    wire_frame_len on the first 4 bytes, against both maxima
@@ -31,6 +32,7 @@
 #include <sodium.h>
 
 #include "chan.h"
+#include "cs_wire.h"
 #include "lwc.pb-c.h"
 #include "wire.h"
 
@@ -134,9 +136,13 @@ static void make_pair_v(struct chan **c, struct chan **s, int modes)
 	size_t hl, rl, al, pl;
 
 	CHECK(chan_new(c, 0) == LWC_OK && chan_new(s, 1) == LWC_OK);
-	if (modes) {
+	if (modes) {                     /* 1: version 2; 2: version 3 */
 		chan_use_modes(*c);
 		chan_use_modes(*s);
+	}
+	if (modes == 2) {
+		chan_use_skeleton(*c, cs_wire_read_skeleton);
+		chan_use_skeleton(*s, cs_wire_read_skeleton);
 	}
 	CHECK(chan_client_hello(*c, "", &hello, &hl) == LWC_OK);
 	CHECK(chan_server_hello(*s, hello, hl) == LWC_OK);
@@ -171,8 +177,9 @@ static void forged_frame(const uint8_t *x, size_t len)
 	chan_free(s);
 }
 
-/* x as a frame body with a mode (the proxy-cloud channel), in place. */
-static void forged_mode_frame(const uint8_t *x, size_t len)
+/* x as a frame body with a mode (the proxy-cloud channel, version 2 or
+ * 3), in place, at the client end and at the server end. */
+static void forged_mode_frame(const uint8_t *x, size_t len, int modes)
 {
 	struct chan *c, *s;
 	uint8_t *buf = malloc(len + 1);
@@ -180,10 +187,13 @@ static void forged_mode_frame(const uint8_t *x, size_t len)
 	unsigned mode;
 
 	CHECK(buf != NULL);
-	make_pair_v(&c, &s, 1);
+	make_pair_v(&c, &s, modes);
 	memcpy(buf, x, len);
 	CHECK(chan_open_mode_inplace(c, buf, len, &plain_len, &mode) == LWC_ERR_INTEGRITY);
 	CHECK(chan_get_state(c) == CHAN_FAILED);
+	memcpy(buf, x, len);
+	CHECK(chan_open_mode_inplace(s, buf, len, &plain_len, &mode) == LWC_ERR_INTEGRITY);
+	CHECK(chan_get_state(s) == CHAN_FAILED);
 	free(buf);
 	chan_free(c);
 	chan_free(s);
@@ -200,10 +210,19 @@ static void malicious_response(const uint8_t *x, size_t len, int mode)
 	int rc;
 
 	CHECK(ct != NULL);
-	make_pair_v(&c, &s, mode >= 0);
+	make_pair_v(&c, &s, mode == CHAN_MODE_SKELETON ? 2 : mode >= 0);
 	if (mode >= 0) {
 		memcpy(ct + CHAN_PLAIN_OFF, x, len);
-		CHECK(chan_seal_mode_inplace(s, ct, len, (unsigned)mode) == LWC_OK);
+		rc = chan_seal_mode_inplace(s, ct, len, (unsigned)mode);
+		/* a skeleton frame only around a READ answer's shape */
+		if (mode == CHAN_MODE_SKELETON && rc == LWC_ERR_PROTO) {
+			CHECK(chan_get_state(s) == CHAN_READY);
+			free(ct);
+			chan_free(c);
+			chan_free(s);
+			return;
+		}
+		CHECK(rc == LWC_OK);
 	} else {
 		CHECK(chan_seal(s, x, len, ct) == LWC_OK);
 	}
@@ -232,10 +251,11 @@ static void malicious_response(const uint8_t *x, size_t len, int mode)
 		uint8_t b[2 + CHAN_ABYTES + CHAN_MODE_BYTES];
 		size_t pl;
 		unsigned got;
+		unsigned next = mode == CHAN_MODE_SKELETON ? CHAN_MODE_CLEAR : (unsigned)mode;
 		memcpy(b + CHAN_PLAIN_OFF, "ok", 2);
-		CHECK(chan_seal_mode_inplace(s, b, 2, (unsigned)mode) == LWC_OK);
+		CHECK(chan_seal_mode_inplace(s, b, 2, next) == LWC_OK);
 		CHECK(chan_open_mode_inplace(c, b, sizeof(b), &pl, &got) == LWC_OK && pl == 2 &&
-		      got == (unsigned)mode && memcmp(b + CHAN_PLAIN_OFF, "ok", 2) == 0);
+		      got == next && memcmp(b + CHAN_PLAIN_OFF, "ok", 2) == 0);
 	}
 	free(ct);
 	chan_free(c);
@@ -278,14 +298,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	client_side(a, alen, b, blen);
 	forged_frame(a, alen);
 	forged_frame(b, blen);
-	forged_mode_frame(a, alen);
-	forged_mode_frame(b, blen);
+	forged_mode_frame(a, alen, 1);
+	forged_mode_frame(b, blen, 1);
+	forged_mode_frame(a, alen, 2);
+	forged_mode_frame(b, blen, 2);
 	if (blen <= 60000) {
 		/* version 1, then both modes of version 2 (the store's READ
 		 * answers come clear) */
 		malicious_response(b, blen, -1);
 		malicious_response(b, blen, CHAN_MODE_SEALED);
 		malicious_response(b, blen, CHAN_MODE_CLEAR);
+		malicious_response(b, blen, CHAN_MODE_SKELETON);
 	}
 	wire_side(data, size);
 	return 0;
