@@ -472,9 +472,11 @@ int chan_open_mode_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *pla
 		/* only a store's READ answer, only to the proxy (chan.h): the
 		 * shape is read before the MAC is checked, and the MAC covers
 		 * everything that shape is read from */
-		if (c->version != CHAN_VERSION_SKELETON || c->is_server ||
-		    c->skel(buf + CHAN_PLAIN_OFF, *plain_len, &skel, &ad_len) != LWC_OK)
-			return fail(c, LWC_ERR_INTEGRITY);
+		int rc = c->version != CHAN_VERSION_SKELETON || c->is_server ? LWC_ERR_INTEGRITY :
+			 c->skel(buf + CHAN_PLAIN_OFF, *plain_len, &skel, &ad_len);
+
+		if (rc != LWC_OK)
+			return fail(c, rc == LWC_ERR_NOMEM ? rc : LWC_ERR_INTEGRITY);
 		ad = skel;
 	} else if (*mode != CHAN_MODE_CLEAR) {
 		return fail(c, LWC_ERR_INTEGRITY);
