@@ -644,6 +644,24 @@ static int send_mode(struct chan *ch, int fd, const uint8_t *plain, size_t n, un
 	return rc;
 }
 
+/* A READ of blocks 1 and 2 at version 1, sequence number 1, packed into
+ * plain (128 bytes); returns its size. */
+static size_t pack_read_1_2(uint8_t *plain)
+{
+	Lwc__CsRequest req = LWC__CS_REQUEST__INIT;
+	Lwc__CsReadReq rd = LWC__CS_READ_REQ__INIT;
+	uint64_t ids[2] = { 1, 2 }, vs[2] = { 1, 1 };
+
+	rd.n_ids = rd.n_versions = 2;
+	rd.ids = ids;
+	rd.versions = vs;
+	req.seq = 1;
+	req.op_case = LWC__CS_REQUEST__OP_READ;
+	req.read = &rd;
+	assert_true(lwc__cs_request__get_packed_size(&req) <= 128);
+	return lwc__cs_request__pack(&req, plain);
+}
+
 /* Whether buf[0..len) holds the n bytes of x somewhere. */
 static int holds(const uint8_t *buf, size_t len, const uint8_t *x, size_t n)
 {
@@ -760,20 +778,11 @@ static void test_bad_postauth(void **state)
 	fd = raw_session(cs, &ch);
 	{
 		Lwc__CsRequest req = LWC__CS_REQUEST__INIT;
-		Lwc__CsReadReq rd = LWC__CS_READ_REQ__INIT;
 		Lwc__CsStatReq st = LWC__CS_STAT_REQ__INIT;
-		uint64_t ids[2] = { 1, 2 }, vs[2] = { 1, 1 };
 		uint8_t plain[128], want[BS], *body, *copy;
-		size_t n, len, plen;
+		size_t n = pack_read_1_2(plain), len, plen;
 		unsigned mode;
 
-		rd.n_ids = rd.n_versions = 2;
-		rd.ids = ids;
-		rd.versions = vs;
-		req.seq = 1;
-		req.op_case = LWC__CS_REQUEST__OP_READ;
-		req.read = &rd;
-		n = lwc__cs_request__pack(&req, plain);
 		assert_int_equal(send_sealed(ch, fd, plain, n), LWC_OK);
 		assert_int_equal(wire_recv_frame(fd, WIRE_FRAME_MAX, &body, &len, TIMEOUT), LWC_OK);
 		assert_int_equal(body[len - 1], CHAN_MODE_CLEAR);
@@ -827,22 +836,12 @@ static void test_bad_postauth(void **state)
 	 * is what refuses it, it_proxy test_tamper); and the store takes no
 	 * skeleton frame, even one whose MAC is genuine */
 	for (int round = 0; round < 3; round++) {
-		Lwc__CsRequest req = LWC__CS_REQUEST__INIT;
-		Lwc__CsReadReq rd = LWC__CS_READ_REQ__INIT;
-		uint64_t ids[2] = { 1, 2 }, vs[2] = { 1, 1 };
 		uint8_t plain[128], want[BS], *body, *skel;
 		uint8_t head[CHAN_PLAIN_OFF], tail[CHAN_CLEAR_TAIL];
-		size_t n, len, plen, skel_len;
+		size_t n = pack_read_1_2(plain), len, plen, skel_len;
 		unsigned mode;
 
 		fd = raw_session_v(cs, &ch, CHAN_VERSION_SKELETON);
-		rd.n_ids = rd.n_versions = 2;
-		rd.ids = ids;
-		rd.versions = vs;
-		req.seq = 1;
-		req.op_case = LWC__CS_REQUEST__OP_READ;
-		req.read = &rd;
-		n = lwc__cs_request__pack(&req, plain);
 		if (round == 2) {
 			/* a WRITE of one block (the shape a skeleton is made of)
 			 * in a skeleton frame: refused, closed */
