@@ -5,9 +5,10 @@
  *
  *   the cloud store seals its READ answer on the proxy-cloud channel, the
  *   proxy opens it (a skeleton frame, chan.h: everything but the blocks'
- *   data authenticated, the proxy opening every block itself); the proxy opens the block's seal (XChaCha20-Poly1305
- *   under K_OPS), un-permutes its cells, refills the empty slots with fresh
- *   random bytes (one key per block, ChaCha20 over the empty slots, as
+ *   data authenticated, the proxy opening every block itself); the proxy
+ *   opens the block's seal (XChaCha20-Poly1305 under K_OPS), un-permutes
+ *   its cells, refills the empty slots with fresh random bytes (one key per
+ *   block, ChaCha20 over the empty slots, as
  *   proxy/cloud_io.c fill_empty does), permutes with the next version's seed
  *   and seals again; the WRITE crosses the channel the other way (a clear
  *   frame: the whole message authenticated, the store storing it); each
@@ -106,22 +107,23 @@ static int do_read_chan(void *p)
  * x msg_blocks } } at CHAN_PLAIN_OFF, as the store packs it. */
 static void read_answer(struct floorarg *a)
 {
-	size_t bl = cs_wire_block_len(1000000, a->ver, a->sealed_bytes);
-	size_t field = 1 + cs_wire_varint_len(bl) + bl, inner = a->msg_blocks * field;
-	uint8_t *p;
+	uint64_t *ids = xmalloc(a->msg_blocks * sizeof(*ids));
+	uint64_t *vers = xmalloc(a->msg_blocks * sizeof(*vers));
+	uint8_t **data = xmalloc(a->msg_blocks * sizeof(*data));
 
-	a->rmsg = xmalloc(CHAN_PLAIN_OFF + 16 + inner + CHAN_ABYTES + CHAN_MODE_BYTES);
-	p = a->rmsg + CHAN_PLAIN_OFF;
-	*p++ = 1 << 3 | 0;
-	p = cs_wire_varint(p, 12345);
-	*p++ = 3 << 3 | 2;
-	p = cs_wire_varint(p, inner);
 	for (size_t i = 0; i < a->msg_blocks; i++) {
-		p = cs_wire_block_head(p, 1000000 - i, a->ver, a->sealed_bytes);
-		randombytes_buf(p, a->sealed_bytes);
-		p += a->sealed_bytes;
+		ids[i] = 1000000 - i;
+		vers[i] = a->ver;
 	}
-	a->rmsg_len = (size_t)(p - a->rmsg) - CHAN_PLAIN_OFF;
+	a->rmsg_len = cs_wire_read_answer_len(12345, ids, vers, a->msg_blocks, a->sealed_bytes);
+	a->rmsg = xmalloc(CHAN_PLAIN_OFF + a->rmsg_len + CHAN_ABYTES + CHAN_MODE_BYTES);
+	cs_wire_read_answer(a->rmsg + CHAN_PLAIN_OFF, 12345, ids, vers, a->msg_blocks,
+			    a->sealed_bytes, data);
+	for (size_t i = 0; i < a->msg_blocks; i++)
+		randombytes_buf(data[i], a->sealed_bytes);
+	free(ids);
+	free(vers);
+	free(data);
 }
 
 /* The same bytes on the user channel (sealed frames): the rows' rate. */

@@ -62,31 +62,18 @@ static void trace_ids(struct cs_trace_info *ti, const char *op, const uint64_t *
 }
 
 /*
- * The answer to a READ, packed by hand so that the backend copies every
- * block straight into its place in the frame (protobuf-c would copy each
- * block once more from a buffer of its own).  The bytes are protobuf-c's
- * own for the same CsResponse (test_store checks them against
- * lwc__cs_response__pack): fields in number order, proto3 zeros left out,
- * the oneof's CsReadResp always present.
+ * The answer to a READ is packed by hand (cs_wire_read_answer) so that the
+ * backend copies every block straight into its place in the frame
+ * (protobuf-c would copy each block once more from a buffer of its own);
+ * test_store checks its bytes against lwc__cs_response__pack.
  */
-enum {
-	PB_VARINT = 0,
-	PB_LEN = 2
-};
-
-static uint8_t *pb_key(uint8_t *p, unsigned field, unsigned wire)
-{
-	*p++ = (uint8_t)(field << 3 | wire);      /* fields 1-15: one byte */
-	return p;
-}
-
 static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_t max_frame,
 		   uint64_t seq, const Lwc__CsReadReq *rq, const struct cs_out *o,
 		   char *err)
 {
-	uint8_t **dst = NULL, *buf = NULL, *p;
+	uint8_t **dst = NULL, *buf = NULL;
 	uint32_t bsz;
-	size_t n = rq->n_ids, rr_len = 0, total;
+	size_t n = rq->n_ids, total;
 	int rc;
 
 	if (rq->n_versions != n) {
@@ -108,31 +95,14 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 			 "frame size (%u bytes); split it", n, bsz, max_frame);
 		return LWC_ERR_TOO_BIG;
 	}
-	/* CsResponse { seq = 1; read = 3 { repeated blocks = 1 } } */
-	for (size_t i = 0; i < n; i++) {
-		size_t bl = cs_wire_block_len(rq->ids[i], rq->versions[i], bsz);
-
-		rr_len += 1 + cs_wire_varint_len(bl) + bl;
-	}
-	total = (seq ? 1 + cs_wire_varint_len(seq) : 0) + 1 + cs_wire_varint_len(rr_len) + rr_len;
+	total = cs_wire_read_answer_len(seq, rq->ids, rq->versions, n, bsz);
 	dst = malloc((n ? n : 1) * sizeof(*dst));
 	buf = malloc(o->head + total + o->tail + 1);
 	if (dst == NULL || buf == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	p = buf + o->head;
-	if (seq) {
-		p = pb_key(p, 1, PB_VARINT);
-		p = cs_wire_varint(p, seq);
-	}
-	p = pb_key(p, 3, PB_LEN);
-	p = cs_wire_varint(p, rr_len);
-	for (size_t i = 0; i < n; i++) {
-		p = cs_wire_block_head(p, rq->ids[i], rq->versions[i], bsz);
-		dst[i] = p;
-		p += bsz;
-	}
+	cs_wire_read_answer(buf + o->head, seq, rq->ids, rq->versions, n, bsz, dst);
 	if ((rc = ops->read(s, rq->ids, rq->versions, n, dst, bsz, err, ERRLEN)) != LWC_OK)
 		goto out;
 	*o->buf = buf;

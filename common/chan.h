@@ -8,9 +8,10 @@
  *                                     <---   first encrypted message (server proof)
  *   encrypted frames both ways ...
  *
- * Session keys: BLAKE2b-512(key = PSK, "LWC-CHAN-1" (version 1; "LWC-CHAN-2"
- * and "LWC-CHAN-3" for versions 2 and 3, below) || len(key_id) || key_id || nonce_c || nonce_s); the first 32 bytes key client->server, the last 32
- * server->client.  Each direction is a crypto_secretstream_xchacha20poly1305
+ * Session keys: BLAKE2b-512(key = PSK, "LWC-CHAN-1" (version 1;
+ * "LWC-CHAN-2" and "LWC-CHAN-3" for versions 2 and 3, below) ||
+ * len(key_id) || key_id || nonce_c || nonce_s); the first 32 bytes key
+ * client->server, the last 32 server->client.  Each direction is a crypto_secretstream_xchacha20poly1305
  * stream: authenticated, ordered, replay- and truncation-proof.  Fresh nonces
  * from both ends make every session's keys new, so frames captured from one
  * session open in no other.
@@ -116,7 +117,8 @@ int chan_open_inplace(struct chan *c, uint8_t *buf, size_t len, size_t *plain_le
  * message, whose two frames differ only in that byte and mean the same;
  * likewise a READ answer with no block data, clear or in skeleton).
  * The version is in the Hello, its reply and the session keys' label
- * ("LWC-CHAN-2"): ends of different versions never share a frame.
+ * ("LWC-CHAN-2", "LWC-CHAN-3"): ends of different versions never share a
+ * frame.
  */
 #define CHAN_MODE_SEALED  0u
 #define CHAN_MODE_CLEAR   1u

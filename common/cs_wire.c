@@ -207,7 +207,8 @@ uint8_t *cs_wire_varint(uint8_t *p, uint64_t v)
 size_t cs_wire_block_len(uint64_t id, uint64_t version, size_t len)
 {
 	return (id ? 1 + cs_wire_varint_len(id) : 0) +
-	       (version ? 1 + cs_wire_varint_len(version) : 0) + 1 + cs_wire_varint_len(len) + len;
+	       (version ? 1 + cs_wire_varint_len(version) : 0) +
+	       (len ? 1 + cs_wire_varint_len(len) + len : 0);
 }
 
 uint8_t *cs_wire_block_head(uint8_t *p, uint64_t id, uint64_t version, size_t len)
@@ -222,8 +223,53 @@ uint8_t *cs_wire_block_head(uint8_t *p, uint64_t id, uint64_t version, size_t le
 		*p++ = 2 << 3 | WT_VARINT;
 		p = cs_wire_varint(p, version);
 	}
-	*p++ = 3 << 3 | WT_LEN;
-	return cs_wire_varint(p, len);
+	if (len) {
+		*p++ = 3 << 3 | WT_LEN;
+		p = cs_wire_varint(p, len);
+	}
+	return p;
+}
+
+/* the READ's result, read = 3: its blocks' fields */
+static size_t read_body_len(const uint64_t *ids, const uint64_t *versions, size_t n,
+			    size_t data_len)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t bl = cs_wire_block_len(ids[i], versions[i], data_len);
+
+		len += 1 + cs_wire_varint_len(bl) + bl;
+	}
+	return len;
+}
+
+size_t cs_wire_read_answer_len(uint64_t seq, const uint64_t *ids, const uint64_t *versions,
+			       size_t n, size_t data_len)
+{
+	size_t body = read_body_len(ids, versions, n, data_len);
+
+	return (seq ? 1 + cs_wire_varint_len(seq) : 0) + 1 + cs_wire_varint_len(body) + body;
+}
+
+uint8_t *cs_wire_read_answer(uint8_t *out, uint64_t seq, const uint64_t *ids,
+			     const uint64_t *versions, size_t n, size_t data_len,
+			     uint8_t **data)
+{
+	uint8_t *p = out;
+
+	if (seq) {
+		*p++ = 1 << 3 | WT_VARINT;        /* seq = 1 */
+		p = cs_wire_varint(p, seq);
+	}
+	*p++ = 3 << 3 | WT_LEN;                   /* read = 3 */
+	p = cs_wire_varint(p, read_body_len(ids, versions, n, data_len));
+	for (size_t i = 0; i < n; i++) {
+		p = cs_wire_block_head(p, ids[i], versions[i], data_len);
+		data[i] = p;
+		p += data_len;
+	}
+	return p;
 }
 
 int cs_wire_read_skeleton(const uint8_t *msg, size_t len, uint8_t **out, size_t *out_len)

@@ -67,8 +67,25 @@ uint8_t *cs_wire_varint(uint8_t *p, uint64_t v);
 /* The length of a CsBlock's body as protobuf-c packs it (zeros left out). */
 size_t cs_wire_block_len(uint64_t id, uint64_t version, size_t len);
 /* Write the field of one block (blocks = 1) up to its data: the key and
- * length of the block, its id and version, the data's key and length;
- * returns where the len bytes of data go. */
+ * length of the block, its id and version, the data's key and length (each
+ * left out when zero, as protobuf-c does); returns where the len bytes of
+ * data go. */
 uint8_t *cs_wire_block_head(uint8_t *p, uint64_t id, uint64_t version, size_t len);
+
+/*
+ * A READ's answer packed by hand, CsResponse { seq = 1; read = 3 { repeated
+ * blocks = 1 } } with n blocks of data_len bytes each, the bytes protobuf-c
+ * packs for it (fields in number order, proto3 zeros left out, the oneof's
+ * CsReadResp always present): the store sends it so, with each block read
+ * straight into its place in the frame.  cs_wire_read_answer_len is its
+ * size; cs_wire_read_answer writes it all but the blocks' data at out (that
+ * many bytes), sets data[i] to where block i's data goes and returns the
+ * message's end.
+ */
+size_t cs_wire_read_answer_len(uint64_t seq, const uint64_t *ids, const uint64_t *versions,
+			       size_t n, size_t data_len);
+uint8_t *cs_wire_read_answer(uint8_t *out, uint64_t seq, const uint64_t *ids,
+			     const uint64_t *versions, size_t n, size_t data_len,
+			     uint8_t **data);
 
 #endif

@@ -775,21 +775,19 @@ static void test_modes(void **state)
  * CHAN_PLAIN_OFF of a buffer with room for a frame around it; *n: its size. */
 static uint8_t *read_answer(size_t nb, size_t bl, size_t *n)
 {
-	size_t field = 1 + cs_wire_varint_len(cs_wire_block_len(70000, 9, bl)) +
-		       cs_wire_block_len(70000, 9, bl);
-	uint8_t *b = xmalloc(CHAN_PLAIN_OFF + 16 + nb * field + CHAN_ABYTES + CHAN_MODE_BYTES);
-	uint8_t *p = b + CHAN_PLAIN_OFF;
+	uint64_t ids[8], vers[8];
+	uint8_t *data[8], *b;
 
-	*p++ = 1 << 3 | 0;
-	p = cs_wire_varint(p, 300);
-	*p++ = 3 << 3 | 2;
-	p = cs_wire_varint(p, nb * field);
+	assert_true(nb <= 8);
 	for (size_t i = 0; i < nb; i++) {
-		p = cs_wire_block_head(p, 70000 - i, 9, bl);
-		memset(p, (int)(0x40 + i), bl);
-		p += bl;
+		ids[i] = 70000 - i;
+		vers[i] = 9;
 	}
-	*n = (size_t)(p - b) - CHAN_PLAIN_OFF;
+	*n = cs_wire_read_answer_len(300, ids, vers, nb, bl);
+	b = xmalloc(CHAN_PLAIN_OFF + *n + CHAN_ABYTES + CHAN_MODE_BYTES);
+	cs_wire_read_answer(b + CHAN_PLAIN_OFF, 300, ids, vers, nb, bl, data);
+	for (size_t i = 0; i < nb; i++)
+		memset(data[i], (int)(0x40 + i), bl);
 	return b;
 }
 

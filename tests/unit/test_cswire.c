@@ -144,6 +144,54 @@ static void test_packed_by_protobuf_c(void **state)
 	assert_int_equal(checked, 2 * 6 * 6);
 }
 
+/* The READ answer the store packs by hand (cs_wire_read_answer): byte for
+ * byte protobuf-c's, at the fields' edges (zeros left out, long varints),
+ * with its data pointers at the blocks' data. */
+static void test_read_answer_packer(void **state)
+{
+	static const uint64_t seqs[] = { 0, 1, 127, 128, 16384, UINT64_MAX };
+	static const uint64_t vals[] = { 0, 1, 127, 128, 300, (uint64_t)1 << 35, UINT64_MAX };
+	static const size_t sizes[] = { 0, 1, 2, 17 };
+	static const size_t lens[] = { 0, 1, 127, 128, 10800 };
+
+	(void)state;
+	for (size_t si = 0; si < sizeof(seqs) / sizeof(seqs[0]); si++)
+		for (size_t ni = 0; ni < sizeof(sizes) / sizeof(sizes[0]); ni++)
+			for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+				size_t n = sizes[ni], bl = lens[li], len, mine, k = 0;
+				uint64_t ids[17], vers[17];
+				size_t ls[17];
+				uint8_t *data[17], *want, *got;
+				struct cs_wire_iter it;
+				struct cs_wire_block b;
+
+				for (size_t i = 0; i < n; i++) {
+					ids[i] = vals[(i + si) % 7];
+					vers[i] = vals[(i * 3 + ni) % 7];
+					ls[i] = bl;
+				}
+				want = pack_msg(CS_WIRE_READ_RESP, seqs[si], n, ids, vers, ls, &len);
+				mine = cs_wire_read_answer_len(seqs[si], ids, vers, n, bl);
+				assert_int_equal(mine, len);
+				got = malloc(mine + 1);
+				assert_non_null(got);
+				assert_ptr_equal(cs_wire_read_answer(got, seqs[si], ids, vers, n, bl,
+								     data), got + mine);
+				for (cs_wire_iter_init(&it, want, len); cs_wire_next(&it, &b); k++) {
+					assert_true(k < n);
+					assert_int_equal(b.len, bl);
+					if (bl == 0)    /* no data field, no place */
+						continue;
+					assert_int_equal(data[k] - got, b.data - want);
+					memcpy(data[k], b.data, bl);
+				}
+				assert_int_equal(k, n);
+				assert_memory_equal(got, want, len);
+				free(got);
+				free(want);
+			}
+}
+
 /* Fields in another order than protobuf-c writes them: the same meaning. */
 static void test_other_order(void **state)
 {
@@ -409,6 +457,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packed_by_protobuf_c),
+		cmocka_unit_test(test_read_answer_packer),
 		cmocka_unit_test(test_other_order),
 		cmocka_unit_test(test_declined),
 		cmocka_unit_test(test_corrupted),
