@@ -10,6 +10,12 @@
 #
 #   bash bench/cpu_ab.sh OLD_BIN NEW_BIN [ROUNDS] [RECORDS]
 #
+# CPU_AB_STORE=log: the cloud store's engine (lwc-bench --store; default
+# lmdb).  The CPU is read once the servers are idle again (CPU_AB_SETTLE
+# seconds after a group, default 2), so that what a group set going in the
+# background (the log store's compaction) counts for it; the wall time is
+# the statements' own.
+#
 # Output: one line per build, round and group (wall seconds, proxy and store
 # CPU seconds), then the totals of each build; results in $CPU_AB_OUT
 # (default bench/results/cpu-ab).
@@ -29,7 +35,8 @@ cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 one() { # build-dir label
 	local b=$1 tag=$2 keep dir pgdir key px cs
 	keep=$(bin/lwc-bench --records "$records" --only load --tag "cpu-$tag" --out "$out" \
-		--img "$out" --root "$PWD" --bin "$b" --keep 2>&1 | grep -- '--keep:')
+		--img "$out" --root "$PWD" --bin "$b" --store "${CPU_AB_STORE:-lmdb}" --keep 2>&1 |
+		grep -- '--keep:')
 	dir=$(echo "$keep" | sed 's/.*LWC in \([^ ,]*\),.*/\1/')
 	pgdir=$(echo "$keep" | sed 's/.*PostgreSQL in \([^ ]*\) .*/\1/')
 	key=$dir/users/admin.key
@@ -42,7 +49,9 @@ one() { # build-dir label
 		for q in "$@"; do
 			"$b/lwc" --key "$key" -q -A -t -c "$q" > /dev/null
 		done
-		t1=$(date +%s.%N); p1=$(cpu "$px"); c1=$(cpu "$cs")
+		t1=$(date +%s.%N)
+		sleep "${CPU_AB_SETTLE:-2}"
+		p1=$(cpu "$px"); c1=$(cpu "$cs")
 		awk -v tag="$tag" -v lab="$lab" -v w="$(echo "$t1 - $t0" | bc)" \
 			-v p=$((p1 - p0)) -v c=$((c1 - c0)) -v hz="$hz" \
 			'BEGIN { printf "%-6s %-10s wall %6.2f s  proxy %6.2f s  store %6.2f s  cpu %6.2f s\n",

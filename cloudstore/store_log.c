@@ -20,10 +20,11 @@
  *
  * A segment is a sequence of batches, each starting on a 4 KiB boundary:
  *   header   magic "LWCL" u32, format u32, seq u64, segment u64, n u32,
- *            block size u32, flags u32, 12 zero bytes, checksum 16 bytes
+ *            block size u32, flags u32, 4 zero bytes, source u64 (a COPY
+ *            batch's source segment, flag 2; else 0), checksum 16 bytes
  *            (BLAKE2b of the 64 header bytes with it zeroed and the entries,
- *            and for a COPY batch of the blocks too), then n entries
- *            (id u64, version u64); all big-endian; padded to 4 KiB
+ *            and for a COPY batch of flag 1 of the blocks too), then n
+ *            entries (id u64, version u64); all big-endian; padded to 4 KiB
  *   blocks   n x block size bytes, padded to 4 KiB
  *
  * The index (id -> the newest version held and the one before it, each with
@@ -55,10 +56,19 @@
  * under half of what it holds is copied: its live blocks are appended as
  * COPY batches, made durable, the index moved to them, and the segment
  * deleted, or kept as a spare (below).  A COPY batch holds versions the
- * proxy has committed, so opening trusts one only if its blocks match its
- * checksum (a copy cut short by a crash is ignored: the segment it came
- * from is still there).  Compaction runs on a thread of its own, taking the
- * writer's lock one COPY batch at a time.
+ * proxy has committed, so a copy cut short by a crash (its header on the
+ * disk, not all its blocks) must never be read.  Each COPY batch names its
+ * source segment (flag 2), and opening enters its blocks only if that
+ * segment is gone: the source is renamed or deleted only after every copy
+ * of it is durable (fdatasync), so a source gone means whole copies, and a
+ * source still there (a crash before its rename or deletion reached the
+ * disk) holds every block the copies hold.  A copy left by a compaction
+ * that a crash cut short is superseded by the copies of the next attempt,
+ * written later in the log (for one version, opening keeps the last place
+ * it reads).  The logs of earlier builds have COPY batches of flag 1,
+ * whose checksum covers their blocks: opening still reads their blocks
+ * back and trusts one only whole.  Compaction runs on a thread of its own,
+ * taking the writer's lock one COPY batch at a time.
  *
  * Spare segments.  Up to LOG_SPARES compacted segments of the standard size
  * are renamed spare-N.log instead of deleted, and the next new segment is
@@ -103,7 +113,8 @@
 #define LOG_HDR 64u
 #define LOG_SEG_BYTES (256ull << 20)   /* a segment, unless one batch needs more */
 #define LOG_SEQ_JUMP (1ull << 20)      /* > batches a segment can hold          */
-#define LOG_FLAG_COPY 1u
+#define LOG_FLAG_COPY 1u                /* a copy checked by its blocks (old)   */
+#define LOG_FLAG_COPY_FROM 2u           /* a copy naming its source segment     */
 #define LOG_COPY_MAX 256u              /* blocks a COPY batch                   */
 #define LOG_OFF_BITS 40                /* place = segment index << 40 | offset  */
 #define LOG_IOV 1024
@@ -343,7 +354,7 @@ static int ix_put(struct cs_store *st, uint64_t id, uint64_t v, uint64_t at)
 /* ------------------------------------------------------------ batch I/O */
 
 static void hdr_fill(uint8_t *h, uint64_t seq, uint64_t segno, uint32_t n, uint32_t bs,
-		     uint32_t flags)
+		     uint32_t flags, uint64_t src)
 {
 	memset(h, 0, LOG_HDR);
 	cry_put_be32(h, LOG_MAGIC);
@@ -353,10 +364,11 @@ static void hdr_fill(uint8_t *h, uint64_t seq, uint64_t segno, uint32_t n, uint3
 	cry_put_be32(h + 24, n);
 	cry_put_be32(h + 28, bs);
 	cry_put_be32(h + 32, flags);
+	cry_put_be64(h + 40, src);
 }
 
 /* The header's checksum over hdr (64 bytes, checksum zeroed), the entries
- * and, for a COPY batch, the blocks. */
+ * and, for a COPY batch of flag 1 (opening only), the blocks. */
 static void hdr_sum(uint8_t out[16], const uint8_t *hdr, size_t hlen,
 		    const uint8_t *const *blocks, size_t n, size_t bs)
 {
@@ -532,12 +544,12 @@ static int seg_new(struct cs_store *st, uint64_t cap, char *err, size_t errlen)
 }
 
 /*
- * Append one batch of n blocks (data[i] their bytes) with ids[i]/vers[i];
- * caller holds wmu.  On success the index points at the new places and
+ * Append one batch of n blocks (data[i] their bytes) with ids[i]/vers[i]:
+ * a WRITE's (src 0) or a COPY of blocks of segment src; caller holds wmu.  On success the index points at the new places and
  * *end is the logical end to wait for (log_sync).
  */
 static int append_batch(struct cs_store *st, const uint64_t *ids, const uint64_t *vers,
-			const uint8_t *const *data, size_t n, uint32_t bs, uint32_t flags,
+			const uint8_t *const *data, size_t n, uint32_t bs, uint64_t src,
 			uint64_t *end, char *err, size_t errlen)
 {
 	uint64_t hlen = hdr_bytes(n), dlen = (uint64_t)n * bs;
@@ -566,12 +578,12 @@ static int append_batch(struct cs_store *st, const uint64_t *ids, const uint64_t
 		lwc_errf(err, errlen, "out of memory");
 		return LWC_ERR_NOMEM;
 	}
-	hdr_fill(hdr, st->seq, segno, (uint32_t)n, bs, flags);
+	hdr_fill(hdr, st->seq, segno, (uint32_t)n, bs, src ? LOG_FLAG_COPY_FROM : 0, src);
 	for (size_t i = 0; i < n; i++) {
 		cry_put_be64(hdr + LOG_HDR + 16 * i, ids[i]);
 		cry_put_be64(hdr + LOG_HDR + 16 * i + 8, vers[i]);
 	}
-	hdr_sum(hdr + 48, hdr, LOG_HDR + 16 * n, (flags & LOG_FLAG_COPY) ? data : NULL, n, bs);
+	hdr_sum(hdr + 48, hdr, LOG_HDR + 16 * n, NULL, 0, 0);
 	/* the blocks first, the header after them: a process killed in
 	 * between (a write cut short by a signal) leaves no batch at all */
 	for (size_t i = 0; i < n; i++)
@@ -727,10 +739,14 @@ static int meta_write(struct cs_store *st, uint64_t bs, char *err, size_t errlen
 }
 
 /* Read one batch header at off of segment g; 1 and its fields if it
- * checks, 0 if not (the segment's valid part ends there). */
-static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq,
+ * checks, 0 if not (the segment's valid part ends there).  *src: a COPY
+ * batch's source segment (flag 2), else 0.  check_copy: read a COPY batch
+ * of flag 1 back and check its blocks too, as opening must; the compactor,
+ * walking batches that opening checked or this store appended, passes 0
+ * and reads only the blocks it copies. */
+static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq, int check_copy,
 		      uint8_t **hbuf, size_t *hcap, uint64_t *seq, uint32_t *n, uint32_t *bs,
-		      uint64_t *total)
+		      uint64_t *total, uint64_t *src)
 {
 	uint8_t first[LOG_HDR], sum[16], *h;
 	uint32_t flags;
@@ -745,8 +761,10 @@ static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq,
 	*n = cry_get_be32(first + 24);
 	*bs = cry_get_be32(first + 28);
 	flags = cry_get_be32(first + 32);
-	if (*seq <= prev_seq || *n == 0 || *bs == 0 ||
-	    *bs > CS_BLOCK_SIZE_MAX || (flags & ~LOG_FLAG_COPY) != 0)
+	*src = cry_get_be64(first + 40);
+	if (*seq <= prev_seq || *n == 0 || *bs == 0 || *bs > CS_BLOCK_SIZE_MAX ||
+	    (flags != 0 && flags != LOG_FLAG_COPY && flags != LOG_FLAG_COPY_FROM) ||
+	    (flags == LOG_FLAG_COPY_FROM) != (*src != 0) || *src == g->no)
 		return 0;
 	hlen = hdr_bytes(*n);
 	*total = hlen + align_up((uint64_t)*n * *bs);
@@ -765,7 +783,7 @@ static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq,
 		return 0;
 	memcpy(sum, h + 48, 16);
 	memset(h + 48, 0, 16);
-	if (flags & LOG_FLAG_COPY) {
+	if (flags == LOG_FLAG_COPY && check_copy) {
 		/* a copy is trusted only whole: read its blocks back */
 		size_t dl = (size_t)*n * *bs;
 		uint8_t *d = malloc(dl);
@@ -782,6 +800,10 @@ static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq,
 		free(d);
 		free(bp);
 		return ok;
+	} else if (flags == LOG_FLAG_COPY) {
+		/* checked whole before (its sum covers its blocks, which the
+		 * compactor reads only where they are live) */
+		return 1;
 	} else {
 		uint8_t got[16];
 
@@ -865,7 +887,7 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 		struct seg *g = &st->segs[st->nseg];
 		struct stat sb;
 		char p[4100];
-		uint64_t off = 0, seq, total;
+		uint64_t off = 0, seq, total, src;
 		uint32_t n, bs;
 
 		seg_path(st, nos[i], p, sizeof(p));
@@ -879,8 +901,13 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 		}
 		g->cap = (uint64_t)sb.st_size;
 		st->nseg++;
-		while (batch_read(g, off, last_seq, &hbuf, &hcap, &seq, &n, &bs, &total)) {
+		while (batch_read(g, off, last_seq, 1, &hbuf, &hcap, &seq, &n, &bs, &total,
+				  &src)) {
 			uint64_t hlen = hdr_bytes(n);
+			/* a copy whose source is still here may be cut short:
+			 * the source holds its blocks (compaction, above) */
+			int skip = src != 0 &&
+				   bsearch(&src, nos, nn, sizeof(*nos), cmp_u64) != NULL;
 
 			if (*bs_seen != 0 && bs != *bs_seen) {
 				lwc_errf(err, errlen, "log store: %s holds blocks of %u bytes after "
@@ -889,7 +916,7 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 				break;
 			}
 			*bs_seen = bs;
-			for (uint32_t k = 0; k < n && ret == LWC_OK; k++) {
+			for (uint32_t k = 0; k < n && ret == LWC_OK && !skip; k++) {
 				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;
 
 				ret = ix_put(st, cry_get_be64(en), cry_get_be64(en + 8),
@@ -917,7 +944,7 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 /* Copy the live blocks of segment no into COPY batches, then delete it. */
 static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errlen)
 {
-	uint64_t off = 0, seq, total, bs = atomic_load(&st->bs);
+	uint64_t off = 0, seq, total, src, bs = atomic_load(&st->bs);
 	uint8_t *hbuf = NULL, *data = NULL;
 	size_t hcap = 0;
 	uint32_t n, b;
@@ -939,7 +966,7 @@ static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errle
 		return LWC_ERR_NOMEM;
 	/* the batches opening read (or this store appended) up to copy.end */
 	while (off < copy.end && ret == LWC_OK &&
-	       batch_read(&copy, off, 0, &hbuf, &hcap, &seq, &n, &b, &total)) {
+	       batch_read(&copy, off, 0, 0, &hbuf, &hcap, &seq, &n, &b, &total, &src)) {
 		uint64_t hlen = hdr_bytes(n);
 
 		for (uint32_t k0 = 0; k0 < n && ret == LWC_OK; k0 += LOG_COPY_MAX) {
@@ -989,8 +1016,8 @@ static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errle
 				kept++;
 			}
 			if (kept > 0)
-				ret = append_batch(st, ids, vers, dp, kept, (uint32_t)bs, LOG_FLAG_COPY,
-						   &end, err, errlen);
+				ret = append_batch(st, ids, vers, dp, kept, (uint32_t)bs, no, &end,
+						   err, errlen);
 			pthread_mutex_unlock(&st->wmu);
 			if (ret == LWC_OK && kept > 0)
 				ret = log_sync(st, end, err, errlen);

@@ -3,7 +3,9 @@
  * (cloudstore/store_log.c), which reads back its index from segment files.
  *
  * The input describes segment files rather than being one: a list of
- * batches, each with flags (a COPY batch, a wrong checksum, a sequence
+ * batches, each with flags (a COPY batch of either kind: checked by its
+ * blocks, or naming a source segment that may or may not be there; a
+ * wrong checksum, a sequence
  * number that does not rise, a new segment, a gap of zeros before it,
  * another block size, bytes of the header overwritten) and up to four
  * (id, version) entries.  The harness writes them in the store's format,
@@ -112,7 +114,12 @@ static void build(const uint8_t *in, size_t len)
 		cry_put_be64(hdr + 16, no);
 		cry_put_be32(hdr + 24, n);
 		cry_put_be32(hdr + 28, bs);
-		cry_put_be32(hdr + 32, ctl & 1);
+		if ((ctl & 0x21) == 0x20) {           /* a copy naming its source */
+			cry_put_be32(hdr + 32, 2);
+			cry_put_be64(hdr + 40, 1 + (nb >> 2) % 4);
+		} else {
+			cry_put_be32(hdr + 32, ctl & 1);
+		}
 		for (uint32_t k = 0; k < n; k++) {
 			uint64_t id = in[i] % IDS, v = 1 + in[i + 1] % 6;
 

@@ -2,7 +2,8 @@
  * test_store_log.c - the appending block store (cloudstore/store_log.c):
  * its version rules, reopening, the crash cases its opening must survive
  * (a torn tail, a batch left beyond the point where writing resumed, a copy
- * whose blocks do not match its checksum), compaction and its spare
+ * cut short while its source is still there, an old copy whose blocks do
+ * not match its checksum), compaction and its spare
  * segments written over, on a real store
  * in a private mkdtemp directory with small segments.
  */
@@ -439,16 +440,12 @@ static void test_compaction(void **state)
 	read_ok(f, ids[N - 1], ROUNDS + 1);
 }
 
-/* A COPY batch is trusted only when its blocks match its checksum: one
- * damaged is where opening stops reading its segment. */
-static void test_copy_checked(void **state)
+/* Block 1 at v1 in the first segment, the rest rewritten until compaction
+ * has copied block 1 and the first segment is gone; then the store closed. */
+static void copy_block1(struct fx *f)
 {
-	struct fx *f = *state;
 	char names[64][64];
-	int n, found = 0;
 
-	/* block 1 stays at v1 in the first segment while the rest is
-	 * rewritten: compaction copies it */
 	put1(f, 1, 1);
 	for (uint64_t v = 1; v <= 12; v++) {
 		uint64_t ids[16], vs[16];
@@ -458,12 +455,20 @@ static void test_copy_checked(void **state)
 		}
 		assert_int_equal(put(f, ids, vs, 16), LWC_OK);
 	}
-	n = wait_compacted(f, names, 64, 64);
+	wait_compacted(f, names, 64, 64);
 	assert_string_not_equal(names[0], "seg-0000000000000001.log");
 	read_ok(f, 1, 1);
 	fx_close(f);
-	/* find every COPY batch that holds block 1 (flags 1, entry id 1) and
-	 * damage a byte of its block there */
+}
+
+/* Call fn(fd, header offset, header, entry k) for every COPY batch (of
+ * flags `flags`) that holds block 1, in every segment; their number. */
+static int each_copy_of_1(struct fx *f, uint32_t flags,
+			  void (*fn)(int fd, off_t off, uint8_t *hdr, uint32_t k))
+{
+	char names[64][64];
+	int n = segments(f, names, 64), found = 0;
+
 	for (int s = 0; s < n; s++) {
 		int fd = seg_fd(f, names[s]);
 		struct stat sb;
@@ -473,22 +478,128 @@ static void test_copy_checked(void **state)
 		for (off_t off = 0; off + 4096 <= sb.st_size; off += 4096) {
 			if (pread(fd, hdr, sizeof(hdr), off) != (ssize_t)sizeof(hdr))
 				break;
-			if (cry_get_be32(hdr) != 0x4c57434cu || cry_get_be32(hdr + 32) != 1)
+			if (cry_get_be32(hdr) != 0x4c57434cu || cry_get_be32(hdr + 32) != flags)
 				continue;
 			for (uint32_t k = 0; k < cry_get_be32(hdr + 24); k++) {
 				if (cry_get_be64(hdr + 64 + 16 * k) != 1)
 					continue;
-				uint8_t b;
-				off_t at = off + 4096 + (off_t)k * BS + 100;
-				assert_int_equal(pread(fd, &b, 1, at), 1);
-				b ^= 0x55;
-				assert_int_equal(pwrite(fd, &b, 1, at), 1);
+				fn(fd, off, hdr, k);
 				found++;
 			}
 		}
 		close(fd);
 	}
-	assert_true(found > 0);
+	return found;
+}
+
+/* Change a byte of block 1 where a COPY batch holds it (as a crash would
+ * leave a copy whose header reached the disk and not all its blocks). */
+static void damage(int fd, off_t off, uint8_t *hdr, uint32_t k)
+{
+	uint8_t b;
+	off_t at = off + 4096 + (off_t)k * BS + 100;
+
+	(void)hdr;
+	assert_int_equal(pread(fd, &b, 1, at), 1);
+	b ^= 0x55;
+	assert_int_equal(pwrite(fd, &b, 1, at), 1);
+}
+
+/* A COPY batch is trusted when the segment it names as its source is gone
+ * (the source goes only once every copy of it is durable), and not while
+ * that segment is still there: after a crash that kept the source (its
+ * deletion never reached the disk) and tore a copy, the block is read
+ * from the source, whole. */
+static void test_copy_source(void **state)
+{
+	struct fx *f = *state;
+	char p[256];
+	uint8_t *seg1;
+	struct stat sb;
+	int fd;
+
+	/* the first segment as it is once block 1 is in it */
+	put1(f, 1, 1);
+	snprintf(p, sizeof(p), "%s/seg-0000000000000001.log", f->dir);
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &sb), 0);
+	seg1 = malloc((size_t)sb.st_size);
+	assert_non_null(seg1);
+	assert_int_equal(pread(fd, seg1, (size_t)sb.st_size, 0), sb.st_size);
+	close(fd);
+	copy_block1(f);
+	/* the source gone: the copy serves, after reopening too */
+	fx_open(f);
+	read_ok(f, 1, 1);
+	fx_close(f);
+	assert_true(each_copy_of_1(f, 2, damage) > 0);
+	/* the source back, as if its deletion (or its rename to a spare) had
+	 * not reached the disk: opening skips the copies and reads it */
+	snprintf(p, sizeof(p), "%s/spare-0000000000000001.log", f->dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/seg-0000000000000001.log", f->dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, seg1, (size_t)sb.st_size, 0), sb.st_size);
+	close(fd);
+	free(seg1);
+	fx_open(f);
+	read_ok(f, 1, 1);
+	{
+		uint64_t v[2];
+
+		assert_int_equal(held(f, 1, v), 1);
+		assert_int_equal(v[0], 1);
+	}
+	/* and the store goes on from there */
+	put1(f, 1, 2);
+	fx_open(f);
+	read_ok(f, 1, 1);
+	read_ok(f, 1, 2);
+}
+
+/* Turn a COPY batch of flag 2 into one of flag 1, as earlier builds wrote
+ * it: no source, a checksum over its blocks too. */
+static void to_flag1(int fd, off_t off, uint8_t *hdr, uint32_t k)
+{
+	uint32_t n = cry_get_be32(hdr + 24);
+	size_t hl = 64 + 16 * (size_t)n, dl = (size_t)n * BS;
+	off_t dat = off + (off_t)((hl + 4095) / 4096 * 4096);
+	uint8_t *h = malloc(hl), *d = malloc(dl), sum[16];
+	crypto_generichash_state g;
+
+	(void)k;
+	assert_non_null(h);
+	assert_non_null(d);
+	assert_int_equal(pread(fd, h, hl, off), (ssize_t)hl);
+	assert_int_equal(pread(fd, d, dl, dat), (ssize_t)dl);
+	cry_put_be32(h + 32, 1);
+	memset(h + 40, 0, 8);
+	memset(h + 48, 0, 16);
+	crypto_generichash_init(&g, NULL, 0, 16);
+	crypto_generichash_update(&g, h, hl);
+	crypto_generichash_update(&g, d, dl);
+	crypto_generichash_final(&g, sum, 16);
+	memcpy(h + 48, sum, 16);
+	assert_int_equal(pwrite(fd, h, 64, off), 64);
+	free(h);
+	free(d);
+}
+
+/* The COPY batches of earlier builds (flag 1) still open, and are trusted
+ * only when their blocks match their checksum: one damaged is where
+ * opening stops reading its segment. */
+static void test_old_copy_checked(void **state)
+{
+	struct fx *f = *state;
+
+	copy_block1(f);
+	assert_true(each_copy_of_1(f, 2, to_flag1) > 0);
+	fx_open(f);
+	read_ok(f, 1, 1);
+	fx_close(f);
+	assert_true(each_copy_of_1(f, 1, damage) > 0);
 	fx_open(f);
 	{
 		uint64_t v[2];
@@ -603,7 +714,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_batch_after_resume, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_compaction, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_copy_checked, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_copy_source, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_old_copy_checked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_spares, fx_setup, fx_teardown),
 	};
 
