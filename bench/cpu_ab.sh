@@ -14,7 +14,9 @@
 # lmdb).  The CPU is read once the servers are idle again (CPU_AB_SETTLE
 # seconds after a group, default 2), so that what a group set going in the
 # background (the log store's compaction) counts for it; the wall time is
-# the statements' own.
+# the statements' own.  CPU_AB_PASSES=N runs the groups N times over on
+# each deployment (default 1): the later passes see a store in its steady
+# state (the log store compacting as it writes).
 #
 # Output: one line per build, round and group (wall seconds, proxy and store
 # CPU seconds), then the totals of each build; results in $CPU_AB_OUT
@@ -57,12 +59,16 @@ one() { # build-dir label
 			'BEGIN { printf "%-6s %-10s wall %6.2f s  proxy %6.2f s  store %6.2f s  cpu %6.2f s\n",
 				 tag, lab, w, p / hz, c / hz, (p + c) / hz }'
 	}
-	group clus100k "SELECT * FROM clus WHERE c100k = 0" "SELECT * FROM clus WHERE c100k = 1" \
-		"SELECT * FROM clus WHERE c100k = 2" "SELECT * FROM clus WHERE c100k = 3" \
-		"SELECT * FROM clus WHERE c100k = 4" "SELECT * FROM clus WHERE c100k = 5"
-	group scat10k "SELECT * FROM scat WHERE c10k = 1" "SELECT * FROM scat WHERE c10k = 2" \
-		"SELECT * FROM scat WHERE c10k = 3" "SELECT * FROM scat WHERE c10k = 4"
-	group clus1m "SELECT * FROM clus WHERE c1m = 0"
+	for pass in $(seq 1 "${CPU_AB_PASSES:-1}"); do
+		group clus100k "SELECT * FROM clus WHERE c100k = 0" \
+			"SELECT * FROM clus WHERE c100k = 1" "SELECT * FROM clus WHERE c100k = 2" \
+			"SELECT * FROM clus WHERE c100k = 3" "SELECT * FROM clus WHERE c100k = 4" \
+			"SELECT * FROM clus WHERE c100k = 5"
+		group scat10k "SELECT * FROM scat WHERE c10k = 1" \
+			"SELECT * FROM scat WHERE c10k = 2" "SELECT * FROM scat WHERE c10k = 3" \
+			"SELECT * FROM scat WHERE c10k = 4"
+		group clus1m "SELECT * FROM clus WHERE c1m = 0"
+	done
 	kill "$px" "$cs" 2>/dev/null || true
 	sleep 1
 	sh tests/pg-tmp.sh stop "$pgdir" > /dev/null 2>&1 || true
