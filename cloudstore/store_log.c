@@ -545,8 +545,9 @@ static int seg_new(struct cs_store *st, uint64_t cap, char *err, size_t errlen)
 
 /*
  * Append one batch of n blocks (data[i] their bytes) with ids[i]/vers[i]:
- * a WRITE's (src 0) or a COPY of blocks of segment src; caller holds wmu.  On success the index points at the new places and
- * *end is the logical end to wait for (log_sync).
+ * a WRITE's (src 0) or a COPY of blocks of segment src; caller holds wmu.
+ * On success the index points at the new places and *end is the logical
+ * end to wait for (log_sync).
  */
 static int append_batch(struct cs_store *st, const uint64_t *ids, const uint64_t *vers,
 			const uint8_t *const *data, size_t n, uint32_t bs, uint64_t src,
