@@ -11,10 +11,11 @@
  * Session keys: BLAKE2b-512(key = PSK, "LWC-CHAN-1" (version 1;
  * "LWC-CHAN-2" and "LWC-CHAN-3" for versions 2 and 3, below) ||
  * len(key_id) || key_id || nonce_c || nonce_s); the first 32 bytes key
- * client->server, the last 32 server->client.  Each direction is a crypto_secretstream_xchacha20poly1305
- * stream: authenticated, ordered, replay- and truncation-proof.  Fresh nonces
- * from both ends make every session's keys new, so frames captured from one
- * session open in no other.
+ * client->server, the last 32 server->client.  Each direction is a
+ * crypto_secretstream_xchacha20poly1305 stream: authenticated, ordered,
+ * replay- and truncation-proof.  Fresh nonces from both ends make every
+ * session's keys new, so frames captured from one session open in no
+ * other.
  *
  * The functions work on frame bodies (no I/O), so tests and fuzzers drive the
  * handshake without sockets; chan_write_msg/chan_read_msg add blocking I/O.
