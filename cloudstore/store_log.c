@@ -13,7 +13,9 @@
  *   seg-NNNNNNNNNNNNNNNN.log  segments, numbered (hex) in the order written;
  *                             each made at its full size with fallocate, so
  *                             appending never allocates on the data path
- *   log.meta                  "block_size N": pins the size of an empty store
+ *   log.meta                  "lwc-log 2 block_size N": the log's version
+ *                             (meta_read) and block size, pinned before any
+ *                             WRITE for a store made with a block size
  *
  * Spec: "log:DIR[,segment-mb=N]" (segments of N MiB, default 256; one
  * batch larger than that gets a segment of its own size).
@@ -120,6 +122,7 @@
 #define LOG_IOV 1024
 #define LOG_READ_CHUNK 128             /* a READ's index lookups at a time      */
 #define LOG_SPARES 2                   /* compacted segments kept to be reused  */
+#define LOG_META_VERSION 2u            /* log.meta's version (meta_read)        */
 
 struct seg {
 	uint64_t no;
@@ -692,24 +695,44 @@ static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
 
 /* ------------------------------------------------------------- opening */
 
-static int meta_read(struct cs_store *st, uint64_t *bs, char *err, size_t errlen)
+/*
+ * DIR/log.meta, one line: "lwc-log 2 block_size N".  Version 2 is a log
+ * that may hold COPY batches of flag 2, which the builds before it cannot
+ * read (they would stop reading a segment there); their meta line was
+ * "block_size N", and they refuse this one, so a store opened by this build
+ * is never opened by an older one.  meta_read takes both (*ver 1 or 2;
+ * *bs 0 and *ver 0 when there is no file).
+ */
+static int meta_read(struct cs_store *st, uint64_t *bs, unsigned *ver, char *err,
+		     size_t errlen)
 {
-	char p[4100], buf[64];
+	char p[4100], buf[64], tail[2];
 	FILE *f;
 	unsigned long long v;
+	unsigned fmt = 0;
 
 	*bs = 0;
+	*ver = 0;
 	snprintf(p, sizeof(p), "%s/log.meta", st->dir);
 	if ((f = fopen(p, "r")) == NULL)
 		return errno == ENOENT ? LWC_OK : sys_err("open", p, errno, err, errlen);
-	if (fgets(buf, sizeof(buf), f) == NULL || sscanf(buf, "block_size %llu", &v) != 1 ||
+	if (fgets(buf, sizeof(buf), f) == NULL ||
+	    (sscanf(buf, "lwc-log %u block_size %llu%1s", &fmt, &v, tail) != 2 &&
+	     (fmt = 1, sscanf(buf, "block_size %llu%1s", &v, tail) != 1)) ||
 	    v == 0 || v > CS_BLOCK_SIZE_MAX) {
 		fclose(f);
 		lwc_errf(err, errlen, "log store: %s is not a block-size line", p);
 		return LWC_ERR_FORMAT;
 	}
 	fclose(f);
+	if (fmt != 1 && fmt != LOG_META_VERSION) {
+		lwc_errf(err, errlen, "log store: %s is of log version %u; this build reads "
+			 "versions 1 and %u (a newer lwc-cloudstore wrote it)", p, fmt,
+			 LOG_META_VERSION);
+		return LWC_ERR_FORMAT;
+	}
 	*bs = v;
+	*ver = fmt;
 	return LWC_OK;
 }
 
@@ -723,7 +746,8 @@ static int meta_write(struct cs_store *st, uint64_t bs, char *err, size_t errlen
 	snprintf(t, sizeof(t), "%s.tmp", p);
 	if ((f = fopen(t, "w")) == NULL)
 		return sys_err("create", t, errno, err, errlen);
-	if (fprintf(f, "block_size %llu\n", (unsigned long long)bs) < 0 || fflush(f) != 0 ||
+	if (fprintf(f, "lwc-log %u block_size %llu\n", LOG_META_VERSION,
+		    (unsigned long long)bs) < 0 || fflush(f) != 0 ||
 	    fsync(fileno(f)) != 0)
 		e = errno ? errno : EIO;
 	if (fclose(f) != 0 && e == 0)
@@ -1195,6 +1219,7 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 {
 	struct cs_store *st;
 	uint64_t meta_bs, seen_bs;
+	unsigned meta_ver;
 	int ret;
 
 	*out = NULL;
@@ -1228,7 +1253,7 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 		ret = sys_err("create", st->dir, errno, err, errlen);
 		goto fail;
 	}
-	if ((ret = meta_read(st, &meta_bs, err, errlen)) != LWC_OK ||
+	if ((ret = meta_read(st, &meta_bs, &meta_ver, err, errlen)) != LWC_OK ||
 	    (ret = log_recover(st, &seen_bs, err, errlen)) != LWC_OK)
 		goto fail;
 	if (meta_bs != 0 && seen_bs != 0 && meta_bs != seen_bs) {
@@ -1246,10 +1271,19 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 			ret = LWC_ERR_BLOCK_SIZE;
 			goto fail;
 		}
-		if (st->bs == 0 && (ret = meta_write(st, block_size, err, errlen)) != LWC_OK)
-			goto fail;
+		if (st->bs == 0) {
+			if ((ret = meta_write(st, block_size, err, errlen)) != LWC_OK)
+				goto fail;
+			meta_ver = LOG_META_VERSION;
+		}
 		st->bs = block_size;
 	}
+	/* a log of an earlier build (or one without log.meta): marked as this
+	 * build's before compaction can write a COPY batch that build could
+	 * not read */
+	if (st->bs != 0 && meta_ver != LOG_META_VERSION &&
+	    (ret = meta_write(st, st->bs, err, errlen)) != LWC_OK)
+		goto fail;
 	if (pthread_create(&st->compactor, NULL, compactor, st) != 0) {
 		lwc_errf(err, errlen, "log store: cannot start the compaction thread");
 		ret = LWC_ERR_STORE;

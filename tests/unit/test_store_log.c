@@ -299,6 +299,71 @@ static void test_block_size_and_spec(void **state)
 	read_ok(f, 1, 1);
 }
 
+static void meta_put(struct fx *f, const char *line)
+{
+	char p[256];
+	FILE *m;
+
+	snprintf(p, sizeof(p), "%s/log.meta", f->dir);
+	m = fopen(p, "w");
+	assert_non_null(m);
+	assert_true(fputs(line, m) >= 0);
+	assert_int_equal(fclose(m), 0);
+}
+
+static void meta_get(struct fx *f, char *line, size_t len)
+{
+	char p[256];
+	FILE *m;
+
+	snprintf(p, sizeof(p), "%s/log.meta", f->dir);
+	m = fopen(p, "r");
+	assert_non_null(m);
+	assert_non_null(fgets(line, (int)len, m));
+	fclose(m);
+}
+
+/* log.meta names the log's version (2: COPY batches may name their
+ * source), in a line the builds before it refuse, so that none of them
+ * opens a log it would misread; a log of theirs (version 1) opens and is
+ * marked version 2; an unknown version or a damaged line is refused. */
+static void test_meta_version(void **state)
+{
+	struct fx *f = *state;
+	struct cs_store *st = NULL;
+	char line[64], err[256] = "";
+	unsigned long long v;
+
+	put1(f, 1, 1);
+	fx_close(f);
+	meta_get(f, line, sizeof(line));
+	assert_string_equal(line, "lwc-log 2 block_size 8192\n");
+	/* what the builds before it parse: not a block-size line to them */
+	assert_int_not_equal(sscanf(line, "block_size %llu", &v), 1);
+	/* a log of an earlier build */
+	meta_put(f, "block_size 8192\n");
+	fx_open(f);
+	read_ok(f, 1, 1);
+	fx_close(f);
+	meta_get(f, line, sizeof(line));
+	assert_string_equal(line, "lwc-log 2 block_size 8192\n");
+	/* refused, and left as it was */
+	meta_put(f, "lwc-log 3 block_size 8192\n");
+	assert_int_equal(ops->open(&st, f->spec, 0, err, sizeof(err)), LWC_ERR_FORMAT);
+	assert_null(st);
+	assert_non_null(strstr(err, "log version 3"));
+	meta_get(f, line, sizeof(line));
+	assert_string_equal(line, "lwc-log 3 block_size 8192\n");
+	meta_put(f, "lwc-log 2 block_size 8192 x\n");
+	assert_int_equal(ops->open(&st, f->spec, 0, err, sizeof(err)), LWC_ERR_FORMAT);
+	assert_non_null(strstr(err, "not a block-size line"));
+	meta_put(f, "block_size 8192 x\n");
+	assert_int_equal(ops->open(&st, f->spec, 0, err, sizeof(err)), LWC_ERR_FORMAT);
+	meta_put(f, "lwc-log 2 block_size 8192\n");
+	fx_open(f);
+	read_ok(f, 1, 1);
+}
+
 /* A tail that was being written when the machine stopped: a header that
  * does not check, a batch cut short, zeros.  Opening keeps what came
  * before and writing goes on from there. */
@@ -710,6 +775,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rules_and_reopen, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_block_size_and_spec, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_meta_version, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stale_batch_after_resume, fx_setup,
 						fx_teardown),
