@@ -110,15 +110,17 @@ static void read_answer(struct floorarg *a)
 	uint64_t *ids = xmalloc(a->msg_blocks * sizeof(*ids));
 	uint64_t *vers = xmalloc(a->msg_blocks * sizeof(*vers));
 	uint8_t **data = xmalloc(a->msg_blocks * sizeof(*data));
+	size_t body;
 
 	for (size_t i = 0; i < a->msg_blocks; i++) {
 		ids[i] = 1000000 - i;
 		vers[i] = a->ver;
 	}
-	a->rmsg_len = cs_wire_read_answer_len(12345, ids, vers, a->msg_blocks, a->sealed_bytes);
+	a->rmsg_len = cs_wire_read_answer_len(12345, ids, vers, a->msg_blocks, a->sealed_bytes,
+					      &body);
 	a->rmsg = xmalloc(CHAN_PLAIN_OFF + a->rmsg_len + CHAN_ABYTES + CHAN_MODE_BYTES);
 	cs_wire_read_answer(a->rmsg + CHAN_PLAIN_OFF, 12345, ids, vers, a->msg_blocks,
-			    a->sealed_bytes, data);
+			    a->sealed_bytes, body, data);
 	for (size_t i = 0; i < a->msg_blocks; i++)
 		randombytes_buf(data[i], a->sealed_bytes);
 	free(ids);

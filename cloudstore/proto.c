@@ -73,7 +73,7 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 {
 	uint8_t **dst = NULL, *buf = NULL;
 	uint32_t bsz;
-	size_t n = rq->n_ids, total;
+	size_t n = rq->n_ids, total, body;
 	int rc;
 
 	if (rq->n_versions != n) {
@@ -95,14 +95,14 @@ static int do_read(const struct cs_store_ops *ops, struct cs_session *s, uint32_
 			 "frame size (%u bytes); split it", n, bsz, max_frame);
 		return LWC_ERR_TOO_BIG;
 	}
-	total = cs_wire_read_answer_len(seq, rq->ids, rq->versions, n, bsz);
+	total = cs_wire_read_answer_len(seq, rq->ids, rq->versions, n, bsz, &body);
 	dst = malloc((n ? n : 1) * sizeof(*dst));
 	buf = malloc(o->head + total + o->tail + 1);
 	if (dst == NULL || buf == NULL) {
 		rc = LWC_ERR_NOMEM;
 		goto out;
 	}
-	cs_wire_read_answer(buf + o->head, seq, rq->ids, rq->versions, n, bsz, dst);
+	cs_wire_read_answer(buf + o->head, seq, rq->ids, rq->versions, n, bsz, body, dst);
 	if ((rc = ops->read(s, rq->ids, rq->versions, n, dst, bsz, err, ERRLEN)) != LWC_OK)
 		goto out;
 	*o->buf = buf;

@@ -245,16 +245,17 @@ static size_t read_body_len(const uint64_t *ids, const uint64_t *versions, size_
 }
 
 size_t cs_wire_read_answer_len(uint64_t seq, const uint64_t *ids, const uint64_t *versions,
-			       size_t n, size_t data_len)
+			       size_t n, size_t data_len, size_t *body_len)
 {
 	size_t body = read_body_len(ids, versions, n, data_len);
 
+	*body_len = body;
 	return (seq ? 1 + cs_wire_varint_len(seq) : 0) + 1 + cs_wire_varint_len(body) + body;
 }
 
 uint8_t *cs_wire_read_answer(uint8_t *out, uint64_t seq, const uint64_t *ids,
 			     const uint64_t *versions, size_t n, size_t data_len,
-			     uint8_t **data)
+			     size_t body_len, uint8_t **data)
 {
 	uint8_t *p = out;
 
@@ -263,7 +264,7 @@ uint8_t *cs_wire_read_answer(uint8_t *out, uint64_t seq, const uint64_t *ids,
 		p = cs_wire_varint(p, seq);
 	}
 	*p++ = 3 << 3 | WT_LEN;                   /* read = 3 */
-	p = cs_wire_varint(p, read_body_len(ids, versions, n, data_len));
+	p = cs_wire_varint(p, body_len);
 	for (size_t i = 0; i < n; i++) {
 		p = cs_wire_block_head(p, ids[i], versions[i], data_len);
 		data[i] = p;

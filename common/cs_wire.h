@@ -78,14 +78,15 @@ uint8_t *cs_wire_block_head(uint8_t *p, uint64_t id, uint64_t version, size_t le
  * packs for it (fields in number order, proto3 zeros left out, the oneof's
  * CsReadResp always present): the store sends it so, with each block read
  * straight into its place in the frame.  cs_wire_read_answer_len is its
- * size; cs_wire_read_answer writes it all but the blocks' data at out (that
- * many bytes), sets data[i] to where block i's data goes and returns the
- * message's end.
+ * size, and sets *body_len to the length of its read field;
+ * cs_wire_read_answer, given that body_len, writes it all but the blocks'
+ * data at out (that many bytes), sets data[i] to where block i's data goes
+ * and returns the message's end.
  */
 size_t cs_wire_read_answer_len(uint64_t seq, const uint64_t *ids, const uint64_t *versions,
-			       size_t n, size_t data_len);
+			       size_t n, size_t data_len, size_t *body_len);
 uint8_t *cs_wire_read_answer(uint8_t *out, uint64_t seq, const uint64_t *ids,
 			     const uint64_t *versions, size_t n, size_t data_len,
-			     uint8_t **data);
+			     size_t body_len, uint8_t **data);
 
 #endif

@@ -777,15 +777,16 @@ static uint8_t *read_answer(size_t nb, size_t bl, size_t *n)
 {
 	uint64_t ids[8], vers[8];
 	uint8_t *data[8], *b;
+	size_t body;
 
 	assert_true(nb <= 8);
 	for (size_t i = 0; i < nb; i++) {
 		ids[i] = 70000 - i;
 		vers[i] = 9;
 	}
-	*n = cs_wire_read_answer_len(300, ids, vers, nb, bl);
+	*n = cs_wire_read_answer_len(300, ids, vers, nb, bl, &body);
 	b = xmalloc(CHAN_PLAIN_OFF + *n + CHAN_ABYTES + CHAN_MODE_BYTES);
-	cs_wire_read_answer(b + CHAN_PLAIN_OFF, 300, ids, vers, nb, bl, data);
+	cs_wire_read_answer(b + CHAN_PLAIN_OFF, 300, ids, vers, nb, bl, body, data);
 	for (size_t i = 0; i < nb; i++)
 		memset(data[i], (int)(0x40 + i), bl);
 	return b;

@@ -158,7 +158,7 @@ static void test_read_answer_packer(void **state)
 	for (size_t si = 0; si < sizeof(seqs) / sizeof(seqs[0]); si++)
 		for (size_t ni = 0; ni < sizeof(sizes) / sizeof(sizes[0]); ni++)
 			for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
-				size_t n = sizes[ni], bl = lens[li], len, mine, k = 0;
+				size_t n = sizes[ni], bl = lens[li], len, mine, body, k = 0;
 				uint64_t ids[17], vers[17];
 				size_t ls[17];
 				uint8_t *data[17], *want, *got;
@@ -171,12 +171,12 @@ static void test_read_answer_packer(void **state)
 					ls[i] = bl;
 				}
 				want = pack_msg(CS_WIRE_READ_RESP, seqs[si], n, ids, vers, ls, &len);
-				mine = cs_wire_read_answer_len(seqs[si], ids, vers, n, bl);
+				mine = cs_wire_read_answer_len(seqs[si], ids, vers, n, bl, &body);
 				assert_int_equal(mine, len);
 				got = malloc(mine + 1);
 				assert_non_null(got);
 				assert_ptr_equal(cs_wire_read_answer(got, seqs[si], ids, vers, n, bl,
-								     data), got + mine);
+								     body, data), got + mine);
 				for (cs_wire_iter_init(&it, want, len); cs_wire_next(&it, &b); k++) {
 					assert_true(k < n);
 					assert_int_equal(b.len, bl);
