@@ -3,8 +3,9 @@
 # the cloud store's trace shows it, and what it costs: a fresh local
 # deployment with `lwc-proxy serve` options SERVE_ARGS, the 2,000 rows of
 # setup.sql, then the 4,000 random point SELECT / INSERT / UPDATE / DELETE
-# of run.sql by the shell (`lwc -f`), timed; analyse.py scores the type
-# from each interval alone (nearest centroid, chance 0.25).
+# of run.sql by the shell (`lwc -f`), timed, with the servers' CPU over
+# them; analyse.py scores the type from each interval alone (nearest
+# centroid, chance 0.25).  $LWC_BIN: the servers' binaries (lwc-local).
 #
 #   sh bench/interval.sh [--rare] [SERVE_ARGS...]   e.g. sh bench/interval.sh --pace off
 #
@@ -25,9 +26,16 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/lwc-interval-XXXXXX")
 trap 'scripts/lwc-local down --dir "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 LWC_PROXY_ARGS="$*" scripts/lwc-local up --dir "$dir" --port-base "$(scripts/free-port 2)" >/dev/null
 bin/lwc --key "$dir/users/admin.key" -f "$data/setup.sql" >/dev/null
+# the servers' CPU over the statements: utime + stime of /proc/PID/stat
+cpu() { awk '{ print $14 + $15 }' "/proc/$(cat "$dir/$1.pid")/stat"; }
+px0=$(cpu proxy) cs0=$(cpu cloudstore)
 t0=$(date +%s.%N)
 bin/lwc --key "$dir/users/admin.key" -f "$run" >/dev/null
 t1=$(date +%s.%N)
+px1=$(cpu proxy) cs1=$(cpu cloudstore)
+hz=$(getconf CLK_TCK)
 echo "serve ${*:-(defaults)}: $(basename "$run"), 4,000 statements in $(echo "$t1 - $t0" | bc) s"
+echo "CPU over them: proxy $(echo "scale=2; ($px1 - $px0) / $hz" | bc) s," \
+	"cloud store $(echo "scale=2; ($cs1 - $cs0) / $hz" | bc) s"
 python3 "$analyse" "$dir/cloudstore.trace" "$kinds"
 bin/lwc-proxy status --state "$dir/proxy" | grep '^pace' || true

@@ -48,6 +48,7 @@
 #define PX_PACE_MIN_SAMPLES 200u       /* a type's percentile counts from then */
 #define PX_PACE_HALF_LIFE_US 10000000u /* every count halves: the recent weigh */
 #define PX_PACE_RARE_US 1000000u       /* a rare type counts this long after   */
+#define PX_PACE_SPIN_US 300u           /* a wait's last part spins, not sleeps */
 
 enum px_pace_mode { PX_PACE_AUTO, PX_PACE_FIXED, PX_PACE_OFF };
 

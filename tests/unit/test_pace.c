@@ -182,11 +182,20 @@ static void test_user_pauses_and_crowds_not_sampled(void **state)
 	px_pacer_fini(&p);
 }
 
+/* This thread's CPU time, in microseconds. */
+static uint64_t thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static void test_wait_holds_until_d(void **state)
 {
 	struct px_pacer p;
 	struct px_pace c;
-	uint64_t t0, t1;
+	uint64_t t0, t1, cpu0;
 
 	(void)state;
 	memset(&c, 0, sizeof(c));
@@ -196,9 +205,13 @@ static void test_wait_holds_until_d(void **state)
 	assert_int_equal(atomic_load(&p.paced), 0);
 	t0 = px_now_us();
 	px_pace_done(&c, 1, 4, t0);
+	cpu0 = thread_cpu_us();
 	px_pace_wait(&c);
 	t1 = px_now_us();
 	assert_true(t1 - t0 >= 20000);
+	/* asleep for all but its last PX_PACE_SPIN_US: a wait that spun the
+	 * whole 20 ms would take as much CPU */
+	assert_true(thread_cpu_us() - cpu0 < 10000);
 	assert_int_equal(atomic_load(&p.paced), 1);
 	assert_int_equal(px_pacer_target(&p, CLS), 20000);   /* fixed: no learning */
 	/* one that comes after D is not held */
