@@ -166,11 +166,12 @@ void px_pacer_sample(struct px_pacer *p, int kind, unsigned cls, uint64_t us, ui
  * PX_PACE_SPIN_US of it, then a spin that yields.  A sleep alone wakes late
  * on the benchmark's virtual machine (0.13 ms on the median interval, 3
  * December 2026), all of it added to every held statement; a spin alone
- * burnt a core for the whole wait (60 % of the proxy's CPU over point
+ * burnt a core for the whole wait (56 % of the proxy's samples over point
  * SELECTs sent back to back).  The thread's timer slack is set to 1 ns, so
- * that the sleep wakes as early as the kernel can (here, its 50 us default
- * took 0.09 ms on the median wake-up, 1 ns 0.04; 0.09-0.23 ms at the 99th
- * percentile, within the spin).
+ * that the sleep wakes as early as the kernel can (on that VM, a 0.5 ms
+ * sleep overshot by 0.094 ms at the median with the 50 us default, by
+ * 0.047 with 1 ns; by 0.09-0.23 ms at the 99th percentile, within the
+ * spin).
  */
 static void wait_until(uint64_t until)
 {
