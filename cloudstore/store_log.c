@@ -940,6 +940,28 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 				ret = LWC_ERR_FORMAT;
 				break;
 			}
+			/* ... and that source, an earlier segment read above, held
+			 * every block of the copy at its version or a later one.  A
+			 * copy naming a later segment, or holding a block its source
+			 * did not, is not one this store wrote: the log is damaged,
+			 * and entering that copy once its source is gone (compacted)
+			 * would bring back a version over later, acknowledged ones */
+			for (uint32_t k = 0; k < n && skip && ret == LWC_OK; k++) {
+				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;
+				uint64_t id = cry_get_be64(en), v = cry_get_be64(en + 8);
+				struct ent *e = src < g->no ? ix_find(st, id) : NULL;
+
+				if (e == NULL || e->v[0] < v) {
+					lwc_errf(err, errlen, "log store: %s is damaged: its batch at "
+						 "offset %llu copies block %llu version %llu from "
+						 "segment %llu, which does not hold it", p,
+						 (unsigned long long)off, (unsigned long long)id,
+						 (unsigned long long)v, (unsigned long long)src);
+					ret = LWC_ERR_FORMAT;
+				}
+			}
+			if (ret != LWC_OK)
+				break;
 			*bs_seen = bs;
 			for (uint32_t k = 0; k < n && ret == LWC_OK && !skip; k++) {
 				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;

@@ -12,7 +12,8 @@
  * with checksums right unless told otherwise, and every block's bytes a
  * function of its (id, version), as a store whose process died would leave
  * them.  Oracles beyond the sanitizers: the store opens or fails with a
- * message; once open, every version STAT reports (at most two per id,
+ * message (a log it could not have written, such as a copy whose source
+ * is there and never held the block, is refused); once open, every version STAT reports (at most two per id,
  * ascending) reads back with exactly its bytes; a WRITE of the next version
  * of a block is acknowledged, and after closing and opening again it is
  * the newest version held and reads back (writing resumes where it should,

@@ -624,6 +624,41 @@ static void test_copy_source(void **state)
 	read_ok(f, 1, 2);
 }
 
+/* A COPY batch whose source is there but never held the block it copies
+ * is not one the store wrote (a source goes only after its copies, and
+ * they hold what it held): opening refuses the log, with a message, and
+ * changes nothing.  Before, opening skipped the copy and went on; once a
+ * later compaction took the source away, the next opening entered the
+ * copy, whose version then stood over a later, acknowledged one (found by
+ * fuzz_log_open, 3 December 2026). */
+static void test_copy_source_lacks(void **state)
+{
+	struct fx *f = *state;
+	char p[256], err[256] = "";
+	struct cs_store *st = NULL;
+	int fd;
+
+	copy_block1(f);
+	/* a segment 1 of the standard size that holds no batch at all */
+	snprintf(p, sizeof(p), "%s/spare-0000000000000001.log", f->dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/seg-0000000000000001.log", f->dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)SEG_MB << 20), 0);
+	close(fd);
+	assert_int_equal(ops->open(&st, f->spec, 0, err, sizeof(err)), LWC_ERR_FORMAT);
+	assert_null(st);
+	assert_non_null(strstr(err, "is damaged"));
+	assert_non_null(strstr(err, "copies block 1 version 1 from segment 1"));
+	/* nothing changed: refused again, and whole once the stray segment
+	 * goes (the copy then serves block 1, as before) */
+	assert_int_equal(ops->open(&st, f->spec, 0, err, sizeof(err)), LWC_ERR_FORMAT);
+	assert_int_equal(unlink(p), 0);
+	fx_open(f);
+	read_ok(f, 1, 1);
+}
+
 /* Turn a COPY batch of flag 2 into one of flag 1, as earlier builds wrote
  * it: no source, a checksum over its blocks too. */
 static void to_flag1(int fd, off_t off, uint8_t *hdr, uint32_t k)
@@ -783,6 +818,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_copy_source, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_old_copy_checked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_spares, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_copy_source_lacks, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
