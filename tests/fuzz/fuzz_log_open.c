@@ -15,12 +15,17 @@
  * message (a log it could not have written, such as a copy whose source
  * is there and never held the block, is refused); once open, every version STAT reports (at most two per id,
  * ascending) reads back with exactly its bytes; a WRITE of the next version
- * of a block is acknowledged, and after closing and opening again it is
- * the newest version held and reads back (writing resumes where it should,
- * and no batch left beyond that point is read as later).
+ * of a block is acknowledged, and after closing and opening again (with
+ * compaction, on its own thread, free to run in between) it is the newest
+ * version held and reads back (writing resumes where it should, and no
+ * batch left beyond that point is read as later).  That last oracle holds
+ * for logs the store could have written (build); a damaged one may be
+ * refused at the second opening, with a message, or open with every
+ * version reading back its own bytes.
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,12 +89,20 @@ static int seg_open(unsigned no)
 	return fd;
 }
 
-/* Write the segments the input describes. */
-static void build(const uint8_t *in, size_t len)
+/* Write the segments the input describes; whether the store could have
+ * written them: 0 once a batch is damaged (a header byte overwritten, a
+ * sequence number that does not rise, a wrong checksum anywhere but on the
+ * last batch, where a torn write leaves one), is of another block size, or
+ * is a COPY naming a source segment that is there (the builder does not
+ * make a source hold what its copies hold, as the store's compaction
+ * does).  Gaps of zeros, new segments and COPY batches whose source is gone
+ * are what a store whose process died leaves. */
+static int build(const uint8_t *in, size_t len)
 {
-	unsigned no = 1;
-	int fd = seg_open(no);
+	unsigned no = 1, srcmin = UINT_MAX;
+	int fd = seg_open(no), written = 1, torn = 0;
 	uint64_t off = 0, seq = 1;
+	uint32_t bs0 = 0;
 	size_t i = 0;
 
 	while (i + 2 <= len) {
@@ -116,8 +129,12 @@ static void build(const uint8_t *in, size_t len)
 		cry_put_be32(hdr + 24, n);
 		cry_put_be32(hdr + 28, bs);
 		if ((ctl & 0x21) == 0x20) {           /* a copy naming its source */
+			unsigned src = 1 + (nb >> 2) % 4u;
+
 			cry_put_be32(hdr + 32, 2);
-			cry_put_be64(hdr + 40, 1 + (nb >> 2) % 4);
+			cry_put_be64(hdr + 40, src);
+			if (src < srcmin)
+				srcmin = src;
 		} else {
 			cry_put_be32(hdr + 32, ctl & 1);
 		}
@@ -137,8 +154,14 @@ static void build(const uint8_t *in, size_t len)
 		if (ctl & 2)                          /* a damaged header */
 			sum[0] ^= 1;
 		memcpy(hdr + 48, sum, 16);
-		if ((ctl & 0x80) && i < len)          /* a byte of the header overwritten */
+		if ((ctl & 0x80) && i < len && in[i] != 0) {   /* a header byte overwritten */
 			hdr[in[i] % (64 + 16 * n)] ^= in[i];
+			written = 0;
+		}
+		if (torn || (ctl & 8) || (bs0 != 0 && bs != bs0))
+			written = 0;               /* a batch after a torn one, ... */
+		torn = (ctl & 2) != 0;
+		bs0 = bs;
 		CHECK(pwrite(fd, hdr, PAGE, (off_t)off) == (ssize_t)PAGE);
 		CHECK(pwrite(fd, data, (size_t)n * bs, (off_t)(off + PAGE)) == (ssize_t)(n * bs));
 		off += 2 * PAGE;
@@ -146,6 +169,8 @@ static void build(const uint8_t *in, size_t len)
 			seq++;
 	}
 	close(fd);
+	/* segments 1 .. no are there: a source above no is gone */
+	return written && srcmin > no;
 }
 
 static void open_store(struct cs_store **st, struct cs_session **s)
@@ -196,10 +221,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	uint8_t data[MAXBS];
 	struct cs_block b;
 	char err[256] = "";
-	int rc;
+	int rc, written;
 
 	testdir_empty(dir);
-	build(in, len);
+	written = build(in, len);
 	rc = cs_store_log.open(&st, spec, 0, err, sizeof(err));
 	if (rc != LWC_OK) {
 		/* blocks of two sizes: refused, with a message */
@@ -217,6 +242,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 	CHECK(cs_store_log.write(s, &b, 1, err, sizeof(err)) == LWC_OK);
 	cs_store_log.session_close(s);
 	cs_store_log.close(st);
+	/* (compaction may have run meanwhile, on its own thread) */
+	if (!written) {
+		/* a damaged log: opening again may find the damage, and refuse
+		 * it with a message; if it opens, every version it holds still
+		 * reads back with its own bytes */
+		rc = cs_store_log.open(&st, spec, 0, err, sizeof(err));
+		if (rc != LWC_OK) {
+			CHECK(st == NULL && err[0] != '\0');
+			return 0;
+		}
+		CHECK(cs_store_log.session_open(st, &s, err, sizeof(err)) == LWC_OK);
+		(void)check_all(s, bs, id);
+		cs_store_log.session_close(s);
+		cs_store_log.close(st);
+		return 0;
+	}
 	open_store(&st, &s);
 	after = check_all(s, bs, id);
 	CHECK(after == v + 1);
