@@ -13,12 +13,13 @@
  * function of its (id, version), as a store whose process died would leave
  * them.  Oracles beyond the sanitizers: the store opens or fails with a
  * message (a log it could not have written, such as a copy whose source
- * is there and never held the block, is refused); once open, every version STAT reports (at most two per id,
- * ascending) reads back with exactly its bytes; a WRITE of the next version
- * of a block is acknowledged, and after closing and opening again (with
- * compaction, on its own thread, free to run in between) it is the newest
- * version held and reads back (writing resumes where it should, and no
- * batch left beyond that point is read as later).  That last oracle holds
+ * is there and never held the block, is refused); once open, every version
+ * STAT reports (at most two per id, ascending) reads back with exactly its
+ * bytes; a WRITE of the next version of a block is acknowledged, and after
+ * closing and opening again (with compaction, on its own thread, free to
+ * run in between) it is the newest version held and reads back (writing
+ * resumes where it should, and no batch left beyond that point is read as
+ * later).  That last oracle holds
  * for logs the store could have written (build); a damaged one may be
  * refused at the second opening, with a message, or open with every
  * version reading back its own bytes.
