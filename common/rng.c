@@ -142,16 +142,19 @@ static uint32_t rng_random(void)
 	return v;
 }
 
-/* randombytes_stir() and randombytes_close(): this thread's key and
- * keystream wiped, so its next draw takes a key from the kernel again */
-static void rng_forget(void)
+/* randombytes_stir(): this thread's key from the kernel again */
+static void rng_stir(void)
 {
-	sodium_memzero(&rng, sizeof(rng));
+	struct rng_state *s = rng_get();
+
+	randombytes_sysrandom_implementation.buf(s->key, sizeof(s->key));
+	sodium_memzero(s->buf, sizeof(s->buf));
+	s->pos = RNG_BUF;
 }
 
 static int rng_close(void)
 {
-	rng_forget();
+	sodium_memzero(&rng, sizeof(rng));
 	return 0;
 }
 
@@ -163,7 +166,7 @@ static const char *rng_name(void)
 static randombytes_implementation rng_implementation = {
 	.implementation_name = rng_name,
 	.random = rng_random,
-	.stir = rng_forget,
+	.stir = rng_stir,
 	.uniform = NULL,              /* libsodium's rejection over random() */
 	.buf = rng_buf,
 	.close = rng_close,
