@@ -64,15 +64,13 @@ enum cry_type_tag {
 int cry_init(void) LWC_WUR;
 
 /* Initialise libsodium for a server process (lwc-proxy, lwc-cloudstore):
- * randombytes_* draw from the servers' own generator (rng.c): ChaCha20
- * keyed per thread from the kernel, its key replaced at every refill, no
- * system call a draw; a child after fork() keys its own.  Call first thing
- * in main(), before any thread starts.  Not for liblwc, which must not
- * change its host program's generator. */
+ * randombytes_* draw from libsodium's own "internal" generator, ChaCha20
+ * keyed per thread from getrandom() and re-keyed after every call, instead
+ * of one getrandom() system call per draw.  Call first thing in main(),
+ * before any thread starts; a process that uses it must not fork() and go
+ * on drawing in the child (libsodium aborts).  Not for liblwc, which must
+ * not change its host program's generator. */
 int cry_init_server(void) LWC_WUR;
-
-/* Install that generator into libsodium (cry_init_server does). */
-int cry_rng_install(void) LWC_WUR;
 
 /* A uniform draw from [0, n), n >= 1: randombytes_uniform below 2^32,
  * 64 random bits mod n above (a bias below 2^-32 there). */

@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <sodium.h>
 
@@ -945,7 +943,7 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* cry_init_server installs the servers' generator (rng.c); its state must be
+/* cry_init_server installs libsodium's internal generator; its state must be
  * per thread (a shared state raced by two threads can hand both the same
  * bytes), and its uniform draws must stay uniform. */
 /* The big-endian helpers every layout uses: the byte order, and a round
@@ -984,7 +982,7 @@ static void test_server_rng(void **state)
 	(void)state;
 	assert_non_null(all);
 	assert_int_equal(cry_init_server(), LWC_OK);
-	assert_string_equal(randombytes_implementation_name(), "lwc-fke");
+	assert_string_equal(randombytes_implementation_name(), "internal");
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, rng_thread, all + (size_t)i * RNG_DRAWS), 0);
 	rng_thread(all + 2 * RNG_DRAWS);
@@ -1002,62 +1000,6 @@ static void test_server_rng(void **state)
 	for (int i = 0; i < 10; i++)
 		chi2 += (counts[i] - 10000.0) * (counts[i] - 10000.0) / 10000.0;
 	assert_true(chi2 < 40.0);      /* 9 degrees of freedom: p < 1e-5 */
-}
-
-/* The generator's other paths: draws longer than its buffer (their own key,
- * straight into the caller's memory) and draws that cross a refill, byte
- * counts uniform in both; and a child after fork() draws bytes of its own,
- * not the parent's next ones (its copy of the state is re-keyed). */
-static void test_server_rng_paths(void **state)
-{
-	enum { BIG = 1 << 20 };
-	uint8_t *big = malloc(2 * BIG), small[4096], parent[64], child[64];
-	unsigned counts[256] = { 0 };
-	double chi2 = 0;
-	int fd[2], status;
-	pid_t pid;
-
-	(void)state;
-	assert_non_null(big);
-	assert_int_equal(cry_init_server(), LWC_OK);
-	randombytes_buf(big, BIG);
-	randombytes_buf(big + BIG, BIG);
-	assert_memory_not_equal(big, big + BIG, 4096);
-	for (size_t i = 0; i < 2 * BIG; i++)
-		counts[big[i]]++;
-	for (size_t off = 0; off < sizeof(small);) {   /* odd sizes across refills */
-		size_t n = 1 + (off * 7919) % 61;
-
-		if (n > sizeof(small) - off)
-			n = sizeof(small) - off;
-		randombytes_buf(small + off, n);
-		off += n;
-	}
-	for (size_t i = 0; i < sizeof(small); i++)
-		counts[small[i]]++;
-	free(big);
-	for (int i = 0; i < 256; i++) {
-		double e = (2.0 * BIG + sizeof(small)) / 256.0;
-
-		chi2 += (counts[i] - e) * (counts[i] - e) / e;
-	}
-	assert_true(chi2 < 375.0);     /* 255 degrees of freedom: p < 1e-5 */
-
-	assert_int_equal(pipe(fd), 0);
-	randombytes_buf(parent, 8);               /* this thread's state is keyed */
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		randombytes_buf(child, sizeof(child));
-		_exit(write(fd[1], child, sizeof(child)) == (ssize_t)sizeof(child) ? 0 : 1);
-	}
-	randombytes_buf(parent, sizeof(parent));
-	assert_int_equal(read(fd[0], child, sizeof(child)), (ssize_t)sizeof(child));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(fd[0]);
-	close(fd[1]);
-	assert_memory_not_equal(parent, child, sizeof(parent));
 }
 
 int main(void)
@@ -1088,7 +1030,6 @@ int main(void)
 		cmocka_unit_test(test_perm_args),
 		cmocka_unit_test(test_be64),
 		cmocka_unit_test(test_server_rng),
-		cmocka_unit_test(test_server_rng_paths),
 	};
 
 	if (cry_init() != LWC_OK) {
