@@ -3941,11 +3941,44 @@ static void test_pace_off(void **state)
 			 iv[1] * 1e3);
 }
 
+/* The cloud store stopped (SIGSTOP) 300 ms after its trace shows a READ
+ * since mark: with serve --rtt-ms 1000 the proxy sends the statement's
+ * WRITE a second after that READ's answer, so the store has the READ
+ * answered and cannot take the WRITE in, however slow the machine. */
+struct store_freezer {
+	const struct h_cs *cs;
+	long mark;
+	int stopped;
+};
+
+static void *freeze_after_read(void *arg)
+{
+	struct store_freezer *fz = arg;
+	char line[8192];
+
+	for (int ms = 0; ms < 30000 && !fz->stopped; ms += 5) {
+		FILE *f = fopen(fz->cs->trace, "r");
+
+		if (f != NULL && fseek(f, fz->mark, SEEK_SET) == 0)
+			while (!fz->stopped && fgets(line, sizeof(line), f) != NULL)
+				if (strstr(line, " op=READ ") != NULL) {
+					nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+					fz->stopped = kill(fz->cs->pid, SIGSTOP) == 0;
+				}
+		if (f != NULL)
+			fclose(f);
+		if (!fz->stopped)
+			nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
+	}
+	return NULL;
+}
+
 /* With serve --answer-early on, a SELECT is answered while its last WRITE
  * is on its way (proxy/engine.c, stmt_answer).  With a 1 s round trip to
- * the cloud (--rtt-ms, slept before each request is sent), the store
- * killed as soon as the answer comes makes that WRITE fail: the user has
- * every row and a Done, the failure is in the proxy's log and in
+ * the cloud (--rtt-ms, slept before each request is sent) and the store
+ * stopped between the SELECT's READ and its WRITE (freeze_after_read), the
+ * store killed as soon as the answer comes makes that WRITE fail: the user
+ * has every row and a Done, the failure is in the proxy's log and in
  * statement_errors, not sent, and once the store is back the table reads
  * as before.  When the answer comes after the WRITE's acknowledgement
  * (durable, the default, below; off), nothing fails. */
@@ -3956,13 +3989,20 @@ static void test_select_answered_early(void **state)
 	struct pxc_table kv;
 	struct model m = { 0 };
 	struct pxc *c = kv20(e, serve, "early", &kv, &m);
+	struct store_freezer fz = { &e->cs, 0, 0 };
+	pthread_t th;
 	uint64_t errs;
 	int n = 0;
 
 	errs = h_px_status_u64(&e->px, "statement_errors");
 	assert_int_equal(h_count_lines(e->px.log, ANSWERED_FAILED), 0);
 
-	select20_kill_store(e, c, &kv);       /* within the WRITE's 1 s */
+	fz.mark = h_trace_mark_idle(&e->px);
+	assert_int_equal(pthread_create(&th, NULL, freeze_after_read, &fz), 0);
+	select20_kill_store(e, c, &kv);       /* the WRITE sent to a stopped store */
+	pthread_join(th, NULL);
+	if (!fz.stopped)
+		fail_msg("the store was not stopped between the SELECT's READ and its WRITE");
 	for (int ms = 0; ms < 15000 && (n = h_count_lines(e->px.log, ANSWERED_FAILED)) == 0; ms += 50)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
 	if (n != 1)
@@ -3979,8 +4019,8 @@ static void test_select_answered_early(void **state)
  * its WRITE is acknowledged, before the proxy's own commit (proxy/engine.c,
  * stmt_answer).  The store killed as soon as the answer comes has the WRITE
  * already, so nothing fails afterwards (with on, the test above, the WRITE
- * was sent just before the answer and the kill usually comes before the
- * store has it: this test then fails); and the proxy killed then too, its
+ * was sent just before the answer: with the store killed then, unstopped,
+ * whether it had the WRITE is a race); and the proxy killed then too, its
  * commit perhaps not made, comes back with the table as it was. */
 static void test_select_answered_durable(void **state)
 {
