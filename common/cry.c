@@ -42,6 +42,27 @@ uint64_t cry_uniform(uint64_t n)
 	return (((uint64_t)randombytes_random() << 32) | randombytes_random()) % n;
 }
 
+uint32_t cry_draw(struct cry_draws *d, uint32_t n)
+{
+	for (;;) {
+		uint64_t m;
+
+		if (d->i >= 64) {
+			randombytes_buf(d->w, sizeof(d->w));
+			d->i = 0;
+		}
+		m = (uint64_t)d->w[d->i++] * n;
+		if ((uint32_t)m >= n || (uint32_t)m >= (0u - n) % n)
+			return (uint32_t)(m >> 32);
+	}
+}
+
+void cry_draws_wipe(struct cry_draws *d)
+{
+	sodium_memzero(d, sizeof(*d));
+	d->i = 64;
+}
+
 int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
 	    uint64_t subkey_id, const char ctx[8])
 {

@@ -76,6 +76,21 @@ int cry_init_server(void) LWC_WUR;
  * 64 random bits mod n above (a bias below 2^-32 there). */
 uint64_t cry_uniform(uint64_t n);
 
+/* Uniform draws in [0, n), 1 <= n < 2^32, from a buffer of random words
+ * filled 64 at a time (one call to the generator for many draws, where
+ * randombytes_uniform makes one per draw: with libsodium's internal
+ * generator each is a getpid() system call), without bias (Lemire's
+ * multiply and shift, the rare word below the bound drawn again).  Start
+ * from CRY_DRAWS_INIT; cry_draws_wipe when done. */
+struct cry_draws {
+	uint32_t w[64];
+	unsigned i;
+};
+#define CRY_DRAWS_INIT { .i = 64 }
+
+uint32_t cry_draw(struct cry_draws *d, uint32_t n);
+void cry_draws_wipe(struct cry_draws *d);
+
 /* Derive a 32-byte subkey of master under an 8-byte context. */
 int cry_kdf(uint8_t out[CRY_KEY_BYTES], const uint8_t master[CRY_KEY_BYTES],
 	    uint64_t subkey_id, const char ctx[8]) LWC_WUR;

@@ -416,6 +416,7 @@ struct seal_arg {
 	const size_t *idx;
 	uint8_t *plain;
 	uint8_t **dst;                 /* where block i is sealed: its WRITE's frame */
+	const uint8_t *rnd;            /* PX_BLOCK_RND bytes per block */
 };
 
 static int seal_one(void *p, size_t i, uint32_t *scratch)
@@ -426,8 +427,10 @@ static int seal_one(void *p, size_t i, uint32_t *scratch)
 	uint8_t *out = a->dst[i];
 	int rc;
 
-	fill_empty(a->st, blk, a->s->bits + a->idx[i] * g->words, scratch);
-	if ((rc = seal_block(a->st, scratch, a->ids[i], a->vers[i] + 1, blk, out)) != LWC_OK)
+	fill_empty(a->st, blk, a->s->bits + a->idx[i] * g->words, scratch,
+		   a->rnd + i * PX_BLOCK_RND);
+	if ((rc = seal_block(a->st, scratch, a->ids[i], a->vers[i] + 1, blk, out,
+			     a->rnd + i * PX_BLOCK_RND)) != LWC_OK)
 		return rc;
 	memcpy(a->s->ntags + a->idx[i] * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES,
 	       CRY_TAG_BYTES);
@@ -854,9 +857,14 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 		goto out;
 	}
 	{
-		struct seal_arg sa = { st, s, ids, vers, idx, plain, dst };
+		struct seal_arg sa = { st, s, ids, vers, idx, plain, dst, rnd_draw(n) };
 
+		if (sa.rnd == NULL) {
+			rc = stmt_fail(s, LWC_ERR_NOMEM, "out of memory");
+			goto out;
+		}
 		(void)par_for(n, seal_one, &sa, w->scratch, rcs);
+		rnd_free((uint8_t *)sa.rnd, n);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if ((rc = rcs[i]) != LWC_OK) {
@@ -985,12 +993,15 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		order[i] = i;
 	if (nb > 1) {
 		/* a random split into equal batches, each sorted */
+		struct cry_draws d = CRY_DRAWS_INIT;
+
 		for (size_t i = s->gamma - 1; i > 0; i--) {
-			size_t j = randombytes_uniform((uint32_t)(i + 1));
+			size_t j = cry_draw(&d, (uint32_t)(i + 1));
 			size_t t = order[i];
 			order[i] = order[j];
 			order[j] = t;
 		}
+		cry_draws_wipe(&d);
 	}
 	/* a statement that failed before its first batch still makes its access
 	 * (every block written back unchanged): the cloud sees the usual shape */

@@ -60,6 +60,7 @@ struct bulk_arg {
 	uint64_t *locs;                /* location per row                   */
 	uint8_t **dst;                 /* where block b0 + i is sealed: its frame */
 	size_t b0;                     /* first block of this batch          */
+	const uint8_t *rnd;            /* PX_BLOCK_RND bytes per block of it */
 };
 
 /* Block b0 + i: its rows in random slots, random bytes in the others, sealed. */
@@ -72,6 +73,7 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 	uint8_t *out = a->dst[i];
 	uint64_t *bits = a->bits + b * g->words;
 	uint32_t slots[PX_MAX_SLOTS];
+	struct cry_draws d = CRY_DRAWS_INIT;
 	int rc;
 
 	if (nr > a->per)
@@ -79,7 +81,7 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 	for (uint32_t s = 0; s < g->m; s++)
 		slots[s] = s;
 	for (size_t k = 0; k < nr; k++) {
-		uint32_t j = (uint32_t)k + randombytes_uniform(g->m - (uint32_t)k);
+		uint32_t j = (uint32_t)k + cry_draw(&d, g->m - (uint32_t)k);
 		uint32_t t = slots[k];
 
 		slots[k] = slots[j];
@@ -88,8 +90,10 @@ static int bulk_block(void *p, size_t i, uint32_t *scratch)
 		px_bit_set(bits, slots[k], 1);
 		a->locs[r0 + k] = PX_LOC(a->first + b, slots[k]);
 	}
-	fill_empty(a->st, plain, bits, scratch);     /* the other slots: random */
-	rc = seal_block(a->st, scratch, a->first + b, 1, plain, out);
+	cry_draws_wipe(&d);
+	/* the other slots: random */
+	fill_empty(a->st, plain, bits, scratch, a->rnd + i * PX_BLOCK_RND);
+	rc = seal_block(a->st, scratch, a->first + b, 1, plain, out, a->rnd + i * PX_BLOCK_RND);
 	memcpy(a->tags + b * CRY_TAG_BYTES, out + g->sealed_bytes - CRY_TAG_BYTES, CRY_TAG_BYTES);
 	return rc;
 }
@@ -303,12 +307,19 @@ static void *bulk_write(void *p)
 		struct cs_wframe *wf;
 
 		a->b0 = (size_t)done;
+		a->rnd = rnd_draw(cnt);
 		wf = cs_wframe_new_run(cnt, a->first + done, 1, a->st->g.sealed_bytes, a->dst);
-		if (wf == NULL) {
+		if (wf == NULL || a->rnd == NULL) {
+			rnd_free((uint8_t *)a->rnd, cnt);
+			a->rnd = NULL;
+			cs_wframe_free(wf);
 			bw->rc = LWC_ERR_NOMEM;
 			break;
 		}
-		if ((bw->rc = par_for(cnt, bulk_block, a, bw->w->scratch, NULL)) != LWC_OK) {
+		bw->rc = par_for(cnt, bulk_block, a, bw->w->scratch, NULL);
+		rnd_free((uint8_t *)a->rnd, cnt);
+		a->rnd = NULL;
+		if (bw->rc != LWC_OK) {
 			bw->sealing = 1;
 			cs_wframe_free(wf);
 			break;

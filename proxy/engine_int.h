@@ -207,16 +207,28 @@ int cloud_write(struct px_worker *w, struct cs_wframe *f, size_t n, char *err, s
 int cloud_write_send(struct px_worker *w, struct cs_wframe *f, char *err, size_t errlen);
 int cloud_write_finish(struct px_worker *w, struct cs_wframe *f, size_t n, char *err,
 		       size_t errlen);
-/* Permute with the seed of (id, version) and seal: plain is destroyed.
+/* The random bytes a block's refill and seal take: the key of its empty
+ * slots' keystream (fill_empty), then its seal's nonce (seal_block).  A
+ * batch's are drawn in one call (rnd_draw: n blocks' worth, NULL when out
+ * of memory; rnd_free wipes them): a call per block made two getpid()
+ * system calls a block, libsodium's internal generator checking for a
+ * fork at every call. */
+#define PX_RND_KEY   32u
+#define PX_BLOCK_RND (PX_RND_KEY + CRY_NONCE_BYTES)
+uint8_t *rnd_draw(size_t n);
+void rnd_free(uint8_t *rnd, size_t n);
+/* Permute with the seed of (id, version) and seal under the nonce of rnd
+ * (PX_BLOCK_RND bytes): plain is destroyed.
  * scratch: px_scratch_words of the geometry (the thread's own). */
 int seal_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
-	       uint8_t *plain, uint8_t *out);
+	       uint8_t *plain, uint8_t *out, const uint8_t *rnd);
 int open_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
 	       const uint8_t *tag, const uint8_t *sealed, size_t len, uint8_t *plain);
-/* Random bytes in the empty slots of blk (bits NULL: all of it);
+/* Random bytes in the empty slots of blk (bits NULL: all of it), the
+ * keystream under the key of rnd (PX_BLOCK_RND bytes);
  * scratch: px_scratch_words of the geometry (unused when bits is NULL). */
 void fill_empty(const struct px_state *st, uint8_t *blk, const uint64_t *bits,
-		uint32_t *scratch);
+		uint32_t *scratch, const uint8_t *rnd);
 
 /* bulk.c: a large INSERT into new blocks, committed (takes st->mu). */
 #define PX_BULK_BLOCKS 8               /* at least this many blocks' worth */

@@ -6,6 +6,7 @@
 
 #include <sodium.h>
 
+#include "cry.h"
 #include "stash.h"
 
 struct px_stash_ent *stash_find(struct px_state *st, uint64_t rowid)
@@ -85,71 +86,51 @@ static void take(struct stash_held *h, struct px_stash_ent *e, uint64_t owner, s
 	grps[n] = e->grp;
 }
 
-/* Uniform draws in [0, n) from a buffer of random words filled 64 at a
- * time (one call to libsodium for many draws), without bias (Lemire's
- * multiply and shift, the rare word below the bound drawn again). */
-struct draws {
-	uint32_t w[64];
-	unsigned i;
-};
-
-static uint32_t draw(struct draws *d, uint32_t n)
-{
-	for (;;) {
-		uint64_t m;
-
-		if (d->i == 64) {
-			randombytes_buf(d->w, sizeof(d->w));
-			d->i = 0;
-		}
-		m = (uint64_t)d->w[d->i++] * n;
-		if ((uint32_t)m >= n || (uint32_t)m >= (0u - n) % n)
-			return (uint32_t)(m >> 32);
-	}
-}
-
 size_t stash_pick(struct px_state *st, struct stash_held *h, uint64_t owner, uint64_t seq,
 		  size_t max, uint64_t *rowids, uint32_t *tables, uint64_t *grps)
 {
 	size_t *cand, *next = NULL, *perm = NULL, nc = 0, n = 0, cap = 16, mask;
 	struct gslot *gs = NULL;
+	struct cry_draws d = CRY_DRAWS_INIT;
 	int any = st->nstash * 2 > st->stash_max;
 
 	if (max == 0 || st->nstash == 0 || stash_hold_reserve(h, max) != LWC_OK)
 		return 0;
 	if (st->evict_group <= 1 && st->nstash <= UINT32_MAX) {
-		struct draws d = { .i = 64 };
-
 		/* every row its own group: rows drawn uniformly from the whole
 		 * stash, kept when they may go (a row kept is held, so it is not
 		 * kept twice): a uniform choice among those that may, as long as
 		 * the draws find them; what they did not, the pass below picks
 		 * uniformly among the rest */
 		for (size_t tries = 4 * max + 64; n < max && tries > 0; tries--) {
-			struct px_stash_ent *e = &st->stash[draw(&d, (uint32_t)st->nstash)];
+			struct px_stash_ent *e = &st->stash[cry_draw(&d, (uint32_t)st->nstash)];
 
 			if (may_pick(st, e, seq, any))
 				take(h, e, owner, n++, rowids, tables, grps);
 		}
-		sodium_memzero(d.w, sizeof(d.w));
-		if (n == max)
+		if (n == max) {
+			cry_draws_wipe(&d);
 			return n;
+		}
 	}
-	if ((cand = malloc(st->nstash * sizeof(*cand))) == NULL)
+	if ((cand = malloc(st->nstash * sizeof(*cand))) == NULL) {
+		cry_draws_wipe(&d);
 		return n;
+	}
 	for (size_t i = 0; i < st->nstash; i++)
 		if (may_pick(st, &st->stash[i], seq, any))
 			cand[nc++] = i;
 	if (st->evict_group <= 1) {
 		/* the rest uniformly (partial Fisher-Yates), no group bookkeeping */
 		for (size_t c = 0; c < nc && n < max; c++) {
-			size_t j = c + randombytes_uniform((uint32_t)(nc - c)), tmp = cand[c];
+			size_t j = c + cry_draw(&d, (uint32_t)(nc - c)), tmp = cand[c];
 
 			cand[c] = cand[j];
 			cand[j] = tmp;
 			take(h, &st->stash[cand[c]], owner, n++, rowids, tables, grps);
 		}
 		free(cand);
+		cry_draws_wipe(&d);
 		return n;
 	}
 	while (cap < 2 * nc)
@@ -177,7 +158,7 @@ size_t stash_pick(struct px_state *st, struct stash_held *h, uint64_t owner, uin
 	}
 	/* rows drawn uniformly; each brings its group (Fisher-Yates, on demand) */
 	for (size_t i = 0; i < nc && n < max; i++) {
-		size_t j = i + randombytes_uniform((uint32_t)(nc - i)), c = perm[j];
+		size_t j = i + cry_draw(&d, (uint32_t)(nc - i)), c = perm[j];
 		struct gslot *g;
 
 		perm[j] = perm[i];
@@ -190,6 +171,7 @@ size_t stash_pick(struct px_state *st, struct stash_held *h, uint64_t owner, uin
 			take(h, &st->stash[cand[x]], owner, n++, rowids, tables, grps);
 	}
 out:
+	cry_draws_wipe(&d);
 	free(cand);
 	free(next);
 	free(perm);

@@ -971,6 +971,51 @@ static void test_be64(void **state)
 	}
 }
 
+/* chi-square of counts against a uniform expectation */
+static double chi2(const unsigned *cnt, unsigned k, unsigned total)
+{
+	double e = (double)total / k, x = 0;
+
+	for (unsigned i = 0; i < k; i++)
+		x += (cnt[i] - e) * (cnt[i] - e) / e;
+	return x;
+}
+
+/* cry_draw: within [0, n), uniform across refills of its buffer (70,000
+ * draws of 7), without the multiply-and-shift's bias where it is largest:
+ * for n = 3 * 2^30 a word maps to v = floor(3w / 4), and without the
+ * rejection v = 0 mod 3 comes twice as often as each other residue (chi-
+ * square in the thousands); 2 degrees of freedom, 1 in 10^6 to pass 28. */
+static void test_draws(void **state)
+{
+	struct cry_draws d = CRY_DRAWS_INIT;
+	unsigned c7[7] = { 0 }, c3[3] = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(cry_draw(&d, 1), 0);
+	for (int i = 0; i < 70000; i++) {
+		uint32_t v = cry_draw(&d, 7);
+
+		assert_true(v < 7);
+		c7[v]++;
+	}
+	/* 6 degrees of freedom: 1 in 10^6 above 35.9 */
+	assert_true(chi2(c7, 7, 70000) < 35.9);
+	for (int i = 0; i < 30000; i++) {
+		uint32_t v = cry_draw(&d, 3u << 30);
+
+		assert_true(v < (3u << 30));
+		c3[v % 3]++;
+	}
+	assert_true(chi2(c3, 3, 30000) < 28.0);
+	assert_true(cry_draw(&d, UINT32_MAX) < UINT32_MAX);
+	cry_draws_wipe(&d);
+	assert_int_equal(d.i, 64);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(d.w[i], 0);
+}
+
 static void test_server_rng(void **state)
 {
 	uint64_t *all = malloc(3 * RNG_DRAWS * sizeof(*all));
@@ -1029,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_perm_bijection),
 		cmocka_unit_test(test_perm_args),
 		cmocka_unit_test(test_be64),
+		cmocka_unit_test(test_draws),
 		cmocka_unit_test(test_server_rng),
 	};
 

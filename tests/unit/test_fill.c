@@ -1,9 +1,11 @@
 /*
  * test_fill.c - the proxy's random fill of empty slots (proxy/cloud_io.c
  * fill_empty): full slots untouched, every empty slot new bytes, no two
- * empty slots alike (one keystream, not one per run restarted), a new
- * draw at every call, the whole block when there is no bitmap, and the
- * scratch used within px_scratch_words.
+ * empty slots alike (one keystream, not one per run restarted), new
+ * bytes under each block's key of a batch's random bytes (rnd_draw), the
+ * whole block when there is no bitmap, and the scratch used within
+ * px_scratch_words; a batch's random bytes: no two blocks' keys or nonces
+ * alike, nor two batches'.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,8 +47,9 @@ static void check(uint32_t m, uint32_t S, uint32_t cell, const uint64_t *bits)
 	struct px_state st;
 	size_t words, bb;
 	uint32_t *scratch;
-	uint8_t *blk, *first;
+	uint8_t *blk, *first, *rnd = rnd_draw(2);
 
+	assert_non_null(rnd);
 	geom(&st, m, S, cell);
 	bb = st.g.block_bytes;
 	words = px_scratch_words(&st.g);
@@ -60,7 +63,7 @@ static void check(uint32_t m, uint32_t S, uint32_t cell, const uint64_t *bits)
 		scratch[i] = CANARY;
 	memset(blk, 0x5c, bb);
 
-	fill_empty(&st, blk, bits, scratch);
+	fill_empty(&st, blk, bits, scratch, rnd);
 	for (size_t i = words; i < words + 16; i++)
 		assert_int_equal(scratch[i], CANARY);
 	for (uint32_t s = 0; s < m; s++) {
@@ -77,7 +80,7 @@ static void check(uint32_t m, uint32_t S, uint32_t cell, const uint64_t *bits)
 				assert_memory_not_equal(slot, blk + (size_t)t * S, S);
 	}
 	memcpy(first, blk, bb);
-	fill_empty(&st, blk, bits, scratch);
+	fill_empty(&st, blk, bits, scratch, rnd + PX_BLOCK_RND);
 	for (uint32_t s = 0; s < m; s++) {
 		const uint8_t *a = blk + (size_t)s * S, *b = first + (size_t)s * S;
 
@@ -86,6 +89,7 @@ static void check(uint32_t m, uint32_t S, uint32_t cell, const uint64_t *bits)
 		else
 			assert_memory_not_equal(a, b, S);
 	}
+	rnd_free(rnd, 2);
 	free(first);
 	free(blk);
 	free(scratch);
@@ -118,7 +122,7 @@ static void test_empty_and_full(void **state)
 {
 	uint64_t none[1] = { 0 }, full[1] = { ~0ull };
 	struct px_state st;
-	uint8_t *blk, *zero;
+	uint8_t *blk, *zero, *rnd = rnd_draw(1);
 
 	(void)state;
 	check(64, 168, 8, none);
@@ -129,11 +133,52 @@ static void test_empty_and_full(void **state)
 	zero = calloc(1, st.g.block_bytes);
 	assert_non_null(blk);
 	assert_non_null(zero);
-	fill_empty(&st, blk, NULL, NULL);
+	assert_non_null(rnd);
+	fill_empty(&st, blk, NULL, NULL, rnd);
 	for (uint32_t s = 0; s < 64; s++)
 		assert_memory_not_equal(blk + (size_t)s * 168, zero, 168);
+	rnd_free(rnd, 1);
 	free(zero);
 	free(blk);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(a, b, PX_RND_KEY);
+}
+
+static int cmp_nonce(const void *a, const void *b)
+{
+	return memcmp((const uint8_t *)a + PX_RND_KEY, (const uint8_t *)b + PX_RND_KEY,
+		      CRY_NONCE_BYTES);
+}
+
+/* A batch's random bytes (rnd_draw): every block its own key and nonce,
+ * in one batch and across two (a nonce twice under K_OPS would be the
+ * seal's undoing); sorted, no two neighbours alike. */
+static void test_batch_rnd(void **state)
+{
+	enum { N = 1024 };
+	uint8_t *all = malloc(2 * N * PX_BLOCK_RND), *a = rnd_draw(N), *b = rnd_draw(N);
+
+	(void)state;
+	assert_non_null(all);
+	assert_non_null(a);
+	assert_non_null(b);
+	memcpy(all, a, N * PX_BLOCK_RND);
+	memcpy(all + N * PX_BLOCK_RND, b, N * PX_BLOCK_RND);
+	qsort(all, 2 * N, PX_BLOCK_RND, cmp_key);
+	for (size_t i = 1; i < 2 * N; i++)
+		assert_memory_not_equal(all + (i - 1) * PX_BLOCK_RND, all + i * PX_BLOCK_RND,
+					PX_RND_KEY);
+	qsort(all, 2 * N, PX_BLOCK_RND, cmp_nonce);
+	for (size_t i = 1; i < 2 * N; i++)
+		assert_memory_not_equal(all + (i - 1) * PX_BLOCK_RND + PX_RND_KEY,
+					all + i * PX_BLOCK_RND + PX_RND_KEY, CRY_NONCE_BYTES);
+	rnd_free(a, N);
+	rnd_free(b, N);
+	rnd_free(NULL, N);
+	free(all);
 }
 
 int main(void)
@@ -141,6 +186,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runs),
 		cmocka_unit_test(test_empty_and_full),
+		cmocka_unit_test(test_batch_rnd),
 	};
 
 	if (sodium_init() < 0)
