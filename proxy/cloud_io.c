@@ -297,7 +297,8 @@ void rnd_free(uint8_t *rnd, size_t n)
 	free(rnd);
 }
 
-/* Permute with the seed of (id, version) and seal: plain is destroyed. */
+/* Permute with the seed of (id, version) and seal under the nonce after
+ * rnd's key: plain is destroyed. */
 int seal_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64_t version,
 	       uint8_t *plain, uint8_t *out, const uint8_t *rnd)
 {
@@ -338,7 +339,7 @@ int open_block(const struct px_state *st, uint32_t *scratch, uint64_t id, uint64
 /*
  * Fresh random bytes in every empty slot of a block (bits: its occupancy;
  * NULL: the whole block): the ChaCha20 keystream under the block's random
- * key (rnd).  The keystream of all the empty
+ * key (the first PX_RND_KEY bytes of rnd).  The keystream of all the empty
  * slots is made in one call, in the scratch after the permutation's words,
  * and copied run by run: one short call per run (a block of 40 rows in 64
  * slots has a dozen runs) spent most of its time outside the cipher's wide
