@@ -238,6 +238,11 @@ struct au_interval {
 	uint64_t tested_next, correct_next; /* next alone                       */
 	uint32_t per_kind[4];
 	double median_prev_ms[4], median_next_ms[4];
+	/* the tails, [0] before and [1] after: the pooled 95th and 99th
+	 * percentiles, and each type's share of its intervals beyond them
+	 * (equal shares, about 0.05 and 0.01, when the tails tell nothing) */
+	double p95_ms[2], p99_ms[2];
+	double past95[2][4], past99[2][4];
 };
 
 int au_attack_interval(const struct au_stmt *s, size_t n, uint32_t splits, struct au_rng *rng,

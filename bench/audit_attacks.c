@@ -722,6 +722,24 @@ int au_attack_interval(const struct au_stmt *s, size_t n, uint32_t splits, struc
 					v[m++] = f[q][j] * 1e3;
 			(j ? res->median_next_ms : res->median_prev_ms)[k] = m ? au_median(v, m) : 0;
 		}
+	/* the tails: each type's share beyond the pooled percentiles */
+	for (int j = 0; j < 2 && nt > 0; j++) {
+		uint32_t past[2][4] = { { 0 } };
+
+		for (size_t q = 0; q < nt; q++)
+			v[q] = f[q][j] * 1e3;
+		qsort(v, nt, sizeof(*v), cmp_double);
+		res->p95_ms[j] = v[nt * 95 / 100];
+		res->p99_ms[j] = v[nt * 99 / 100];
+		for (size_t q = 0; q < nt; q++) {
+			past[0][label[q]] += f[q][j] * 1e3 > res->p95_ms[j];
+			past[1][label[q]] += f[q][j] * 1e3 > res->p99_ms[j];
+		}
+		for (int k = 0; k < 4; k++) {
+			res->past95[j][k] = res->per_kind[k] ? (double)past[0][k] / res->per_kind[k] : 0;
+			res->past99[j][k] = res->per_kind[k] ? (double)past[1][k] / res->per_kind[k] : 0;
+		}
+	}
 	if ((rc = centroid((const double (*)[AU_NFEAT])f, label, nt, 3u, splits, rng, &res->tested,
 			   &res->correct, NULL)) != LWC_OK ||
 	    (rc = centroid((const double (*)[AU_NFEAT])f, label, nt, 1u, splits, rng,

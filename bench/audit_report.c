@@ -442,6 +442,13 @@ void au_report_print(const struct au_run *run, const struct au_results *R,
 		for (int k = 0; k < 4; k++)
 			printf(" %s %.3f / %.3f%s", au_kind_names[k], I->median_prev_ms[k],
 			       I->median_next_ms[k], k < 3 ? ";" : "\n");
+		for (int j = 0; j < 2; j++) {
+			printf("%-16s share %s past p95 %.3f / p99 %.3f ms:", "",
+			       j ? "after" : "before", I->p95_ms[j], I->p99_ms[j]);
+			for (int k = 0; k < 4; k++)
+				printf(" %s %.3f / %.3f%s", au_kind_names[k], I->past95[j][k],
+				       I->past99[j][k], k < 3 ? ";" : "\n");
+		}
 	}
 	printf("%-16s feature means (%s", "", au_feat_names[0]);
 	for (int j = 1; j < AU_NFEAT; j++)
@@ -693,9 +700,14 @@ int au_report_json(const char *path, const struct au_run *run, const struct au_r
 			(unsigned long long)I->tested);
 		for (int k = 0; k < 4; k++)
 			fprintf(f, "%s\"%s\": {\"statements\": %u, \"median_before_ms\": %.4f, "
-				"\"median_after_ms\": %.4f}", k ? ", " : "", au_kind_names[k],
-				I->per_kind[k], I->median_prev_ms[k], I->median_next_ms[k]);
-		fprintf(f, "}},\n");
+				"\"median_after_ms\": %.4f, \"past_p95_before\": %.4f, "
+				"\"past_p95_after\": %.4f, \"past_p99_before\": %.4f, "
+				"\"past_p99_after\": %.4f}", k ? ", " : "", au_kind_names[k],
+				I->per_kind[k], I->median_prev_ms[k], I->median_next_ms[k],
+				I->past95[0][k], I->past95[1][k], I->past99[0][k], I->past99[1][k]);
+		fprintf(f, "}, \"p95_before_ms\": %.4f, \"p95_after_ms\": %.4f, "
+			"\"p99_before_ms\": %.4f, \"p99_after_ms\": %.4f},\n",
+			I->p95_ms[0], I->p95_ms[1], I->p99_ms[0], I->p99_ms[1]);
 	}
 	fprintf(f, "  \"recency\": {\"tries\": %llu, \"hit_rate\": %.4f, \"chance\": %.4f, "
 		"\"record_block_unwritten\": %llu, \"storm_writes_left_out\": {\"hit_rate\": %.4f, "
