@@ -45,8 +45,10 @@ void px_pacer_init(struct px_pacer *p, enum px_pace_mode mode, uint32_t fixed_us
 	pthread_mutex_init(&p->mu, NULL);
 	p->mode = mode;
 	p->halved_us = px_now_us();
-	for (unsigned c = 0; c < PX_PACE_CLASSES; c++)
+	for (unsigned c = 0; c < PX_PACE_CLASSES; c++) {
 		atomic_store(&p->target_us[c], d);
+		atomic_store(&p->cap_us[c], PX_PACE_CAP_US);
+	}
 }
 
 void px_pacer_fini(struct px_pacer *p)
@@ -59,7 +61,12 @@ uint64_t px_pacer_target(struct px_pacer *p, unsigned cls)
 	return atomic_load(&p->target_us[cls < PX_PACE_CLASSES ? cls : PX_PACE_CLASSES - 1]);
 }
 
-uint64_t px_pacer_target_common(struct px_pacer *p)
+uint64_t px_pacer_cap(struct px_pacer *p, unsigned cls)
+{
+	return atomic_load(&p->cap_us[cls < PX_PACE_CLASSES ? cls : PX_PACE_CLASSES - 1]);
+}
+
+unsigned px_pacer_class_common(struct px_pacer *p)
 {
 	unsigned best = 0;
 
@@ -68,7 +75,7 @@ uint64_t px_pacer_target_common(struct px_pacer *p)
 		if (p->class_n[c] > p->class_n[best])
 			best = c;
 	pthread_mutex_unlock(&p->mu);
-	return px_pacer_target(p, best);
+	return best;
 }
 
 /* The q-th (per mille) quantile's bucket top of a type's intervals. */
@@ -103,11 +110,11 @@ static void halve(struct px_pacer *p, uint64_t now)
 }
 
 /* mu held: a sample of the interval after a statement of this kind and
- * class, and the class's D recomputed from its types (pace.h; START until
- * one counts). */
+ * class, and the class's D and cap recomputed from its types (pace.h;
+ * START and PX_PACE_CAP_US until one counts). */
 static void record(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint64_t now)
 {
-	uint64_t d = 0, spread = 0;
+	uint64_t d = 0, spread = 0, median = 0;
 	int any = 0, rare = 0;
 
 	if (kind < 0 || kind >= PX_PACE_KINDS || cls >= PX_PACE_CLASSES)
@@ -131,6 +138,8 @@ static void record(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint
 		any = 1;
 		if (t > d)
 			d = t;
+		if (m > median)
+			median = m;
 	}
 	/* the rare ones seen lately: their median and that spread */
 	for (int k = 0; k < PX_PACE_KINDS; k++) {
@@ -152,6 +161,8 @@ static void record(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint
 			d = t;
 	}
 	atomic_store(&p->target_us[cls], any || rare ? d : PX_PACE_START_US);
+	atomic_store(&p->cap_us[cls], median * PX_PACE_CAP_MEDIANS > PX_PACE_CAP_US
+					      ? median * PX_PACE_CAP_MEDIANS : PX_PACE_CAP_US);
 }
 
 void px_pacer_sample(struct px_pacer *p, int kind, unsigned cls, uint64_t us, uint64_t now)
@@ -196,7 +207,7 @@ static void wait_until(uint64_t until)
 void px_pace_wait(struct px_pace *c)
 {
 	struct px_pacer *p = c ? c->pacer : NULL;
-	uint64_t now, n, d, before;
+	uint64_t now, n, d, cap, before;
 	int alone;
 
 	if (p == NULL || p->mode == PX_PACE_OFF)
@@ -209,11 +220,12 @@ void px_pace_wait(struct px_pace *c)
 		return;
 	now = px_now_us();
 	n = now - c->end_us;
-	if (p->mode == PX_PACE_AUTO && alone && n < PX_PACE_CAP_US)
+	cap = px_pacer_cap(p, c->cls);
+	if (p->mode == PX_PACE_AUTO && alone && n < cap)
 		px_pacer_sample(p, c->kind, c->cls, n, now);
 	d = px_pacer_target(p, c->cls);
 	if (n >= d) {
-		if (n - d < PX_PACE_CAP_US)
+		if (n - d < cap)
 			atomic_fetch_add(&p->over, 1);
 		return;
 	}

@@ -807,6 +807,7 @@ static void admin_status(struct conn *c)
 	double jfold_ms;
 	uint64_t grouped, above = 0;
 	unsigned users_active = 0, users_revoked = 0, sessions = 0;
+	unsigned pace_cls = px_pacer_class_common(&srv->pacer);
 
 	pthread_mutex_lock(&st->mu);
 	nstash = st->nstash;
@@ -867,7 +868,8 @@ static void admin_status(struct conn *c)
 	ST_ADD("answer_early", "%s", px_answer_names[srv->cfg->engine.answer_early]);
 	ST_ADD("pace", "%s", srv->pacer.mode == PX_PACE_OFF ? "off"
 	       : srv->pacer.mode == PX_PACE_AUTO ? "auto" : "fixed");
-	ST_ADD("pace_us", "%llu", (unsigned long long)px_pacer_target_common(&srv->pacer));
+	ST_ADD("pace_us", "%llu", (unsigned long long)px_pacer_target(&srv->pacer, pace_cls));
+	ST_ADD("pace_cap_us", "%llu", (unsigned long long)px_pacer_cap(&srv->pacer, pace_cls));
 	ST_ADD("pace_held", "%llu", (unsigned long long)atomic_load(&srv->pacer.paced));
 	ST_ADD("pace_held_ms", "%.1f", (double)atomic_load(&srv->pacer.waited_us) / 1000.0);
 	ST_ADD("pace_late", "%llu", (unsigned long long)atomic_load(&srv->pacer.over));

@@ -106,7 +106,7 @@ static void test_target_is_slowest_p95(void **state)
 	/* (kind 1, 32 now, is rare: twice its median) */
 	assert_int_equal(px_pacer_target(&p, CLS), 2 * px_pace_bucket_top(px_pace_bucket(100)));
 	assert_int_equal(px_pacer_target(&p, px_pace_class(64)), PX_PACE_START_US);
-	assert_int_equal(px_pacer_target_common(&p), px_pace_bucket_top(px_pace_bucket(5000)));
+	assert_int_equal(px_pacer_target(&p, px_pacer_class_common(&p)), px_pace_bucket_top(px_pace_bucket(5000)));
 	/* a long pause forgets everything */
 	px_pacer_sample(&p, 1, CLS, 100, now + 100 * PX_PACE_HALF_LIFE_US);
 	assert_int_equal(p.count[CLS][3], 0);
@@ -182,6 +182,41 @@ static void test_user_pauses_and_crowds_not_sampled(void **state)
 	px_pacer_fini(&p);
 }
 
+/* A slow build: every type's median near PX_PACE_CAP_US.  The cap grows to
+ * PX_PACE_CAP_MEDIANS medians, so the tail of the slowest type, beyond
+ * PX_PACE_CAP_US, is sampled and D covers it; pauses beyond that are
+ * still the user's. */
+static void test_cap_follows_a_slow_build(void **state)
+{
+	struct px_pacer p;
+	struct px_pace a;
+	uint32_t before;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	px_pacer_init(&p, PX_PACE_AUTO, 0);
+	assert_int_equal(px_pacer_cap(&p, CLS), PX_PACE_CAP_US);
+	for (int i = 0; i < 300; i++)
+		sample(&p, &a, 1, 4000);
+	assert_int_equal(px_pacer_cap(&p, CLS),
+			 PX_PACE_CAP_MEDIANS * px_pace_bucket_top(px_pace_bucket(4000)));
+	/* one statement in five of type 2 has a tail beyond PX_PACE_CAP_US */
+	for (int i = 0; i < 250; i++)
+		sample(&p, &a, 2, i % 5 ? 4000 : 7000);
+	sample(&p, &a, 1, 4000);
+	assert_true(p.count[CLS][2] >= 250);
+	assert_true(px_pacer_target(&p, CLS) >= 7000);
+	/* a pause beyond the grown cap is not sampled (each call records the
+	 * interval after the call before) */
+	sample(&p, &a, 1, PX_PACE_CAP_MEDIANS * 4096 + 1000);
+	before = p.count[CLS][1];
+	for (int i = 0; i < 50; i++)
+		sample(&p, &a, 1, PX_PACE_CAP_MEDIANS * 4096 + 1000);
+	sample(&p, &a, 2, 4000);
+	assert_int_equal(p.count[CLS][1], before);
+	px_pacer_fini(&p);
+}
+
 /* This thread's CPU time, in microseconds. */
 static uint64_t thread_cpu_us(void)
 {
@@ -251,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_target_is_slowest_p95),
 		cmocka_unit_test(test_rare_type_counts),
 		cmocka_unit_test(test_user_pauses_and_crowds_not_sampled),
+		cmocka_unit_test(test_cap_follows_a_slow_build),
 		cmocka_unit_test(test_wait_holds_until_d),
 		cmocka_unit_test(test_off),
 	};
