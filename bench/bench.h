@@ -57,6 +57,7 @@ struct opts {
 	const char *init_args;         /* more `lwc-proxy init` arguments (geometry) */
 	const char *serve_args;        /* more `lwc-proxy serve` arguments          */
 	const char *store;             /* the cloud store's engine: "lmdb" or "log" */
+	int settle;                    /* timed SELECTs wait for a quiet proxy    */
 };
 
 enum {
@@ -185,6 +186,10 @@ struct pxstat {
 
 /* Fills *s from `lwc-proxy status --state DIR` of the running proxy. */
 void pxstat_read(struct pxstat *s);
+/* With --settle on: until the proxy holds no block (its admin socket's
+ * blocks_locked), so that the next timed statement, LWC's or PostgreSQL's,
+ * does not share the machine with the WRITE a SELECT answered before. */
+void px_settle(void);
 
 /* ---- data and load (bench_load.c) ----------------------------------------------- */
 

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "admin_client.h"
 #include "bench.h"
 
 /* ---- deployments ----------------------------------------------------------------- */
@@ -232,6 +234,30 @@ static uint64_t pxstat_u64(const char *text, const char *key)
 static double pxstat_f64(const char *text, const char *key)
 {
 	return strtod(pxstat_value(text, key), NULL);
+}
+
+void px_settle(void)
+{
+	char path[PATH_MAX + 64], err[256] = "";
+	double deadline = now_s() + 60;
+	uint64_t locked;
+
+	if (!O.settle)
+		return;
+	snprintf(path, sizeof(path), "%s/proxy/admin.sock", lwc_dir);
+	for (;;) {
+		int rc = admin_status_u64(path, "blocks_locked", &locked, err, sizeof(err));
+
+		if (rc != LWC_OK)
+			die("--settle: the proxy's blocks_locked from %s: %s (--settle off for a "
+			    "proxy without it)", path, err[0] ? err : lwc_strerror(rc));
+		if (locked == 0)
+			return;
+		if (now_s() > deadline)
+			die("--settle: the proxy still holds %llu blocks 60 s after a statement",
+			    (unsigned long long)locked);
+		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+	}
 }
 
 void pxstat_read(struct pxstat *s)

@@ -144,12 +144,17 @@ void run_selects(lwc_conn *c, PGconn *p, int rtt, struct rng *rng)
 					 TABLES[layout], COLS[si], (unsigned long long)rng_below(rng, nv));
 				/* alternate the order so neither always runs on a warm cache */
 				if (rtt == 0 && i % 2) {
+					px_settle();
 					pw[i] = pg_select(p, sql, k);
+					px_settle();
 					lw[i] = lwc_select_gamma(c, sql, k, &gw[i]);
 				} else {
+					px_settle();
 					lw[i] = lwc_select_gamma(c, sql, k, &gw[i]);
-					if (rtt == 0)
+					if (rtt == 0) {
+						px_settle();
 						pw[i] = pg_select(p, sql, k);
+					}
 				}
 			}
 			res.gamma = stats_of(gw, reps).med;

@@ -78,6 +78,7 @@ static void usage(FILE *f)
 		"                 [--rtt-max-rows 10000] [--no-presize] [--modify-pk]\n"
 		"                 [--relocate on|off] [--init-args \"--slots 16 ...\"]\n"
 		"                 [--serve-args \"--read-ahead off ...\"] [--store lmdb|log]\n"
+		"                 [--settle on|off]\n"
 		"                 [--tag T] [--out bench/results] [--img docs/img]\n"
 		"                 [--root DIR] [--bin DIR] [--seed S] [--keep]\n"
 		"\n"
@@ -89,7 +90,10 @@ static void usage(FILE *f)
 		"experiment but reloc (default: the proxy's own setting, on).  --batch: rows\n"
 		"per INSERT of the modify lines; --load-batch: of the bulk load (the shell's\n"
 		"\\copy sends up to 50,000).  --store: the cloud store's engine (lwc-local\n"
-		"--backend; default lmdb).\n");
+		"--backend; default lmdb).  --settle on (the default): each timed SELECT\n"
+		"of either system starts when the proxy holds no block (a SELECT is\n"
+		"answered before its WRITE is done), so that neither pays for LWC's work\n"
+		"left over from the statement before; off: back to back, as before.\n");
 }
 
 static int parse_list(const char *s, int *v, int max)
@@ -151,6 +155,7 @@ int main(int argc, char **argv)
 		{ "init-args", required_argument, NULL, 'G' },
 		{ "serve-args", required_argument, NULL, 'E' },
 		{ "store", required_argument, NULL, 'Z' },
+		{ "settle", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -185,6 +190,7 @@ int main(int argc, char **argv)
 	O.presize = 1;
 	O.rtt_max_rows = 10000;
 	O.relocate = RELOC_DEFAULT;
+	O.settle = 1;
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'n':
@@ -253,6 +259,11 @@ int main(int argc, char **argv)
 			if (strcmp(optarg, "lmdb") != 0 && strcmp(optarg, "log") != 0)
 				die("--store: lmdb or log");
 			O.store = optarg;
+			break;
+		case 'Q':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				die("--settle: on or off");
+			O.settle = strcmp(optarg, "on") == 0;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
