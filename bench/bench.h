@@ -57,7 +57,7 @@ struct opts {
 	const char *init_args;         /* more `lwc-proxy init` arguments (geometry) */
 	const char *serve_args;        /* more `lwc-proxy serve` arguments          */
 	const char *store;             /* the cloud store's engine: "lmdb" or "log" */
-	int settle;                    /* timed SELECTs wait for a quiet proxy    */
+	int settle;                    /* timed SELECTs wait for a quiet proxy (off) */
 };
 
 enum {

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "admin_client.h"
@@ -239,25 +238,13 @@ static double pxstat_f64(const char *text, const char *key)
 void px_settle(void)
 {
 	char path[PATH_MAX + 64], err[256] = "";
-	double deadline = now_s() + 60;
-	uint64_t locked;
 
 	if (!O.settle)
 		return;
 	snprintf(path, sizeof(path), "%s/proxy/admin.sock", lwc_dir);
-	for (;;) {
-		int rc = admin_status_u64(path, "blocks_locked", &locked, err, sizeof(err));
-
-		if (rc != LWC_OK)
-			die("--settle: the proxy's blocks_locked from %s: %s (--settle off for a "
-			    "proxy without it)", path, err[0] ? err : lwc_strerror(rc));
-		if (locked == 0)
-			return;
-		if (now_s() > deadline)
-			die("--settle: the proxy still holds %llu blocks 60 s after a statement",
-			    (unsigned long long)locked);
-		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
-	}
+	if (admin_wait_zero(path, "blocks_locked", 60, NULL, err, sizeof(err)) != LWC_OK)
+		die("--settle: %s (from %s; --settle off for a proxy without blocks_locked)", err,
+		    path);
 }
 
 void pxstat_read(struct pxstat *s)

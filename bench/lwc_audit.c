@@ -430,25 +430,21 @@ static void storm_start(void)
 static void settle(void)
 {
 	static int unavailable;
-	char err[256] = "";
+	char path[600], err[256] = "";
 	uint64_t locked;
-	double deadline = now_s() + 30;
+	int rc;
 
-	while (!unavailable) {
-		int rc = status_u64("blocks_locked", &locked, err, sizeof(err));
-
-		if (rc != 0) {
-			say("the proxy's status is not available (%s): ground truth is read without "
-			    "waiting for the last statement's commit", err[0] ? err : "no blocks_locked");
-			unavailable = 1;
-		} else if (locked == 0) {
-			return;
-		} else if (now_s() > deadline) {
-			die("the proxy still holds %llu blocks 30 s after the last statement: is "
-			    "another client using it?", (unsigned long long)locked);
-		} else {
-			nanosleep(&(struct timespec){ 0, 200000 }, NULL);
-		}
+	if (unavailable)
+		return;
+	snprintf(path, sizeof(path), "%s/admin.sock", O.state);
+	rc = admin_wait_zero(path, "blocks_locked", 30, &locked, err, sizeof(err));
+	if (rc == LWC_ERR_TIMEOUT)
+		die("the proxy still holds %llu blocks 30 s after the last statement: is "
+		    "another client using it?", (unsigned long long)locked);
+	if (rc != LWC_OK) {
+		say("the proxy's status is not available (%s): ground truth is read without "
+		    "waiting for the last statement's commit", err[0] ? err : lwc_strerror(rc));
+		unavailable = 1;
 	}
 }
 

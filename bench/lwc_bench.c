@@ -90,10 +90,10 @@ static void usage(FILE *f)
 		"experiment but reloc (default: the proxy's own setting, on).  --batch: rows\n"
 		"per INSERT of the modify lines; --load-batch: of the bulk load (the shell's\n"
 		"\\copy sends up to 50,000).  --store: the cloud store's engine (lwc-local\n"
-		"--backend; default lmdb).  --settle on (the default): each timed SELECT\n"
-		"of either system starts when the proxy holds no block (a SELECT is\n"
-		"answered before its WRITE is done), so that neither pays for LWC's work\n"
-		"left over from the statement before; off: back to back, as before.\n");
+		"--backend; default lmdb).  --settle on: each timed SELECT of either system\n"
+		"starts when the proxy holds no block (a SELECT is answered before its\n"
+		"WRITE is done), so that neither pays for LWC's work left over from the\n"
+		"statement before; off (the default): back to back.\n");
 }
 
 static int parse_list(const char *s, int *v, int max)
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	O.presize = 1;
 	O.rtt_max_rows = 10000;
 	O.relocate = RELOC_DEFAULT;
-	O.settle = 1;
+	O.settle = 0;
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'n':

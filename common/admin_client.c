@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "admin_client.h"
@@ -99,5 +100,29 @@ int admin_status_u64(const char *path, const char *key, uint64_t *v, char *err, 
 	if (rc != LWC_OK)
 		lwc_errf(err, errlen, "the proxy's status has no number %s", key);
 	lwc__admin_response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+int admin_wait_zero(const char *path, const char *key, double timeout_s, uint64_t *last,
+		    char *err, size_t errlen)
+{
+	struct timespec t0, t;
+	uint64_t v = 0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((rc = admin_status_u64(path, key, &v, err, errlen)) == LWC_OK && v != 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >
+		    timeout_s) {
+			rc = LWC_ERR_TIMEOUT;
+			lwc_errf(err, errlen, "the proxy's %s is still %llu after %.0f s", key,
+				 (unsigned long long)v, timeout_s);
+			break;
+		}
+		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+	}
+	if (last)
+		*last = v;
 	return rc;
 }

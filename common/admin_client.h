@@ -24,4 +24,11 @@ int admin_call(const char *path, const Lwc__AdminRequest *req, Lwc__AdminRespons
 int admin_status_u64(const char *path, const char *key, uint64_t *v, char *err,
 		     size_t errlen) LWC_WUR;
 
+/* Until the proxy's status reports key as 0 (e.g. blocks_locked: it holds no
+ * block, the statement before has committed), asking every 0.2 ms: LWC_OK;
+ * LWC_ERR_TIMEOUT with *last the value still reported after timeout_s
+ * seconds; admin_status_u64's error otherwise. */
+int admin_wait_zero(const char *path, const char *key, double timeout_s, uint64_t *last,
+		    char *err, size_t errlen) LWC_WUR;
+
 #endif

@@ -481,6 +481,51 @@ static void test_interval_known(void **state)
 	free(s);
 }
 
+/* The tails: every type's intervals have the same median, but one type in
+ * seven of UPDATE's after-intervals is 3 ms longer.  Its share past the
+ * pooled 95th and 99th percentiles after the WRITE stands out; the others',
+ * and every share before the READ, stay near the chance ones. */
+static void test_interval_tail(void **state)
+{
+	enum { N = 4000 };
+	struct au_stmt *s = calloc(N + 2, sizeof(*s));
+	struct au_interval iv;
+	struct au_rng rng;
+	double t = 1000.0;
+
+	(void)state;
+	assert_non_null(s);
+	au_rng_seed(&rng, 11);
+	s[0].phase = AU_P_TYPES;
+	s[0].o.read_ops = 1;
+	for (int i = 1; i <= N; i++) {
+		enum au_kind k = (enum au_kind)au_rng_below(&rng, 4);
+		double jitter = (double)au_rng_below(&rng, 100) * 1e-6;
+
+		s[i].phase = AU_P_PACE;
+		s[i].kind = k;
+		s[i].o.read_ops = s[i].o.write_ops = 1;
+		s[i].o.t_first = t;
+		s[i].o.t_last = t + 0.0005;
+		t += 0.0005 + 0.0008 + jitter +
+		     (k == AU_UPDATE && au_rng_below(&rng, 7) == 0 ? 0.003 : 0);
+	}
+	s[N + 1] = s[0];
+	assert_int_equal(au_attack_interval(s, N + 2, 25, &rng, &iv), LWC_OK);
+	assert_true(iv.p95_ms[1] > 0.8 && iv.p95_ms[1] < 0.9);
+	assert_true(iv.p99_ms[1] > 3.8 && iv.p99_ms[1] < 3.9);
+	assert_true(iv.past95[1][AU_UPDATE] > 0.12);
+	assert_true(iv.past99[1][AU_UPDATE] > 0.03);
+	for (int k = 0; k < 4; k++) {
+		assert_true(iv.past95[0][k] > 0.02 && iv.past95[0][k] < 0.09);
+		if (k == AU_UPDATE)
+			continue;
+		assert_true(iv.past95[1][k] < 0.04);
+		assert_true(iv.past99[1][k] < 0.01);
+	}
+	free(s);
+}
+
 static void test_checks(void **state)
 {
 	struct au_results *R = calloc(1, sizeof(*R));
@@ -878,6 +923,7 @@ int main(void)
 		cmocka_unit_test(test_recency_storm),
 		cmocka_unit_test(test_shared_writer_known),
 		cmocka_unit_test(test_interval_known),
+		cmocka_unit_test(test_interval_tail),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sim_leaky),
 		cmocka_unit_test(test_sim_ideal),
