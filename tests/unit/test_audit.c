@@ -434,6 +434,49 @@ static void test_frequency_known(void **state)
 /* The --check verdicts: every check in an array of exactly AU_MAX_CHECKS
  * (on the heap: ASan sees one too many), frequency and recency beyond
  * their chance, and each limit's edge. */
+/* Statements 1..n of a trace, of random types, sent back to back in the
+ * timing phase (0 and n + 1 outside it): each access takes 0.5 ms, and
+ * the interval after it 0.8-0.9 ms plus extra(its type). */
+static void pace_trace(struct au_stmt *s, int n, struct au_rng *rng,
+		       double (*extra)(enum au_kind, struct au_rng *))
+{
+	double t = 1000.0;
+
+	s[0].phase = AU_P_TYPES;              /* before the phase */
+	s[0].o.read_ops = 1;
+	for (int i = 1; i <= n; i++) {
+		enum au_kind k = (enum au_kind)au_rng_below(rng, 4);
+		double jitter = (double)au_rng_below(rng, 100) * 1e-6;
+
+		s[i].phase = AU_P_PACE;
+		s[i].kind = k;
+		s[i].o.read_ops = s[i].o.write_ops = 1;
+		s[i].o.t_first = t;
+		s[i].o.t_last = t + 0.0005;
+		t += 0.0005 + 0.0008 + jitter + extra(k, rng);
+	}
+	s[n + 1] = s[0];
+}
+
+static double extra_by_type(enum au_kind k, struct au_rng *rng)
+{
+	(void)rng;
+	return 0.0001 * (int)k;
+}
+
+static double extra_none(enum au_kind k, struct au_rng *rng)
+{
+	(void)k;
+	(void)rng;
+	return 0;
+}
+
+/* one UPDATE in seven 3 ms later */
+static double extra_update_tail(enum au_kind k, struct au_rng *rng)
+{
+	return k == AU_UPDATE && au_rng_below(rng, 7) == 0 ? 0.003 : 0;
+}
+
 /* The intervals between statements sent back to back: an interval after
  * the WRITE that grows with the type is found; the same one for all is
  * chance; statements outside the phase, or at its ends, are not scored. */
@@ -443,27 +486,13 @@ static void test_interval_known(void **state)
 	struct au_stmt *s = calloc(N + 2, sizeof(*s));
 	struct au_interval iv;
 	struct au_rng rng;
-	double t = 1000.0;
 
 	(void)state;
 	assert_non_null(s);
 	au_rng_seed(&rng, 7);
 	for (int pass = 0; pass < 2; pass++) {
-		s[0].phase = AU_P_TYPES;              /* before the phase */
-		s[0].o.read_ops = 1;
-		for (int i = 1; i <= N; i++) {
-			enum au_kind k = (enum au_kind)au_rng_below(&rng, 4);
-			double jitter = (double)au_rng_below(&rng, 100) * 1e-6;
-
-			s[i].phase = AU_P_PACE;
-			s[i].kind = k;
-			s[i].o.read_ops = s[i].o.write_ops = 1;
-			s[i].o.t_first = t;
-			s[i].o.t_last = t + 0.0005;
-			/* pass 0: 0.1 ms more after each type; pass 1: the same */
-			t += 0.0005 + 0.0008 + jitter + (pass == 0 ? 0.0001 * (int)k : 0);
-		}
-		s[N + 1] = s[0];
+		/* pass 0: 0.1 ms more after each type; pass 1: the same */
+		pace_trace(s, N, &rng, pass == 0 ? extra_by_type : extra_none);
 		assert_int_equal(au_attack_interval(s, N + 2, 25, &rng, &iv), LWC_OK);
 		assert_int_equal(iv.per_kind[0] + iv.per_kind[1] + iv.per_kind[2] +
 				 iv.per_kind[3], N - 2);
@@ -481,7 +510,7 @@ static void test_interval_known(void **state)
 	free(s);
 }
 
-/* The tails: every type's intervals have the same median, but one type in
+/* The tails: every type's intervals have the same median, but one in
  * seven of UPDATE's after-intervals is 3 ms longer.  Its share past the
  * pooled 95th and 99th percentiles after the WRITE stands out; the others',
  * and every share before the READ, stay near the chance ones. */
@@ -491,26 +520,11 @@ static void test_interval_tail(void **state)
 	struct au_stmt *s = calloc(N + 2, sizeof(*s));
 	struct au_interval iv;
 	struct au_rng rng;
-	double t = 1000.0;
 
 	(void)state;
 	assert_non_null(s);
 	au_rng_seed(&rng, 11);
-	s[0].phase = AU_P_TYPES;
-	s[0].o.read_ops = 1;
-	for (int i = 1; i <= N; i++) {
-		enum au_kind k = (enum au_kind)au_rng_below(&rng, 4);
-		double jitter = (double)au_rng_below(&rng, 100) * 1e-6;
-
-		s[i].phase = AU_P_PACE;
-		s[i].kind = k;
-		s[i].o.read_ops = s[i].o.write_ops = 1;
-		s[i].o.t_first = t;
-		s[i].o.t_last = t + 0.0005;
-		t += 0.0005 + 0.0008 + jitter +
-		     (k == AU_UPDATE && au_rng_below(&rng, 7) == 0 ? 0.003 : 0);
-	}
-	s[N + 1] = s[0];
+	pace_trace(s, N, &rng, extra_update_tail);
 	assert_int_equal(au_attack_interval(s, N + 2, 25, &rng, &iv), LWC_OK);
 	assert_true(iv.p95_ms[1] > 0.8 && iv.p95_ms[1] < 0.9);
 	assert_true(iv.p99_ms[1] > 3.8 && iv.p99_ms[1] < 3.9);
