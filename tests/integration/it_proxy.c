@@ -3923,6 +3923,8 @@ static void test_pace_fixed(void **state)
 				 iv[i] * 1e3);
 	assert_int_equal(h_px_status_u64(&e->px, "pace_us"), 30000);
 	assert_true(h_px_status_u64(&e->px, "pace_held") >= 2);
+	/* (a fixed D learns nothing: the cap stays at its floor) */
+	assert_int_equal(h_px_status_u64(&e->px, "pace_cap_us"), 5000);
 }
 
 /* serve --pace off: no statement is held (the same statements as above
