@@ -980,6 +980,12 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 	 * its access (the stash's, and those it moved), and its answer, while
 	 * its last WRITE is in flight (stmt_answer) */
 	int overlap = s->kind == ST_SELECT && w->cfg->answer_early == PX_ANSWER_ON;
+	/* a SELECT sends the rows it moved or found in the stash while its
+	 * last WRITE is in flight, whatever the mode (the Done waits as the
+	 * mode says): the cloud sees the WRITE go out at the same point, and
+	 * the user's client opens the rows beside the store's durable write
+	 * instead of after it (rows left in place went out with their batch) */
+	int early_rows = overlap || (s->kind == ST_SELECT && !s->interactive);
 
 	memset(&ring, 0, sizeof(ring));
 
@@ -1028,7 +1034,7 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		{
 			int behind = nb > 1 && w->cfg->read_ahead;
 			/* the WRITE it makes inline, left in flight */
-			int own = overlap && b + 1 == nb && !behind;
+			int own = early_rows && b + 1 == nb && !behind;
 
 			rc = access_batch(w, s, io, order + lo, hi - lo, ahead ? &pre[cur] : NULL,
 					  behind || own ? &ring : NULL, own, io_err);
@@ -1036,12 +1042,13 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		if (*io_err != LWC_OK)
 			break;
 	}
-	/* the rows and the answer of a SELECT, its last WRITE still in flight:
-	 * the cloud has seen the WRITE go out, as it would have */
-	if (overlap && rc == LWC_OK && !s->aborted && *io_err == LWC_OK && s->err == LWC_OK) {
+	/* the rows of a SELECT (and with --answer-early on its answer), its
+	 * last WRITE still in flight: the cloud has seen the WRITE go out, as
+	 * it would have */
+	if (early_rows && rc == LWC_OK && !s->aborted && *io_err == LWC_OK && s->err == LWC_OK) {
 		accessed = 1;
 		rc = deliver_rows(w, s, io, io_err);
-		if (rc == LWC_OK && *io_err == LWC_OK)
+		if (overlap && rc == LWC_OK && *io_err == LWC_OK)
 			*io_err = stmt_answer(w, s, io);
 	}
 	/* every WRITE behind is done before the statement commits */
@@ -1069,7 +1076,7 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 			cs_client_free_resp(r);
 	}
 	free(order);
-	if (overlap) {
+	if (early_rows) {
 		/* every block went back: what failed in the delivery (the user's
 		 * connection) commits the moves, as below */
 		if (accessed && wrc == LWC_OK)

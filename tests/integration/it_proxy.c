@@ -46,6 +46,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -4017,6 +4018,76 @@ static void test_select_answered_early(void **state)
 	model_free(&m);
 }
 
+/* A SELECT that moves its rows sends them while its last WRITE is on its
+ * way, whatever --answer-early says (proxy/access.c, run_access); with
+ * durable (the default) only the Done waits for the acknowledgement.  The
+ * store stopped between the SELECT's READ and its WRITE (--rtt-ms 1000,
+ * freeze_after_read): the 20 rows come while it is stopped, the Done once
+ * it runs again, and the table reads as before. */
+static void test_select_rows_before_ack(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--rtt-ms", "1000", "--answer-early", "durable", NULL };
+	struct pxc_table kv;
+	struct model m = { 0 };
+	struct pxc *c = kv20(e, serve, "rows", &kv, &m);
+	struct store_freezer fz = { &e->cs, 0, 0 };
+	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
+	Lwc__Select sel = LWC__SELECT__INIT;
+	Lwc__ProxyResponse *r = NULL;
+	uint8_t handle[16];
+	size_t rows = 0;
+	int done = 0, rc;
+	pthread_t th;
+
+	fz.mark = h_trace_mark_idle(&e->px);
+	assert_int_equal(pthread_create(&th, NULL, freeze_after_read, &fz), 0);
+	pxc_handle(pxc_keys(c), kv.name, handle);
+	sel.table.data = handle;
+	sel.table.len = 16;
+	sel.where = pxc_all();
+	req.op_case = LWC__PROXY_REQUEST__OP_SELECT;
+	req.select = &sel;
+	rc = pxc_send(c, &req);
+	pxc_pred_free(sel.where);
+	OK(c, rc);
+	while (rows < 20 && (rc = pxc_recv(c, &r)) == LWC_OK) {
+		if (r->result_case != LWC__PROXY_RESPONSE__RESULT_ROWS)
+			fail_msg("a %d frame after %zu rows, before the store's acknowledgement",
+				 (int)r->result_case, rows);
+		rows += r->rows->n_records;
+		lwc__proxy_response__free_unpacked(r, NULL);
+	}
+	if (rc != LWC_OK)
+		fail_msg("the SELECT's rows did not come with its WRITE unacknowledged: %s (%s), %zu rows",
+			 lwc_errname(rc), pxc_errmsg(c), rows);
+	pthread_join(th, NULL);
+	if (!fz.stopped)
+		fail_msg("the store was not stopped between the SELECT's READ and its WRITE");
+	assert_int_equal(rows, 20);
+	/* the store stopped still: nothing more comes, the Done waits for it */
+	{
+		struct pollfd pfd = { .fd = pxc_fd(c), .events = POLLIN };
+
+		if (poll(&pfd, 1, 500) != 0)
+			fail_msg("the SELECT's connection readable before the store's "
+				 "acknowledgement, besides its rows");
+	}
+	assert_int_equal(kill(e->cs.pid, SIGCONT), 0);
+	while (!done && (rc = pxc_recv(c, &r)) == LWC_OK) {
+		if (r->result_case != LWC__PROXY_RESPONSE__RESULT_DONE)
+			fail_msg("a %d frame after the rows, not the Done", (int)r->result_case);
+		assert_int_equal(r->done->count, 20);
+		done = 1;
+		lwc__proxy_response__free_unpacked(r, NULL);
+	}
+	if (!done)
+		fail_msg("no Done once the store ran again: %s (%s)", lwc_errname(rc), pxc_errmsg(c));
+	check_table(c, &kv, &m);
+	pxc_close(c);
+	model_free(&m);
+}
+
 /* With serve --answer-early durable (the default), a SELECT answers once
  * its WRITE is acknowledged, before the proxy's own commit (proxy/engine.c,
  * stmt_answer).  The store killed as soon as the answer comes has the WRITE
@@ -5113,6 +5184,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_select_answers_after_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_answered_early, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_answered_durable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_select_rows_before_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pace_fixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pace_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
