@@ -756,7 +756,8 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 			}
 			if (s->relocating) {
 				/* move on access: out of its block now; the user gets the row,
-				 * or decides about it, once the blocks are written back */
+				 * or decides about it, once the blocks are written back (a
+				 * SELECT's: sent) */
 				if (take_out(s, g->S, s->lrow[j], rec, bits, slot,
 					     s->lmate != NULL && s->lmate[j]) == NULL) {
 					stmt_fail(s, LWC_ERR_STORE, "more rows to move than planned");

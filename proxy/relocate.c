@@ -551,10 +551,11 @@ uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec,
 	return dst;
 }
 
-/* Rows the user gets, or decides about, after the blocks are written: those
- * the statement found in the stash (they need no block) and those it moved
- * out of its blocks.  So a relocating UPDATE or DELETE shows the cloud the
- * READ-WRITE gap of a SELECT, not a user round trip.  A SELECT sends them,
+/* Rows the user gets, or decides about, once the blocks are written (a
+ * SELECT's once its last WRITE is sent, while the store makes it durable:
+ * run_access): those the statement found in the stash (they need no block)
+ * and those it moved out of its blocks.  So a relocating UPDATE or DELETE
+ * shows the cloud the READ-WRITE gap of a SELECT, not a user round trip.  A SELECT sends them,
  * a DELETE deletes the stash rows, an UPDATE or a DELETE with a residual asks
  * the user, chunk by chunk; new records are checked and put in place once
  * every chunk is decided. */
