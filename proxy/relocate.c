@@ -555,10 +555,10 @@ uint8_t *take_out(struct stmt *s, size_t S, uint64_t row, const uint8_t *rec,
  * SELECT's once its last WRITE is sent, while the store makes it durable:
  * run_access): those the statement found in the stash (they need no block)
  * and those it moved out of its blocks.  So a relocating UPDATE or DELETE
- * shows the cloud the READ-WRITE gap of a SELECT, not a user round trip.  A SELECT sends them,
- * a DELETE deletes the stash rows, an UPDATE or a DELETE with a residual asks
- * the user, chunk by chunk; new records are checked and put in place once
- * every chunk is decided. */
+ * shows the cloud the READ-WRITE gap of a SELECT, not a user round trip.
+ * A SELECT sends them, a DELETE deletes the stash rows, an UPDATE or a
+ * DELETE with a residual asks the user, chunk by chunk; new records are
+ * checked and put in place once every chunk is decided. */
 int deliver_rows(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_err)
 {
 	const size_t S = w->st->g.S;
