@@ -977,8 +977,7 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 	struct prefetch pre[2];
 	struct wbring ring;
 	int rc = LWC_OK, wrc = LWC_OK, have_pre = 0, cur = 0, nxt = 0, accessed = 0;
-	/* with serve --answer-early on, a SELECT sends the rows it has after
-	 * its access (the stash's, and those it moved), and its answer, while
+	/* with serve --answer-early on, a SELECT's answer too goes out while
 	 * its last WRITE is in flight (stmt_answer) */
 	int overlap = s->kind == ST_SELECT && w->cfg->answer_early == PX_ANSWER_ON;
 	/* a SELECT sends the rows it moved or found in the stash while its

@@ -3976,6 +3976,15 @@ static void *freeze_after_read(void *arg)
 	return NULL;
 }
 
+/* A thread that stops the store after the next READ (freeze_after_read). */
+static void freezer_start(struct env *e, struct store_freezer *fz, pthread_t *th)
+{
+	fz->cs = &e->cs;
+	fz->stopped = 0;
+	fz->mark = h_trace_mark_idle(&e->px);
+	assert_int_equal(pthread_create(th, NULL, freeze_after_read, fz), 0);
+}
+
 /* With serve --answer-early on, a SELECT is answered while its last WRITE
  * is on its way (proxy/engine.c, stmt_answer).  With a 1 s round trip to
  * the cloud (--rtt-ms, slept before each request is sent) and the store
@@ -3992,7 +4001,7 @@ static void test_select_answered_early(void **state)
 	struct pxc_table kv;
 	struct model m = { 0 };
 	struct pxc *c = kv20(e, serve, "early", &kv, &m);
-	struct store_freezer fz = { &e->cs, 0, 0 };
+	struct store_freezer fz;
 	pthread_t th;
 	uint64_t errs;
 	int n = 0;
@@ -4000,8 +4009,7 @@ static void test_select_answered_early(void **state)
 	errs = h_px_status_u64(&e->px, "statement_errors");
 	assert_int_equal(h_count_lines(e->px.log, ANSWERED_FAILED), 0);
 
-	fz.mark = h_trace_mark_idle(&e->px);
-	assert_int_equal(pthread_create(&th, NULL, freeze_after_read, &fz), 0);
+	freezer_start(e, &fz, &th);
 	select20_kill_store(e, c, &kv);       /* the WRITE sent to a stopped store */
 	pthread_join(th, NULL);
 	if (!fz.stopped)
@@ -4031,26 +4039,14 @@ static void test_select_rows_before_ack(void **state)
 	struct pxc_table kv;
 	struct model m = { 0 };
 	struct pxc *c = kv20(e, serve, "rows", &kv, &m);
-	struct store_freezer fz = { &e->cs, 0, 0 };
-	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
-	Lwc__Select sel = LWC__SELECT__INIT;
+	struct store_freezer fz;
 	Lwc__ProxyResponse *r = NULL;
-	uint8_t handle[16];
 	size_t rows = 0;
 	int done = 0, rc;
 	pthread_t th;
 
-	fz.mark = h_trace_mark_idle(&e->px);
-	assert_int_equal(pthread_create(&th, NULL, freeze_after_read, &fz), 0);
-	pxc_handle(pxc_keys(c), kv.name, handle);
-	sel.table.data = handle;
-	sel.table.len = 16;
-	sel.where = pxc_all();
-	req.op_case = LWC__PROXY_REQUEST__OP_SELECT;
-	req.select = &sel;
-	rc = pxc_send(c, &req);
-	pxc_pred_free(sel.where);
-	OK(c, rc);
+	freezer_start(e, &fz, &th);
+	OK(c, pxc_select_send(c, &kv, NULL, 0));
 	while (rows < 20 && (rc = pxc_recv(c, &r)) == LWC_OK) {
 		if (r->result_case != LWC__PROXY_RESPONSE__RESULT_ROWS)
 			fail_msg("a %d frame after %zu rows, before the store's acknowledgement",

@@ -785,18 +785,13 @@ void pxc_result_free(struct pxc_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int pxc_select(struct pxc *c, const struct pxc_table *t, Lwc__Pred *where, int candidates,
-	       struct pxc_result *res)
+int pxc_select_send(struct pxc *c, const struct pxc_table *t, Lwc__Pred *where, int candidates)
 {
 	Lwc__ProxyRequest req = LWC__PROXY_REQUEST__INIT;
 	Lwc__Select sel = LWC__SELECT__INIT;
 	uint8_t handle[16];
-	size_t cap = 0;
-	int rc, bad = 0;
+	int rc;
 
-	memset(res, 0, sizeof(*res));
-	c->last_chunks = c->last_records = 0;
-	c->err[0] = '\0';
 	if (where == NULL)
 		where = pxc_all();
 	pxc_handle(&c->keys, t->name, handle);
@@ -808,7 +803,19 @@ int pxc_select(struct pxc *c, const struct pxc_table *t, Lwc__Pred *where, int c
 	req.select = &sel;
 	rc = pxc_send(c, &req);
 	pxc_pred_free(where);
-	if (rc != LWC_OK)
+	return rc;
+}
+
+int pxc_select(struct pxc *c, const struct pxc_table *t, Lwc__Pred *where, int candidates,
+	       struct pxc_result *res)
+{
+	size_t cap = 0;
+	int rc, bad = 0;
+
+	memset(res, 0, sizeof(*res));
+	c->last_chunks = c->last_records = 0;
+	c->err[0] = '\0';
+	if ((rc = pxc_select_send(c, t, where, candidates)) != LWC_OK)
 		return rc;
 	for (;;) {
 		Lwc__ProxyResponse *r = NULL;

@@ -161,6 +161,10 @@ struct pxc_result {
 };
 void pxc_result_free(struct pxc_result *r);
 
+/* A SELECT's request only, its answer left to pxc_recv; takes ownership of
+ * where (NULL: ALL). */
+int pxc_select_send(struct pxc *c, const struct pxc_table *t, Lwc__Pred *where, int candidates);
+
 /* SELECT; takes ownership of where (NULL: ALL).  Rows are decrypted. */
 int pxc_select(struct pxc *c, const struct pxc_table *t, Lwc__Pred *where, int candidates,
 	       struct pxc_result *res);
