@@ -4,7 +4,7 @@
  * (a torn tail, a batch left beyond the point where writing resumed, a copy
  * cut short while its source is still there, an old copy whose blocks do
  * not match its checksum), compaction and its spare
- * segments written over, on a real store
+ * segments written over, spares made ahead, on a real store
  * in a private mkdtemp directory with small segments.
  */
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +31,8 @@
 
 #define BS 8192u
 #define SEG_MB 1
+#define SPARES_MAX 2                   /* store_log.c's LOG_SPARES  */
+#define SPARES_AHEAD 1                 /* ... and its SPARE_AHEAD   */
 
 struct fx {
 	char dir[64];
@@ -729,7 +732,7 @@ static int stale_headers(struct fx *f, const char *name)
 	return n;
 }
 
-/* Compacted segments are kept as spares (at most two) and written over as
+/* Compacted segments are kept as spares (at most SPARES_MAX) and written over as
  * new segments; what a spare held before is never read back: every block
  * reads at its versions before and after reopening, and a spare of another
  * size is deleted at opening. */
@@ -743,7 +746,8 @@ static void test_spares(void **state)
 
 	for (int i = 0; i < N; i++)
 		ids[i] = (uint64_t)i * 5 + 1;
-	/* rewrite until compaction has left spares */
+	/* rewrite until compaction has left spares (spare-0...: a compacted
+	 * segment's number; spares made ahead are numbered from 2^60) */
 	for (int t = 0; t < 400 && nsp == 0; t++) {
 		r++;
 		for (int i = 0; i < N; i++)
@@ -753,10 +757,10 @@ static void test_spares(void **state)
 		if (r % 10 == 0) {
 			struct timespec ts = { 0, 50 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
-			nsp = files(f, "spare-", names, 64);
+			nsp = files(f, "spare-0", names, 64);
 		}
 	}
-	assert_true(nsp >= 1 && nsp <= 2);
+	assert_true(nsp >= 1 && files(f, "spare-", names, 64) <= SPARES_MAX);
 	/* more WRITEs make new segments: from those spares */
 	for (int t = 0; t < 400 && !reused; t++) {
 		r++;
@@ -768,7 +772,7 @@ static void test_spares(void **state)
 			reused = stale_headers(f, names[s]) > 0;
 	}
 	assert_true(reused);
-	assert_true(files(f, "spare-", names, 64) <= 2);
+	assert_true(files(f, "spare-", names, 64) <= SPARES_MAX);
 	totals(f, N, 2 * N);
 	for (int i = 0; i < N; i++) {
 		read_ok(f, ids[i], (uint64_t)r - 1);
@@ -803,6 +807,103 @@ static void test_spares(void **state)
 	read_ok(f, ids[N - 1], (uint64_t)r);
 }
 
+/* Whether the file at dir/name holds bytes bytes, all zero. */
+static int all_zero(struct fx *f, const char *name, uint64_t bytes)
+{
+	uint8_t buf[4096];
+	int fd = seg_fd(f, name), ok = 1;
+	uint64_t off = 0;
+	ssize_t r;
+
+	while (ok && (r = pread(fd, buf, sizeof(buf), (off_t)off)) > 0) {
+		for (ssize_t i = 0; i < r && ok; i++)
+			ok = buf[i] == 0;
+		off += (uint64_t)r;
+	}
+	close(fd);
+	return ok && off == bytes;
+}
+
+/* Whether every page of the file at dir/name is in the page cache. */
+static int cached(struct fx *f, const char *name, uint64_t bytes)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), np = (bytes + pg - 1) / pg, in = 0;
+	unsigned char *vec = malloc(np);
+	int fd = seg_fd(f, name);
+	void *m = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+
+	assert_true(m != MAP_FAILED);
+	assert_non_null(vec);
+	assert_int_equal(mincore(m, bytes, vec), 0);
+	for (size_t i = 0; i < np; i++)
+		in += vec[i] & 1;
+	munmap(m, bytes);
+	close(fd);
+	free(vec);
+	return in == np;
+}
+
+/* With fewer than SPARES_AHEAD spares kept and the last segment a
+ * quarter full, spares are made ahead (allocated, their pages brought into
+ * the cache as zeros), and the next segment is made from one, cached
+ * whole; a spare.tmp left by a crash is deleted at opening. */
+static void test_spare_made(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 40 };
+	uint64_t ids[N], vs[N];
+	char names[64][64], p[256];
+	int nsp = 0, fd;
+
+	for (int i = 0; i < N; i++)
+		ids[i] = (uint64_t)i + 1, vs[i] = 1;
+	/* an empty store makes none; N blocks fill more than a quarter */
+	assert_int_equal(files(f, "spare", names, 64), 0);
+	assert_int_equal(put(f, ids, vs, N), LWC_OK);
+	assert_int_equal(segments(f, names, 64), 1);
+	for (int t = 0; t < 400 && nsp < SPARES_AHEAD; t++) {
+		struct timespec ts = { 0, 25 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		nsp = files(f, "spare-", names, 64);
+	}
+	assert_int_equal(nsp, SPARES_AHEAD);
+	for (int i = 0; i < SPARES_AHEAD; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "spare-%016llx.log", (1ull << 60) + (unsigned)i);
+		assert_string_equal(names[i], want);
+		assert_true(cached(f, names[i], (uint64_t)SEG_MB << 20));
+		assert_true(all_zero(f, names[i], (uint64_t)SEG_MB << 20));
+	}
+	assert_int_equal(files(f, "spare.tmp", names, 64), 0);
+	/* the next segment is a spare renamed and written over: its pages
+	 * past what was written are cached (a new file's would not be) */
+	for (int r = 0; r < 3; r++) {
+		for (int i = 0; i < N; i++)
+			ids[i] += N;
+		assert_int_equal(put(f, ids, vs, N), LWC_OK);
+	}
+	assert_int_equal(segments(f, names, 64), 2);
+	assert_string_equal(names[1], "seg-0000000000000002.log");
+	assert_true(cached(f, names[1], (uint64_t)SEG_MB << 20));
+	totals(f, 4 * N, 4 * N);
+	for (uint64_t id = 1; id <= 4 * N; id++)
+		read_ok(f, id, 1);
+	/* reopened: every block there; a spare.tmp left by a crash goes */
+	fx_close(f);
+	snprintf(p, sizeof(p), "%s/spare.tmp", f->dir);
+	fd = open(p, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	close(fd);
+	fx_open(f);
+	assert_int_equal(access(p, F_OK), -1);
+	totals(f, 4 * N, 4 * N);
+	for (uint64_t id = 1; id <= 4 * N; id++)
+		read_ok(f, id, 1);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0)
@@ -819,6 +920,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_old_copy_checked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_spares, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_copy_source_lacks, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_spare_made, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
