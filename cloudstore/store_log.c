@@ -93,14 +93,14 @@
  * first touch of the guest's memory; docs/benchmarks.md, "4 December 2026,
  * evening").  So a thread of the store's own, at the lowest priority
  * (SCHED_IDLE: it runs on a core nothing else wants), keeps one spare
- * (SPARE_AHEAD) ready once the last segment is a quarter full (compaction may keep
- * LOG_SPARES): it allocates a segment as spare.tmp (fallocate, fsync),
- * reads it through, which brings its pages into the cache as zeros without
- * a disk write, and renames it spare-N.log (N from SPARE_MADE on, never a
- * segment's number).  It makes none while the disk has room for less than
- * two segments (the room is the WRITEs'); a spare.tmp left by a crash is
- * deleted at opening; a failure is logged, and making one tried again no
- * sooner than SPARE_RETRY_S later.
+ * (SPARE_AHEAD) ready once the last segment is a quarter full (compaction
+ * may keep LOG_SPARES): it allocates a segment as spare.tmp (fallocate,
+ * fsync), reads it through, which brings its pages into the cache as zeros
+ * without a disk write, and renames it spare-N.log (N from SPARE_MADE on,
+ * never a segment's number).  It makes none while the disk has room for
+ * less than two segments (the room is the WRITEs'); a spare.tmp left by a
+ * crash is deleted at opening; a failure is logged, and making one tried
+ * again no sooner than SPARE_RETRY_S later.
  *
  * A failed fdatasync leaves what is on the disk unknown: every later WRITE
  * is refused until the store is restarted (and has read its log again).
@@ -146,7 +146,7 @@
 #define LOG_SPARES 2                   /* spare segments kept, at most          */
 #define SPARE_AHEAD 1                  /* made ahead while fewer are kept       */
 #define SPARE_MADE (1ull << 60)        /* the first number of a spare made ahead */
-#define SPARE_CHUNK (1u << 20)         /* bytes of zeros a write                 */
+#define SPARE_CHUNK (1u << 20)         /* bytes a read of a spare being made     */
 #define SPARE_RETRY_S 10               /* after a spare could not be made        */
 #define LOG_META_VERSION 2u            /* log.meta's version (meta_read)        */
 
@@ -1622,9 +1622,9 @@ static int log_write(struct cs_session *s, const struct cs_block *blocks, size_t
 		     char *err, size_t errlen)
 {
 	struct cs_store *st = s->st;
-	uint64_t *ids, *vers, end = 0, bs;
+	uint64_t *ids, *vers, end = 0, bs, last_no = 0, last_end = 0;
 	const uint8_t **data;
-	int ret;
+	int ret, wake_maker = 0;
 
 	if ((ret = cs_write_validate(blocks, n, err, errlen)) != LWC_OK)
 		return ret;
@@ -1671,15 +1671,25 @@ static int log_write(struct cs_session *s, const struct cs_block *blocks, size_t
 		goto out;
 	}
 	atomic_store(&st->bs, blocks[0].len);
+	if (st->nseg > 0) {
+		last_no = st->segs[st->nseg - 1].no;
+		last_end = st->segs[st->nseg - 1].end;
+	}
 	ret = append_batch(st, ids, vers, data, n, (uint32_t)blocks[0].len, 0, &end, err,
 			   errlen);
+	/* the spare maker is woken when a spare may have become wanted: a new
+	 * segment begun, or the last one past a quarter (spare_wanted) */
+	if (ret == LWC_OK)
+		wake_maker = st->segs[st->nseg - 1].no != last_no ||
+			     (last_end < st->seg_bytes / 4 &&
+			      st->segs[st->nseg - 1].end >= st->seg_bytes / 4);
 	pthread_mutex_unlock(&st->wmu);
 	if (ret == LWC_OK)
 		ret = log_sync(st, end, err, errlen);
-	if (ret == LWC_OK) {
+	if (ret == LWC_OK)
 		compact_kick(st);
+	if (wake_maker)
 		maker_kick(st);
-	}
 out:
 	free(ids);
 	free(vers);
