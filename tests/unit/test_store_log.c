@@ -717,6 +717,23 @@ static void test_old_copy_checked(void **state)
 	}
 }
 
+/* Reopen the store with a 4 KiB file dir/name added while it was closed;
+ * opening must delete it. */
+static void reopen_with_stray(struct fx *f, const char *name)
+{
+	char p[256];
+	int fd;
+
+	fx_close(f);
+	snprintf(p, sizeof(p), "%s/%.64s", f->dir, name);
+	fd = open(p, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	close(fd);
+	fx_open(f);
+	assert_int_equal(access(p, F_OK), -1);
+}
+
 /* Batch headers in segment file name whose segment number is not the
  * file's: what a spare held before it was written over. */
 static int stale_headers(struct fx *f, const char *name)
@@ -778,20 +795,9 @@ static void test_spares(void **state)
 		read_ok(f, ids[i], (uint64_t)r - 1);
 		read_ok(f, ids[i], (uint64_t)r);
 	}
-	/* reopened: the reused segments' stale batches are not read */
-	fx_close(f);
-	{
-		char p[256];
-		int fd;
-
-		snprintf(p, sizeof(p), "%s/spare-00000000000000ff.log", f->dir);
-		fd = open(p, O_CREAT | O_WRONLY, 0600);
-		assert_true(fd >= 0);
-		assert_int_equal(ftruncate(fd, 4096), 0);
-		close(fd);
-		fx_open(f);
-		assert_int_equal(access(p, F_OK), -1);  /* not the standard size */
-	}
+	/* reopened: the reused segments' stale batches are not read, and a
+	 * spare not of the standard size is deleted */
+	reopen_with_stray(f, "spare-00000000000000ff.log");
 	totals(f, N, 2 * N);
 	for (int i = 0; i < N; i++) {
 		read_ok(f, ids[i], (uint64_t)r - 1);
@@ -852,8 +858,8 @@ static void test_spare_made(void **state)
 	struct fx *f = *state;
 	enum { N = 40 };
 	uint64_t ids[N], vs[N];
-	char names[64][64], p[256];
-	int nsp = 0, fd;
+	char names[64][64];
+	int nsp = 0;
 
 	for (int i = 0; i < N; i++)
 		ids[i] = (uint64_t)i + 1, vs[i] = 1;
@@ -891,14 +897,7 @@ static void test_spare_made(void **state)
 	for (uint64_t id = 1; id <= 4 * N; id++)
 		read_ok(f, id, 1);
 	/* reopened: every block there; a spare.tmp left by a crash goes */
-	fx_close(f);
-	snprintf(p, sizeof(p), "%s/spare.tmp", f->dir);
-	fd = open(p, O_CREAT | O_WRONLY, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 4096), 0);
-	close(fd);
-	fx_open(f);
-	assert_int_equal(access(p, F_OK), -1);
+	reopen_with_stray(f, "spare.tmp");
 	totals(f, 4 * N, 4 * N);
 	for (uint64_t id = 1; id <= 4 * N; id++)
 		read_ok(f, id, 1);
