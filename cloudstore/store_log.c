@@ -104,6 +104,17 @@
  *
  * A failed fdatasync leaves what is on the disk unknown: every later WRITE
  * is refused until the store is restarted (and has read its log again).
+ *
+ * Blocks not in memory (read_cold).  A READ's blocks are scattered over
+ * the log, and a store larger than its page cache (or one whose idle pages
+ * the machine has reclaimed) finds some of them only on the disk; read one
+ * after the other, each waits for the disk in turn (and pulls in a
+ * read-ahead window it does not need).  So a READ first reads each block
+ * with RWF_NOWAIT, which copies what is cached and leaves the rest; the
+ * blocks left are then asked of the disk all at once (POSIX_FADV_WILLNEED
+ * on each block's bytes, which starts their reads and returns) and read
+ * when they have come in, the disk serving them side by side.  A READ of
+ * cached blocks makes the same calls as before.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -462,6 +473,57 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 		p += r;
 		len -= (size_t)r;
 		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Read what is cached of the m blocks at (fds[j], offs[j]) into dst[j]
+ * without waiting for the disk; the rest are asked of the disk together
+ * and then read (read_cold, above).  0, or an errno and in *bad the block
+ * that failed.
+ */
+static int read_blocks(const int *fds, const uint64_t *offs, uint8_t *const *dst, size_t m,
+		       size_t bs, size_t *bad)
+{
+	static _Atomic int nowait_off;  /* the kernel refused RWF_NOWAIT once */
+	uint8_t miss[LOG_READ_CHUNK];
+	size_t nmiss = 0;
+
+	for (size_t j = 0; j < m; j++) {
+		ssize_t r = -1;
+
+		miss[j] = 1;
+		if (!atomic_load_explicit(&nowait_off, memory_order_relaxed)) {
+			struct iovec v = { dst[j], bs };
+
+			do
+				r = preadv2(fds[j], &v, 1, (off_t)offs[j], RWF_NOWAIT);
+			while (r < 0 && errno == EINTR);
+			if (r < 0 && (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS))
+				atomic_store(&nowait_off, 1);
+		}
+		if (r == (ssize_t)bs)
+			miss[j] = 0;
+		else
+			nmiss++;
+	}
+	if (nmiss == 0)
+		return 0;
+	/* partly cached blocks are read whole: the hint costs a page-cache walk
+	 * for the pages already in */
+	for (size_t j = 0; j < m; j++)
+		if (miss[j])
+			(void)posix_fadvise(fds[j], (off_t)offs[j], (off_t)bs, POSIX_FADV_WILLNEED);
+	for (size_t j = 0; j < m; j++) {
+		int x;
+
+		if (!miss[j])
+			continue;
+		if ((x = pread_all(fds[j], dst[j], bs, offs[j])) != 0) {
+			*bad = j;
+			return x;
+		}
 	}
 	return 0;
 }
@@ -1603,13 +1665,14 @@ static int log_read(struct cs_session *s, const uint64_t *ids, const uint64_t *v
 			offs[j] = pos_off(e->at[k]);
 		}
 		pthread_rwlock_unlock(&st->rw);
-		for (size_t j = 0; j < m && ret == LWC_OK; j++) {
-			int x = pread_all(fds[j], dst[i0 + j], block_size, offs[j]);
+		if (ret == LWC_OK) {
+			size_t bad = 0;
+			int x = read_blocks(fds, offs, dst + i0, m, block_size, &bad);
 
 			if (x != 0) {
 				lwc_errf(err, errlen, "log store: reading block %llu version %llu: %s",
-					 (unsigned long long)ids[i0 + j],
-					 (unsigned long long)versions[i0 + j], strerror(x));
+					 (unsigned long long)ids[i0 + bad],
+					 (unsigned long long)versions[i0 + bad], strerror(x));
 				ret = LWC_ERR_STORE;
 			}
 		}

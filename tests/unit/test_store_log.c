@@ -4,7 +4,8 @@
  * (a torn tail, a batch left beyond the point where writing resumed, a copy
  * cut short while its source is still there, an old copy whose blocks do
  * not match its checksum), compaction and its spare
- * segments written over, spares made ahead, on a real store
+ * segments written over, spares made ahead, READs of blocks not in
+ * memory, on a real store
  * in a private mkdtemp directory with small segments.
  */
 #include <stdarg.h>
@@ -830,8 +831,8 @@ static int all_zero(struct fx *f, const char *name, uint64_t bytes)
 	return ok && off == bytes;
 }
 
-/* Whether every page of the file at dir/name is in the page cache. */
-static int cached(struct fx *f, const char *name, uint64_t bytes)
+/* Pages of dir/name in the page cache. */
+static size_t resident(struct fx *f, const char *name, uint64_t bytes)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), np = (bytes + pg - 1) / pg, in = 0;
 	unsigned char *vec = malloc(np);
@@ -846,7 +847,15 @@ static int cached(struct fx *f, const char *name, uint64_t bytes)
 	munmap(m, bytes);
 	close(fd);
 	free(vec);
-	return in == np;
+	return in;
+}
+
+/* Whether every page of the file at dir/name is in the page cache. */
+static int cached(struct fx *f, const char *name, uint64_t bytes)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return resident(f, name, bytes) == (bytes + pg - 1) / pg;
 }
 
 /* With fewer than SPARES_AHEAD spares kept and the last segment a
@@ -903,6 +912,62 @@ static void test_spare_made(void **state)
 		read_ok(f, id, 1);
 }
 
+/* A READ of blocks not in memory, or partly: what is cached is copied,
+ * the rest asked of the disk together and read (store_log.c, read_cold);
+ * every block comes back whole and right, in the order asked. */
+static void test_read_cold(void **state)
+{
+	struct fx *f = *state;
+	enum { N = 40 };
+	uint64_t ids[N], vs[N], rids[N], rvs[N];
+	uint8_t *buf = malloc((size_t)N * BS), *want = malloc(BS), *dst[N];
+	uint64_t bytes = (uint64_t)SEG_MB << 20;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char names[64][64], err[256] = "";
+	int fd;
+
+	assert_non_null(buf);
+	assert_non_null(want);
+	for (int i = 0; i < N; i++)
+		ids[i] = (uint64_t)i + 1, vs[i] = 1;
+	assert_int_equal(put(f, ids, vs, N), LWC_OK);
+	assert_int_equal(segments(f, names, 64), 1);
+	/* the WRITE was made durable, so its pages are clean and can go; a
+	 * store on tmpfs keeps them (the READ is then an ordinary one) */
+	fd = seg_fd(f, names[0]);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	if (resident(f, names[0], bytes) == 0) {
+		/* every third page back in: some blocks partly cached */
+		for (uint64_t off = 0; off < 64 * BS; off += 3 * pg) {
+			uint8_t b;
+
+			assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
+		}
+		assert_true(resident(f, names[0], bytes) > 0);
+	} else {
+		print_message("the store's pages stay in memory here: the READ is not cold\n");
+	}
+	close(fd);
+	/* a READ in another order than the WRITE's */
+	for (int i = 0; i < N; i++) {
+		rids[i] = ids[(i * 7) % N];
+		rvs[i] = 1;
+		dst[i] = buf + (size_t)i * BS;
+	}
+	if (ops->read(f->s, rids, rvs, N, dst, BS, err, sizeof(err)) != LWC_OK)
+		fail_msg("read: %s", err);
+	for (int i = 0; i < N; i++) {
+		fill(want, rids[i], 1);
+		assert_memory_equal(dst[i], want, BS);
+	}
+	/* a version not held still names itself, cold or not */
+	rvs[N / 2] = 2;
+	assert_int_equal(ops->read(f->s, rids, rvs, N, dst, BS, err, sizeof(err)),
+			 LWC_ERR_NOT_FOUND);
+	free(buf);
+	free(want);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0)
@@ -920,6 +985,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spares, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_copy_source_lacks, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_spare_made, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_read_cold, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
