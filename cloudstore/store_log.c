@@ -108,13 +108,13 @@
  * Blocks not in memory (read_cold).  A READ's blocks are scattered over
  * the log, and a store larger than its page cache (or one whose idle pages
  * the machine has reclaimed) finds some of them only on the disk; read one
- * after the other, each waits for the disk in turn (and pulls in a
- * read-ahead window it does not need).  So a READ first reads each block
- * with RWF_NOWAIT, which copies what is cached and leaves the rest; the
- * blocks left are then asked of the disk all at once (POSIX_FADV_WILLNEED
- * on each block's bytes, which starts their reads and returns) and read
- * when they have come in, the disk serving them side by side.  A READ of
- * cached blocks makes the same calls as before.
+ * after the other, each waits for the disk in turn.  So a READ first reads
+ * each block with RWF_NOWAIT, which copies what is cached and leaves the
+ * rest; the blocks left are then asked of the disk all at once
+ * (POSIX_FADV_WILLNEED on each block's bytes, which starts their reads and
+ * returns) and read when they have come in, the disk serving them side by
+ * side.  A READ of cached blocks makes one system call a block, as a
+ * plain pread would.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
