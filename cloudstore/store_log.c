@@ -54,53 +54,9 @@
  * than the batches a segment can hold, so no batch left beyond the point
  * where writing resumed can ever pass for one written after it.
  *
- * Compaction.  A segment whose live blocks (those the index points at) are
- * under half of what it holds is copied: its live blocks are appended as
- * COPY batches, made durable, the index moved to them, and the segment
- * deleted, or kept as a spare (below).  A COPY batch holds versions the
- * proxy has committed, so a copy cut short by a crash (its header on the
- * disk, not all its blocks) must never be read.  Each COPY batch names its
- * source segment (flag 2), and opening enters its blocks only if that
- * segment is gone: the source is renamed or deleted only after every copy
- * of it is durable (fdatasync), so a source gone means whole copies, and a
- * source still there (a crash before its rename or deletion reached the
- * disk) holds every block the copies hold.  A copy left by a compaction
- * that a crash cut short is superseded by the copies of the next attempt,
- * written later in the log (for one version, opening keeps the last place
- * it reads).  The logs of earlier builds have COPY batches of flag 1,
- * whose checksum covers their blocks: opening still reads their blocks
- * back and trusts one only whole.  Compaction runs on a thread of its own,
- * taking the writer's lock one COPY batch at a time.
- *
- * Spare segments.  Up to LOG_SPARES compacted segments of the standard size
- * are renamed spare-N.log instead of deleted, and the next new segment is
- * a spare renamed back (seg-M.log, M the new number) and written over from
- * its start.  A byte written into a page the page cache holds is far
- * cheaper than one written into a new page, which the kernel must first
- * get (on the benchmark VM, from the host: 0.43 against 15 GB/s,
- * docs/benchmarks.md).  What the spare held before is never read: its
- * batch headers carry its old segment number and lower sequence numbers,
- * and opening stops at the first header whose segment number is not the
- * file's.  Opening ignores spare files, so a crash anywhere in a rename
- * leaves either a segment read as before (its batches superseded) or a
- * spare; extra spares, or spares of another size, are deleted at opening.
- *
- * Spares made ahead.  A log that only grows (a load, or statements soon
- * after one) has no compacted segment to reuse, so every new segment is
- * written into pages the page cache has never held, and a byte written into
- * a new page costs far more than one written into a cached page (on the
- * benchmark VM, 15 against 1 ms for a batch of 11 MB, most of it the host's
- * first touch of the guest's memory; docs/benchmarks.md, "4 December 2026,
- * evening").  So a thread of the store's own, at the lowest priority
- * (SCHED_IDLE: it runs on a core nothing else wants), keeps one spare
- * (SPARE_AHEAD) ready once the last segment is a quarter full (compaction
- * may keep LOG_SPARES): it allocates a segment as spare.tmp (fallocate,
- * fsync), reads it through, which brings its pages into the cache as zeros
- * without a disk write, and renames it spare-N.log (N from SPARE_MADE on,
- * never a segment's number).  It makes none while the disk has room for
- * less than two segments (the room is the WRITEs'); a spare.tmp left by a
- * crash is deleted at opening; a failure is logged, and making one tried
- * again no sooner than SPARE_RETRY_S later.
+ * Compaction (a segment under half live copied and dropped), spare
+ * segments and the spares made ahead: store_log_compact.c.  The layout of
+ * a store shared by both files: store_log_int.h.
  *
  * A failed fdatasync leaves what is on the disk unknown: every later WRITE
  * is refused until the store is restarted (and has read its log again).
@@ -123,17 +79,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -141,115 +92,12 @@
 #include "cry.h"
 #include "log.h"
 #include "store.h"
-
-#define LOG_MAGIC 0x4c57434cu          /* "LWCL" */
-#define LOG_FORMAT 1u
-#define LOG_ALIGN 4096u
-#define LOG_HDR 64u
-#define LOG_SEG_BYTES (256ull << 20)   /* a segment, unless one batch needs more */
-#define LOG_SEQ_JUMP (1ull << 20)      /* > batches a segment can hold          */
-#define LOG_FLAG_COPY 1u                /* a copy checked by its blocks (old)   */
-#define LOG_FLAG_COPY_FROM 2u           /* a copy naming its source segment     */
-#define LOG_COPY_MAX 256u              /* blocks a COPY batch                   */
-#define LOG_OFF_BITS 40                /* place = segment index << 40 | offset  */
-#define LOG_IOV 1024
-#define LOG_READ_CHUNK 128             /* a READ's index lookups at a time      */
-#define LOG_SPARES 2                   /* spare segments kept, at most          */
-#define SPARE_AHEAD 1                  /* made ahead while fewer are kept       */
-#define SPARE_MADE (1ull << 60)        /* the first number of a spare made ahead */
-#define SPARE_CHUNK (1u << 20)         /* bytes a read of a spare being made     */
-#define SPARE_RETRY_S 10               /* after a spare could not be made        */
-#define LOG_META_VERSION 2u            /* log.meta's version (meta_read)        */
-
-struct seg {
-	uint64_t no;
-	int fd;
-	uint64_t cap;                  /* file size                               */
-	uint64_t end;                  /* bytes of valid batches                  */
-	uint64_t live;                 /* live blocks                             */
-	uint64_t held;                 /* blocks written into it                  */
-};
-
-struct ent {
-	uint64_t id;
-	uint64_t v[2];                 /* newest, previous; v[0] = 0: empty slot  */
-	uint64_t at[2];                /* segment number << 40 | offset of block  */
-};
-
-struct cs_store {
-	char dir[4000];
-	uint64_t seg_bytes;            /* a new segment's size                    */
-	_Atomic uint64_t bs;
-	/* the index and the segment table: read under rw shared; changed
-	 * under rw exclusive by a holder of wmu */
-	pthread_rwlock_t rw;
-	/* held shared by a READ's block reads, exclusive to close a segment */
-	pthread_rwlock_t gone;
-	struct ent *tab;
-	size_t cap, used;              /* hash slots, ids held                    */
-	uint64_t versions;             /* (id, version) pairs held                */
-	struct seg *segs;
-	size_t nseg;
-	/* the writer: appends, rotation, version checks */
-	pthread_mutex_t wmu;
-	uint64_t seq;                  /* next batch's                           */
-	/* group commit */
-	pthread_mutex_t smu;
-	pthread_cond_t scond;
-	uint64_t written;              /* logical end appended (seg no << 40 | off) */
-	uint64_t synced;               /* logical end durable                     */
-	int syncing;
-	_Atomic int failed;
-	/* compaction */
-	pthread_t compactor;
-	int compactor_on;
-	pthread_mutex_t cmu;
-	pthread_cond_t ccond;
-	int stop, kick;
-	_Atomic uint64_t copied;       /* blocks moved by compaction (log line)   */
-	/* spare segments: numbers of DIR/spare-N.log (under wmu) */
-	uint64_t spare[LOG_SPARES];
-	unsigned nspare;
-	/* spares made ahead (spare_maker) */
-	pthread_t maker;
-	int maker_on;
-	pthread_mutex_t amu;
-	pthread_cond_t acond;
-	int astop, akick;              /* under amu                               */
-	uint64_t made_no;              /* the next one's number (under wmu)       */
-	time_t made_failed;            /* when making one last failed; 0: never   */
-};
+#include "store_log_int.h"
 
 struct cs_session {
 	struct cs_store *st;
 };
-
-static uint64_t align_up(uint64_t x)
-{
-	return (x + LOG_ALIGN - 1) & ~(uint64_t)(LOG_ALIGN - 1);
-}
-
-static uint64_t hdr_bytes(uint64_t n)
-{
-	return align_up(LOG_HDR + 16 * n);
-}
-
-static uint64_t pos_make(uint64_t segno, uint64_t off)
-{
-	return segno << LOG_OFF_BITS | off;
-}
-
-static uint64_t pos_seg(uint64_t p)
-{
-	return p >> LOG_OFF_BITS;
-}
-
-static uint64_t pos_off(uint64_t p)
-{
-	return p & ((1ull << LOG_OFF_BITS) - 1);
-}
-
-static int sys_err(const char *what, const char *path, int e, char *err, size_t errlen)
+int slog_sys_err(const char *what, const char *path, int e, char *err, size_t errlen)
 {
 	if (e == ENOSPC || e == EDQUOT) {
 		lwc_errf(err, errlen, "log store: %s %s: no space left on device", what, path);
@@ -270,7 +118,7 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static struct ent *ix_find(struct cs_store *st, uint64_t id)
+struct ent *slog_ix_find(struct cs_store *st, uint64_t id)
 {
 	size_t mask = st->cap - 1;
 
@@ -327,7 +175,7 @@ static struct ent *ix_slot(struct cs_store *st, uint64_t id)
 	}
 }
 
-static struct seg *seg_by_no(struct cs_store *st, uint64_t no)
+struct seg *slog_seg_by_no(struct cs_store *st, uint64_t no)
 {
 	size_t lo = 0, hi = st->nseg;
 
@@ -346,7 +194,7 @@ static struct seg *seg_by_no(struct cs_store *st, uint64_t no)
 
 static void live_add(struct cs_store *st, uint64_t at, int d)
 {
-	struct seg *g = seg_by_no(st, pos_seg(at));
+	struct seg *g = slog_seg_by_no(st, pos_seg(at));
 
 	if (g != NULL)
 		g->live += (uint64_t)(int64_t)d;
@@ -456,7 +304,7 @@ static int pwrite_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 	return 0;
 }
 
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+int slog_pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;
 
@@ -520,7 +368,7 @@ static int read_blocks(const int *fds, const uint64_t *offs, uint8_t *const *dst
 
 		if (!miss[j])
 			continue;
-		if ((x = pread_all(fds[j], dst[j], bs, offs[j])) != 0) {
+		if ((x = slog_pread_all(fds[j], dst[j], bs, offs[j])) != 0) {
 			*bad = j;
 			return x;
 		}
@@ -528,17 +376,12 @@ static int read_blocks(const int *fds, const uint64_t *offs, uint8_t *const *dst
 	return 0;
 }
 
-static void seg_path(const struct cs_store *st, uint64_t no, char *p, size_t plen)
+void slog_seg_path(const struct cs_store *st, uint64_t no, char *p, size_t plen)
 {
 	snprintf(p, plen, "%s/seg-%016" PRIx64 ".log", st->dir, no);
 }
 
-static void spare_path(const struct cs_store *st, uint64_t no, char *p, size_t plen)
-{
-	snprintf(p, plen, "%s/spare-%016" PRIx64 ".log", st->dir, no);
-}
-
-static int sync_dir(const char *dir)
+int slog_sync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), e = 0;
 
@@ -548,45 +391,6 @@ static int sync_dir(const char *dir)
 		e = errno;
 	close(fd);
 	return e;
-}
-
-/* A spare renamed to path p (a new segment's), open; -1 if none would do
- * (each one tried and failed is deleted).  Caller holds wmu. */
-static int spare_take(struct cs_store *st, const char *p)
-{
-	while (st->nspare > 0) {
-		uint64_t no = st->spare[--st->nspare];
-		char sp[4100];
-		struct stat sb;
-		int fd, e = 0;
-
-		spare_path(st, no, sp, sizeof(sp));
-		if (rename(sp, p) != 0) {
-			log_warn("log store: cannot reuse %s: %s", sp, strerror(errno));
-			unlink(sp);
-			continue;
-		}
-		fd = open(p, O_RDWR | O_CLOEXEC);
-		if (fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == st->seg_bytes &&
-		    (e = sync_dir(st->dir)) == 0) {
-			if (no >= SPARE_MADE)
-				log_info("log store: %s made from a spare made ahead", p);
-			else
-				log_info("log store: %s made from spare segment %llu", p,
-					 (unsigned long long)no);
-			return fd;
-		}
-		if (fd < 0 || e != 0)
-			log_warn("log store: cannot reuse %s as %s: %s", sp, p,
-				 strerror(fd < 0 ? errno : e));
-		else
-			log_warn("log store: cannot reuse %s: not a file of %llu bytes", sp,
-				 (unsigned long long)st->seg_bytes);
-		if (fd >= 0)
-			close(fd);
-		unlink(p);
-	}
-	return -1;
 }
 
 /* A new segment of cap bytes, numbered after the last; caller holds wmu
@@ -609,25 +413,25 @@ static int seg_new(struct cs_store *st, uint64_t cap, char *err, size_t errlen)
 
 		if (fdatasync(last->fd) != 0) {
 			atomic_store(&st->failed, 1);
-			seg_path(st, last->no, p, sizeof(p));
-			return sys_err("fdatasync", p, errno, err, errlen);
+			slog_seg_path(st, last->no, p, sizeof(p));
+			return slog_sys_err("fdatasync", p, errno, err, errlen);
 		}
 		pthread_mutex_lock(&st->smu);
 		if (st->synced < pos_make(last->no, last->end))
 			st->synced = pos_make(last->no, last->end);
 		pthread_mutex_unlock(&st->smu);
 	}
-	seg_path(st, no, p, sizeof(p));
-	fd = cap == st->seg_bytes ? spare_take(st, p) : -1;
+	slog_seg_path(st, no, p, sizeof(p));
+	fd = cap == st->seg_bytes ? slog_spare_take(st, p) : -1;
 	if (fd < 0) {
 		fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0)
-			return sys_err("create", p, errno, err, errlen);
+			return slog_sys_err("create", p, errno, err, errlen);
 		if ((e = posix_fallocate(fd, 0, (off_t)cap)) != 0 ||
-		    (fsync(fd) != 0 && (e = errno)) || (e = sync_dir(st->dir)) != 0) {
+		    (fsync(fd) != 0 && (e = errno)) || (e = slog_sync_dir(st->dir)) != 0) {
 			close(fd);
 			unlink(p);
-			return sys_err("allocate", p, e, err, errlen);
+			return slog_sys_err("allocate", p, e, err, errlen);
 		}
 	}
 	pthread_rwlock_wrlock(&st->rw);
@@ -649,11 +453,11 @@ static int seg_new(struct cs_store *st, uint64_t cap, char *err, size_t errlen)
  * Append one batch of n blocks (data[i] their bytes) with ids[i]/vers[i]:
  * a WRITE's (src 0) or a COPY of blocks of segment src; caller holds wmu.
  * On success the index points at the new places and *end is the logical
- * end to wait for (log_sync).
+ * end to wait for (slog_sync).
  */
-static int append_batch(struct cs_store *st, const uint64_t *ids, const uint64_t *vers,
-			const uint8_t *const *data, size_t n, uint32_t bs, uint64_t src,
-			uint64_t *end, char *err, size_t errlen)
+int slog_append(struct cs_store *st, const uint64_t *ids, const uint64_t *vers,
+		const uint8_t *const *data, size_t n, uint32_t bs, uint64_t src, uint64_t *end,
+		char *err, size_t errlen)
 {
 	uint64_t hlen = hdr_bytes(n), dlen = (uint64_t)n * bs;
 	uint64_t total = hlen + align_up(dlen), off, segno;
@@ -706,8 +510,8 @@ static int append_batch(struct cs_store *st, const uint64_t *ids, const uint64_t
 		 * next batch, and an I/O error leaves the file unknown */
 		if (e != ENOSPC && e != EDQUOT)
 			atomic_store(&st->failed, 1);
-		seg_path(st, segno, p, sizeof(p));
-		return sys_err("write", p, e, err, errlen);
+		slog_seg_path(st, segno, p, sizeof(p));
+		return slog_sys_err("write", p, e, err, errlen);
 	}
 	st->seq++;
 	pthread_rwlock_wrlock(&st->rw);
@@ -734,7 +538,7 @@ static int append_batch(struct cs_store *st, const uint64_t *ids, const uint64_t
 
 /* Wait until the log is durable up to end: one fdatasync for every WRITE
  * appended while the previous one ran.  Caller holds no lock. */
-static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
+int slog_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
 {
 	int ret = LWC_OK;
 
@@ -762,7 +566,7 @@ static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
 		 * fdatasync (compaction may close the original meanwhile). */
 		pthread_rwlock_rdlock(&st->rw);
 		{
-			struct seg *g = seg_by_no(st, pos_seg(target));
+			struct seg *g = slog_seg_by_no(st, pos_seg(target));
 
 			fd = g ? fcntl(g->fd, F_DUPFD_CLOEXEC, 0) : -1;
 			if (g != NULL && fd < 0)
@@ -784,7 +588,7 @@ static int log_sync(struct cs_store *st, uint64_t end, char *err, size_t errlen)
 				st->synced = target;
 		} else {
 			atomic_store(&st->failed, 1);
-			ret = sys_err("fdatasync in", st->dir, e ? e : EIO, err, errlen);
+			ret = slog_sys_err("fdatasync in", st->dir, e ? e : EIO, err, errlen);
 		}
 		pthread_cond_broadcast(&st->scond);
 	}
@@ -814,7 +618,7 @@ static int meta_read(struct cs_store *st, uint64_t *bs, unsigned *ver, char *err
 	*ver = 0;
 	snprintf(p, sizeof(p), "%s/log.meta", st->dir);
 	if ((f = fopen(p, "r")) == NULL)
-		return errno == ENOENT ? LWC_OK : sys_err("open", p, errno, err, errlen);
+		return errno == ENOENT ? LWC_OK : slog_sys_err("open", p, errno, err, errlen);
 	if (fgets(buf, sizeof(buf), f) == NULL ||
 	    (sscanf(buf, "lwc-log %u block_size %llu%1s", &fmt, &v, tail) != 2 &&
 	     (fmt = 1, sscanf(buf, "block_size %llu%1s", &v, tail) != 1)) ||
@@ -844,7 +648,7 @@ static int meta_write(struct cs_store *st, uint64_t bs, char *err, size_t errlen
 	snprintf(p, sizeof(p), "%s/log.meta", st->dir);
 	snprintf(t, sizeof(t), "%s.tmp", p);
 	if ((f = fopen(t, "w")) == NULL)
-		return sys_err("create", t, errno, err, errlen);
+		return slog_sys_err("create", t, errno, err, errlen);
 	if (fprintf(f, "lwc-log %u block_size %llu\n", LOG_META_VERSION,
 		    (unsigned long long)bs) < 0 || fflush(f) != 0 ||
 	    fsync(fileno(f)) != 0)
@@ -854,10 +658,10 @@ static int meta_write(struct cs_store *st, uint64_t bs, char *err, size_t errlen
 	if (e == 0 && rename(t, p) != 0)
 		e = errno;
 	if (e == 0)
-		e = sync_dir(st->dir);
+		e = slog_sync_dir(st->dir);
 	if (e != 0) {
 		unlink(t);
-		return sys_err("write", p, e, err, errlen);
+		return slog_sys_err("write", p, e, err, errlen);
 	}
 	return LWC_OK;
 }
@@ -868,15 +672,15 @@ static int meta_write(struct cs_store *st, uint64_t bs, char *err, size_t errlen
  * of flag 1 back and check its blocks too, as opening must; the compactor,
  * walking batches that opening checked or this store appended, passes 0
  * and reads only the blocks it copies. */
-static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq, int check_copy,
-		      uint8_t **hbuf, size_t *hcap, uint64_t *seq, uint32_t *n, uint32_t *bs,
-		      uint64_t *total, uint64_t *src)
+int slog_batch_read(struct seg *g, uint64_t off, uint64_t prev_seq, int check_copy,
+		    uint8_t **hbuf, size_t *hcap, uint64_t *seq, uint32_t *n, uint32_t *bs,
+		    uint64_t *total, uint64_t *src)
 {
 	uint8_t first[LOG_HDR], sum[16], *h;
 	uint32_t flags;
 	uint64_t hlen;
 
-	if (off + LOG_ALIGN > g->cap || pread_all(g->fd, first, LOG_HDR, off) != 0)
+	if (off + LOG_ALIGN > g->cap || slog_pread_all(g->fd, first, LOG_HDR, off) != 0)
 		return 0;
 	if (cry_get_be32(first) != LOG_MAGIC || cry_get_be32(first + 4) != LOG_FORMAT ||
 	    cry_get_be64(first + 16) != g->no)
@@ -903,7 +707,7 @@ static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq, int check_
 		*hcap = hlen;
 	}
 	h = *hbuf;
-	if (pread_all(g->fd, h, LOG_HDR + 16 * (size_t)*n, off) != 0)
+	if (slog_pread_all(g->fd, h, LOG_HDR + 16 * (size_t)*n, off) != 0)
 		return 0;
 	memcpy(sum, h + 48, 16);
 	memset(h + 48, 0, 16);
@@ -913,7 +717,7 @@ static int batch_read(struct seg *g, uint64_t off, uint64_t prev_seq, int check_
 		uint8_t *d = malloc(dl);
 		const uint8_t **bp = malloc(*n * sizeof(*bp));
 		uint8_t got[16];
-		int ok = d != NULL && bp != NULL && pread_all(g->fd, d, dl, off + hlen) == 0;
+		int ok = d != NULL && bp != NULL && slog_pread_all(g->fd, d, dl, off + hlen) == 0;
 
 		if (ok) {
 			for (uint32_t i = 0; i < *n; i++)
@@ -943,23 +747,6 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* At opening: keep spare-N.log as a spare if it has the standard size and
- * there is room, else delete it. */
-static void spare_keep(struct cs_store *st, uint64_t no)
-{
-	char sp[4100];
-	struct stat sb;
-
-	spare_path(st, no, sp, sizeof(sp));
-	if (st->nspare < LOG_SPARES && stat(sp, &sb) == 0 &&
-	    (uint64_t)sb.st_size == st->seg_bytes) {
-		st->spare[st->nspare++] = no;
-		return;
-	}
-	if (unlink(sp) != 0 && errno != ENOENT)
-		log_warn("log store: cannot delete %s: %s", sp, strerror(errno));
-}
-
 /* Open every segment and read its batches into the index (spare segments
  * are noted, not read). */
 static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t errlen)
@@ -973,7 +760,7 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 
 	*bs_seen = 0;
 	if (d == NULL)
-		return sys_err("open", st->dir, errno, err, errlen);
+		return slog_sys_err("open", st->dir, errno, err, errlen);
 	while ((de = readdir(d)) != NULL) {
 		unsigned long long no;
 		char tail[8];
@@ -989,7 +776,7 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 		}
 		if (sscanf(de->d_name, "spare-%16llx.%7s", &no, tail) == 2 &&
 		    strcmp(tail, "log") == 0 && strlen(de->d_name) == 26) {
-			spare_keep(st, no);
+			slog_spare_keep(st, no);
 			continue;
 		}
 		if (sscanf(de->d_name, "seg-%16llx.%7s", &no, tail) != 2 ||
@@ -1023,18 +810,18 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 		uint64_t off = 0, seq, total, src;
 		uint32_t n, bs;
 
-		seg_path(st, nos[i], p, sizeof(p));
+		slog_seg_path(st, nos[i], p, sizeof(p));
 		g->no = nos[i];
 		g->fd = open(p, O_RDWR | O_CLOEXEC);
 		if (g->fd < 0 || fstat(g->fd, &sb) != 0) {
-			ret = sys_err("open", p, errno, err, errlen);
+			ret = slog_sys_err("open", p, errno, err, errlen);
 			if (g->fd >= 0)
 				close(g->fd);
 			break;
 		}
 		g->cap = (uint64_t)sb.st_size;
 		st->nseg++;
-		while (batch_read(g, off, last_seq, 1, &hbuf, &hcap, &seq, &n, &bs, &total,
+		while (slog_batch_read(g, off, last_seq, 1, &hbuf, &hcap, &seq, &n, &bs, &total,
 				  &src)) {
 			uint64_t hlen = hdr_bytes(n);
 			/* a copy whose source is still here may be cut short:
@@ -1057,7 +844,7 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 			for (uint32_t k = 0; k < n && skip && ret == LWC_OK; k++) {
 				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;
 				uint64_t id = cry_get_be64(en), v = cry_get_be64(en + 8);
-				struct ent *e = src < g->no ? ix_find(st, id) : NULL;
+				struct ent *e = src < g->no ? slog_ix_find(st, id) : NULL;
 
 				if (e == NULL || e->v[0] < v) {
 					lwc_errf(err, errlen, "log store: %s is damaged: its batch at "
@@ -1094,346 +881,6 @@ static int log_recover(struct cs_store *st, uint64_t *bs_seen, char *err, size_t
 	return ret;
 }
 
-/* ----------------------------------------------------------- compaction */
-
-/* Copy the live blocks of segment no into COPY batches, then delete it. */
-static int compact_seg(struct cs_store *st, uint64_t no, char *err, size_t errlen)
-{
-	uint64_t off = 0, seq, total, src, bs = atomic_load(&st->bs);
-	uint8_t *hbuf = NULL, *data = NULL;
-	size_t hcap = 0;
-	uint32_t n, b;
-	struct seg *g, copy;
-	char p[4100];
-	int ret = LWC_OK;
-
-	uint64_t copied0 = atomic_load(&st->copied);
-
-	pthread_rwlock_rdlock(&st->rw);
-	g = seg_by_no(st, no);
-	if (g != NULL)
-		copy = *g;
-	pthread_rwlock_unlock(&st->rw);
-	if (g == NULL || bs == 0)
-		return LWC_OK;
-	data = malloc(LOG_COPY_MAX * bs);
-	if (data == NULL)
-		return LWC_ERR_NOMEM;
-	/* the batches opening read (or this store appended) up to copy.end */
-	while (off < copy.end && ret == LWC_OK &&
-	       batch_read(&copy, off, 0, 0, &hbuf, &hcap, &seq, &n, &b, &total, &src)) {
-		uint64_t hlen = hdr_bytes(n);
-
-		for (uint32_t k0 = 0; k0 < n && ret == LWC_OK; k0 += LOG_COPY_MAX) {
-			uint64_t ids[LOG_COPY_MAX], vers[LOG_COPY_MAX], ats[LOG_COPY_MAX], end = 0;
-			const uint8_t *dp[LOG_COPY_MAX];
-			size_t m = 0, kept = 0;
-
-			/* the live blocks (the index points here), read without
-			 * the writer's lock: the bytes at a place never change */
-			pthread_rwlock_rdlock(&st->rw);
-			for (uint32_t k = k0; k < n && k < k0 + LOG_COPY_MAX; k++) {
-				const uint8_t *en = hbuf + LOG_HDR + 16 * (size_t)k;
-				uint64_t id = cry_get_be64(en), v = cry_get_be64(en + 8);
-				uint64_t at = pos_make(no, off + hlen + (uint64_t)k * bs);
-				struct ent *e = ix_find(st, id);
-
-				if (e == NULL || !((e->v[0] == v && e->at[0] == at) ||
-						   (e->v[1] == v && e->at[1] == at)))
-					continue;
-				ids[m] = id;
-				vers[m] = v;
-				ats[m] = at;
-				m++;
-			}
-			pthread_rwlock_unlock(&st->rw);
-			for (size_t i = 0; i < m && ret == LWC_OK; i++) {
-				int x = pread_all(copy.fd, data + i * bs, bs, pos_off(ats[i]));
-
-				if (x != 0)
-					ret = sys_err("read", st->dir, x, err, errlen);
-			}
-			if (ret != LWC_OK || m == 0)
-				continue;
-			/* still live (the index changes only under wmu) */
-			pthread_mutex_lock(&st->wmu);
-			for (size_t i = 0; i < m; i++) {
-				struct ent *e = ix_find(st, ids[i]);
-
-				if (e == NULL || !((e->v[0] == vers[i] && e->at[0] == ats[i]) ||
-						   (e->v[1] == vers[i] && e->at[1] == ats[i])))
-					continue;
-				if (kept != i)
-					memcpy(data + kept * bs, data + i * bs, bs);
-				ids[kept] = ids[i];
-				vers[kept] = vers[i];
-				dp[kept] = data + kept * bs;
-				kept++;
-			}
-			if (kept > 0)
-				ret = append_batch(st, ids, vers, dp, kept, (uint32_t)bs, no, &end,
-						   err, errlen);
-			pthread_mutex_unlock(&st->wmu);
-			if (ret == LWC_OK && kept > 0)
-				ret = log_sync(st, end, err, errlen);
-			m = kept;
-			atomic_fetch_add(&st->copied, m);
-		}
-		off += total;
-	}
-	free(hbuf);
-	free(data);
-	if (ret != LWC_OK)
-		return ret;
-	/* every live block has a durable copy: the segment goes (once the
-	 * READs reading from it are done) */
-	pthread_mutex_lock(&st->wmu);
-	pthread_rwlock_wrlock(&st->gone);
-	pthread_rwlock_wrlock(&st->rw);
-	g = seg_by_no(st, no);
-	if (g != NULL && g->live == 0) {
-		size_t i = (size_t)(g - st->segs);
-		int keep = g->cap == st->seg_bytes && st->nspare < LOG_SPARES;
-
-		log_info("log store: segment %llu compacted: %llu of its %llu blocks were live "
-			 "and copied%s", (unsigned long long)no,
-			 (unsigned long long)(atomic_load(&st->copied) - copied0),
-			 (unsigned long long)g->held, keep ? ", kept as a spare" : "");
-
-		close(g->fd);
-		memmove(g, g + 1, (st->nseg - i - 1) * sizeof(*g));
-		st->nseg--;
-		seg_path(st, no, p, sizeof(p));
-		if (keep) {
-			char sp[4100];
-
-			/* kept for the next new segment (spare_take) */
-			spare_path(st, no, sp, sizeof(sp));
-			if (rename(p, sp) == 0) {
-				st->spare[st->nspare++] = no;
-			} else {
-				log_warn("log store: cannot keep %s as a spare: %s", p,
-					 strerror(errno));
-				keep = 0;
-			}
-		}
-		if (!keep && unlink(p) != 0 && errno != ENOENT)
-			log_warn("log store: cannot delete %s: %s", p, strerror(errno));
-	} else if (g != NULL) {
-		log_warn("log store: segment %llu still has %llu live blocks after compaction",
-			 (unsigned long long)no, (unsigned long long)g->live);
-	}
-	pthread_rwlock_unlock(&st->rw);
-	pthread_rwlock_unlock(&st->gone);
-	pthread_mutex_unlock(&st->wmu);
-	return LWC_OK;
-}
-
-/* The segment most worth compacting: not the last, durable, under half
- * live; 0 if none. */
-static uint64_t compact_pick(struct cs_store *st)
-{
-	uint64_t best = 0, synced;
-	double best_r = 0.5;
-
-	pthread_mutex_lock(&st->smu);
-	synced = st->synced;
-	pthread_mutex_unlock(&st->smu);
-	pthread_rwlock_rdlock(&st->rw);
-	for (size_t i = 0; i + 1 < st->nseg; i++) {
-		struct seg *g = &st->segs[i];
-		double r = g->held ? (double)g->live / (double)g->held : 0;
-
-		if (pos_make(g->no, g->end) > synced)
-			continue;
-		if (r < best_r) {
-			best_r = r;
-			best = g->no;
-		}
-	}
-	pthread_rwlock_unlock(&st->rw);
-	return best;
-}
-
-/* Is a spare to be made now?  Fewer than SPARE_AHEAD kept, the last
- * segment a quarter full, the log healthy, no recent failure. */
-static int spare_wanted(struct cs_store *st)
-{
-	int want;
-
-	pthread_mutex_lock(&st->wmu);
-	want = st->nspare < SPARE_AHEAD && st->nseg > 0 && !atomic_load(&st->failed) &&
-	       st->segs[st->nseg - 1].end >= st->seg_bytes / 4 &&
-	       (st->made_failed == 0 || time(NULL) - st->made_failed >= SPARE_RETRY_S);
-	pthread_mutex_unlock(&st->wmu);
-	return want;
-}
-
-static int maker_stopping(struct cs_store *st)
-{
-	int stop;
-
-	pthread_mutex_lock(&st->amu);
-	stop = st->astop;
-	pthread_mutex_unlock(&st->amu);
-	return stop;
-}
-
-/* Is no a kept spare's number?  Caller holds wmu. */
-static int spare_kept(const struct cs_store *st, uint64_t no)
-{
-	for (unsigned i = 0; i < st->nspare; i++)
-		if (st->spare[i] == no)
-			return 1;
-	return 0;
-}
-
-/* Make a spare ahead (the comment at the top says why): a segment
- * allocated as spare.tmp, read through, renamed.  Holds the writer's lock
- * only to rename it. */
-static void spare_make(struct cs_store *st)
-{
-	char tp[4100], sp[4100];
-	uint8_t *buf = malloc(SPARE_CHUNK);
-	struct statvfs vfs;
-	int fd, e = 0;
-
-	snprintf(tp, sizeof(tp), "%s/spare.tmp", st->dir);
-	/* never the space a WRITE could need: room for it and one more */
-	if (statvfs(st->dir, &vfs) == 0 &&
-	    (uint64_t)vfs.f_bavail * vfs.f_frsize < 2 * st->seg_bytes) {
-		pthread_mutex_lock(&st->wmu);
-		st->made_failed = time(NULL);
-		pthread_mutex_unlock(&st->wmu);
-		free(buf);
-		return;
-	}
-	fd = buf ? open(tp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-	if (fd < 0) {
-		e = buf ? errno : ENOMEM;
-		goto out;
-	}
-	if ((e = posix_fallocate(fd, 0, (off_t)st->seg_bytes)) == 0 && fsync(fd) != 0)
-		e = errno;
-	/* the pages come into the cache as zeros: no disk read, no write */
-	for (uint64_t off = 0; off < st->seg_bytes && e == 0; off += SPARE_CHUNK) {
-		if (off % (16u * SPARE_CHUNK) == 0 && maker_stopping(st)) {
-			close(fd);
-			goto out;
-		}
-		if (pread(fd, buf, SPARE_CHUNK, (off_t)off) < 0)
-			e = errno;
-	}
-	close(fd);
-	if (e == 0) {
-		pthread_mutex_lock(&st->wmu);
-		if (st->nspare < LOG_SPARES) {
-			uint64_t no;
-
-			do
-				no = st->made_no++;
-			while (spare_kept(st, no));
-			spare_path(st, no, sp, sizeof(sp));
-			if (rename(tp, sp) != 0 || (e = sync_dir(st->dir)) != 0) {
-				e = e ? e : errno;
-				unlink(sp);
-			} else {
-				st->spare[st->nspare++] = no;
-				st->made_failed = 0;
-			}
-		}
-		pthread_mutex_unlock(&st->wmu);
-	}
-	if (e != 0) {
-		log_warn("log store: cannot make a spare segment %s: %s (tried again in %d s)",
-			 tp, strerror(e), SPARE_RETRY_S);
-		pthread_mutex_lock(&st->wmu);
-		st->made_failed = time(NULL);
-		pthread_mutex_unlock(&st->wmu);
-	}
-out:
-	unlink(tp);
-	free(buf);
-}
-
-static void *spare_maker(void *arg)
-{
-	struct cs_store *st = arg;
-	struct sched_param sp = { 0 };
-
-	/* only on a core nothing else wants */
-	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
-		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
-	pthread_mutex_lock(&st->amu);
-	while (!st->astop) {
-		if (!st->akick) {
-			pthread_cond_wait(&st->acond, &st->amu);
-			continue;
-		}
-		st->akick = 0;
-		pthread_mutex_unlock(&st->amu);
-		while (spare_wanted(st) && !maker_stopping(st))
-			spare_make(st);
-		pthread_mutex_lock(&st->amu);
-	}
-	pthread_mutex_unlock(&st->amu);
-	return NULL;
-}
-
-static void maker_kick(struct cs_store *st)
-{
-	if (!st->maker_on)
-		return;
-	pthread_mutex_lock(&st->amu);
-	st->akick = 1;
-	pthread_cond_signal(&st->acond);
-	pthread_mutex_unlock(&st->amu);
-}
-
-static void *compactor(void *arg)
-{
-	struct cs_store *st = arg;
-
-	pthread_mutex_lock(&st->cmu);
-	while (!st->stop) {
-		uint64_t no;
-		char err[512] = "";
-
-		if (!st->kick) {
-			pthread_cond_wait(&st->ccond, &st->cmu);
-			continue;
-		}
-		st->kick = 0;
-		pthread_mutex_unlock(&st->cmu);
-		while (!atomic_load(&st->failed) && (no = compact_pick(st)) != 0) {
-			int rc = compact_seg(st, no, err, sizeof(err));
-
-			if (rc != LWC_OK) {
-				log_error("log store: compacting segment %llu: %s",
-					  (unsigned long long)no, err);
-				break;
-			}
-			pthread_mutex_lock(&st->cmu);
-			if (st->stop) {
-				pthread_mutex_unlock(&st->cmu);
-				break;
-			}
-			pthread_mutex_unlock(&st->cmu);
-		}
-		pthread_mutex_lock(&st->cmu);
-	}
-	pthread_mutex_unlock(&st->cmu);
-	return NULL;
-}
-
-static void compact_kick(struct cs_store *st)
-{
-	pthread_mutex_lock(&st->cmu);
-	st->kick = 1;
-	pthread_cond_signal(&st->ccond);
-	pthread_mutex_unlock(&st->cmu);
-}
-
 /* ------------------------------------------------------------ the ops */
 
 /* "DIR[,segment-mb=N]": the directory into dir, the segment size into *seg. */
@@ -1458,20 +905,7 @@ static void log_close(struct cs_store *st)
 {
 	if (st == NULL)
 		return;
-	if (st->maker_on) {
-		pthread_mutex_lock(&st->amu);
-		st->astop = 1;
-		pthread_cond_signal(&st->acond);
-		pthread_mutex_unlock(&st->amu);
-		pthread_join(st->maker, NULL);
-	}
-	if (st->compactor_on) {
-		pthread_mutex_lock(&st->cmu);
-		st->stop = 1;
-		pthread_cond_signal(&st->ccond);
-		pthread_mutex_unlock(&st->cmu);
-		pthread_join(st->compactor, NULL);
-	}
+	slog_threads_stop(st);
 	for (size_t i = 0; i < st->nseg; i++)
 		close(st->segs[i].fd);
 	free(st->segs);
@@ -1527,7 +961,7 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 			      errlen)) != LWC_OK)
 		goto fail;
 	if (mkdir(st->dir, 0700) != 0 && errno != EEXIST) {
-		ret = sys_err("create", st->dir, errno, err, errlen);
+		ret = slog_sys_err("create", st->dir, errno, err, errlen);
 		goto fail;
 	}
 	if ((ret = meta_read(st, &meta_bs, &meta_ver, err, errlen)) != LWC_OK ||
@@ -1561,21 +995,13 @@ static int log_open(struct cs_store **out, const char *spec, uint32_t block_size
 	if (st->bs != 0 && meta_ver != LOG_META_VERSION &&
 	    (ret = meta_write(st, st->bs, err, errlen)) != LWC_OK)
 		goto fail;
-	if (pthread_create(&st->compactor, NULL, compactor, st) != 0) {
-		lwc_errf(err, errlen, "log store: cannot start the compaction thread");
-		ret = LWC_ERR_STORE;
+	if ((ret = slog_threads_start(st, err, errlen)) != LWC_OK)
 		goto fail;
-	}
-	st->compactor_on = 1;
-	if (pthread_create(&st->maker, NULL, spare_maker, st) == 0)
-		st->maker_on = 1;
-	else
-		log_warn("log store: cannot start the thread that makes spare segments ahead");
 	log_info("log store %s: %zu segment%s (%u spare), %zu blocks, %llu versions", st->dir,
 		 st->nseg, st->nseg == 1 ? "" : "s", st->nspare, st->used,
 		 (unsigned long long)st->versions);
-	compact_kick(st);
-	maker_kick(st);
+	slog_compact_kick(st);
+	slog_maker_kick(st);
 	*out = st;
 	return LWC_OK;
 fail:
@@ -1635,7 +1061,7 @@ static int log_read(struct cs_session *s, const uint64_t *ids, const uint64_t *v
 		pthread_rwlock_rdlock(&st->rw);
 		for (size_t j = 0; j < m; j++) {
 			size_t i = i0 + j;
-			struct ent *e = ix_find(st, ids[i]);
+			struct ent *e = slog_ix_find(st, ids[i]);
 			struct seg *g;
 			int k;
 
@@ -1653,7 +1079,7 @@ static int log_read(struct cs_session *s, const uint64_t *ids, const uint64_t *v
 				ret = LWC_ERR_NOT_FOUND;
 				break;
 			}
-			g = seg_by_no(st, pos_seg(e->at[k]));
+			g = slog_seg_by_no(st, pos_seg(e->at[k]));
 			if (g == NULL) {
 				lwc_errf(err, errlen, "log store: block %llu version %llu: its "
 					 "segment is missing", (unsigned long long)ids[i],
@@ -1718,7 +1144,7 @@ static int log_write(struct cs_session *s, const struct cs_block *blocks, size_t
 	}
 	/* the index changes only under wmu: read without rw */
 	for (size_t i = 0; i < n; i++) {
-		struct ent *e = ix_find(st, blocks[i].id);
+		struct ent *e = slog_ix_find(st, blocks[i].id);
 
 		if ((ret = cs_version_check(blocks[i].id, e ? e->v[0] : 0, blocks[i].version,
 					    err, errlen)) != LWC_OK) {
@@ -1738,7 +1164,7 @@ static int log_write(struct cs_session *s, const struct cs_block *blocks, size_t
 		last_no = st->segs[st->nseg - 1].no;
 		last_end = st->segs[st->nseg - 1].end;
 	}
-	ret = append_batch(st, ids, vers, data, n, (uint32_t)blocks[0].len, 0, &end, err,
+	ret = slog_append(st, ids, vers, data, n, (uint32_t)blocks[0].len, 0, &end, err,
 			   errlen);
 	/* the spare maker is woken when a spare may have become wanted: a new
 	 * segment begun, or the last one past a quarter (spare_wanted) */
@@ -1748,11 +1174,11 @@ static int log_write(struct cs_session *s, const struct cs_block *blocks, size_t
 			      st->segs[st->nseg - 1].end >= st->seg_bytes / 4);
 	pthread_mutex_unlock(&st->wmu);
 	if (ret == LWC_OK)
-		ret = log_sync(st, end, err, errlen);
+		ret = slog_sync(st, end, err, errlen);
 	if (ret == LWC_OK)
-		compact_kick(st);
+		slog_compact_kick(st);
 	if (wake_maker)
-		maker_kick(st);
+		slog_maker_kick(st);
 out:
 	free(ids);
 	free(vers);
@@ -1773,7 +1199,7 @@ static int log_stat(struct cs_session *s, const uint64_t *ids, size_t n,
 	out->versions_held = st->versions;
 	out->block_size = (uint32_t)atomic_load(&st->bs);
 	for (size_t i = 0; i < n; i++) {
-		struct ent *e = ix_find(st, ids[i]);
+		struct ent *e = slog_ix_find(st, ids[i]);
 
 		memset(&held[i], 0, sizeof(held[i]));
 		held[i].id = ids[i];

@@ -67,7 +67,7 @@ HDRS="$(ls common/*.h cloudstore/*.h proxy/*.h client/*.h tests/fuzz/*.h tests/t
 # -lhiredis), the proxy's predicates, index and state with its journal (no
 # engine, no server: no libevent), the client's SQL
 LIB_SRC="$(ls common/*.c | grep -v '^common/srvkit\.c$') $GEN/lwc.pb-c.c cloudstore/store.c cloudstore/store_lmdb.c \
- cloudstore/store_log.c cloudstore/store_pg.c cloudstore/store_redis.c cloudstore/rc_cluster.c cloudstore/rc_parse.c \
+ cloudstore/store_log.c cloudstore/store_log_compact.c cloudstore/store_pg.c cloudstore/store_redis.c cloudstore/rc_cluster.c cloudstore/rc_parse.c \
  cloudstore/proto.c proxy/pred.c proxy/index.c proxy/state.c proxy/padage.c proxy/groups.c proxy/u64map.c proxy/journal.c proxy/rowmap.c proxy/locsort.c \
  $(ls client/sql_*.c)"
 

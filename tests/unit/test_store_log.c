@@ -32,7 +32,7 @@
 
 #define BS 8192u
 #define SEG_MB 1
-#define SPARES_MAX 2                   /* store_log.c's LOG_SPARES  */
+#define SPARES_MAX 2                   /* store_log_int.h's LOG_SPARES */
 #define SPARES_AHEAD 1                 /* ... and its SPARE_AHEAD   */
 
 struct fx {
