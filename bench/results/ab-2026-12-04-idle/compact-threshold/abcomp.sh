@@ -1,4 +1,5 @@
 # abcomp.sh DIR: alternate cs-r50 / cs-r25, 8 warm-up then 16 timed scattered 10k each
+# (run from /work/tmp: coldab.sh is beside this file, scat.sh is ../../ab-2026-12-04-cold/scat.sh)
 D=$1
 for round in 1 2; do
 for b in r50 r25; do

@@ -1,4 +1,5 @@
 # abidle.sh DIR: old/new alternating, clustered 100 26 ms apart (clus.sh) after a warm-up
+# (run from /work/tmp: swap.sh is beside this file, clus.sh is ../../ab-2026-12-04-cold/clus.sh)
 D=$1; s=7000
 for round in 1 2 3; do
 for b in old new; do
