@@ -599,7 +599,6 @@ struct wbring {
 	unsigned next;                 /* the slot the next WRITE goes to       */
 };
 
-/* Wait for the outstanding WRITE, if any; LWC_OK or the statement's error. */
 /* The pace counts from the statement's last WRITE acknowledged, as it
  * reached the host (cs_client_ack_us): what the cloud's timing of that WRITE
  * tells, whatever the proxy did before reading it (rows to send first, a
@@ -610,6 +609,7 @@ static void write_acked(struct stmt *s, uint64_t at_us)
 		s->access_end_us = at_us;
 }
 
+/* Wait for the outstanding WRITE, if any; LWC_OK or the statement's error. */
 static int writebehind_join(struct stmt *s, struct writebehind *b)
 {
 	int rc;
