@@ -30,7 +30,6 @@
 
 #include "chan.h"
 #include "cs_wire.h"
-#include "idle.h"
 #include "log.h"
 #include "net.h"
 #include "pidlock.h"
@@ -95,7 +94,7 @@ struct cs_server {
 	pthread_mutex_t trace_lock;
 
 	pthread_mutex_t lock;         /* guards queue, done, stopping        */
-	struct idle_stack idle;       /* idle workers (idle.h)              */
+	pthread_cond_t cond;
 	struct job *queue_head, *queue_tail;
 	struct job *done_head, *done_tail;
 	int stopping_workers;
@@ -297,18 +296,13 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct cs_server *srv = w->srv;
-	struct idle_slot me;
 
-	if (idle_slot_init(&me) != 0) {
-		log_error("cannot start a worker: no condition variable");
-		return NULL;
-	}
 	pthread_mutex_lock(&srv->lock);
 	for (;;) {
 		struct job *j;
 
 		while (srv->queue_head == NULL && !srv->stopping_workers)
-			idle_wait(&srv->idle, &me, &srv->lock);
+			pthread_cond_wait(&srv->cond, &srv->lock);
 		if (srv->queue_head == NULL)
 			break;
 		j = srv->queue_head;
@@ -329,7 +323,6 @@ static void *worker_main(void *arg)
 		event_active(srv->done_ev, EV_READ, 0);
 	}
 	pthread_mutex_unlock(&srv->lock);
-	idle_slot_fini(&me);
 	return NULL;
 }
 
@@ -360,7 +353,7 @@ static void job_submit(struct conn *c, uint8_t *req, size_t len)
 	else
 		srv->queue_head = j;
 	srv->queue_tail = j;
-	idle_wake_one(&srv->idle);
+	pthread_cond_signal(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 }
 
@@ -681,6 +674,7 @@ int cs_server_run(const struct cs_server_config *cfg)
 	srv.cfg = cfg;
 	pthread_mutex_init(&srv.lock, NULL);
 	pthread_mutex_init(&srv.trace_lock, NULL);
+	pthread_cond_init(&srv.cond, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	if ((rc = net_parse_addr(cfg->listen, &ss, &sl, err, sizeof(err))) != LWC_OK ||
@@ -777,7 +771,7 @@ int cs_server_run(const struct cs_server_config *cfg)
 stop:
 	pthread_mutex_lock(&srv.lock);
 	srv.stopping_workers = 1;
-	idle_wake_all(&srv.idle);
+	pthread_cond_broadcast(&srv.cond);
 	pthread_mutex_unlock(&srv.lock);
 	for (int i = 0; i < started; i++)
 		pthread_join(srv.workers[i].thread, NULL);
@@ -810,5 +804,6 @@ out:
 	pidlock_release(&lock);
 	pthread_mutex_destroy(&srv.lock);
 	pthread_mutex_destroy(&srv.trace_lock);
+	pthread_cond_destroy(&srv.cond);
 	return rc;
 }

@@ -1,15 +1,11 @@
 /*
  * cs_client.c - see cs_client.h.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -26,8 +22,6 @@ struct cs_client {
 	uint64_t next_seq;      /* seq of the next request sent     */
 	uint64_t expect_seq;    /* seq of the next answer expected  */
 	struct chan *chan;
-	uint64_t ack_us;        /* the last WRITE's acknowledgement
-				   arrived (cs_client_ack_us)       */
 };
 
 int cs_client_connect(struct cs_client **out, const char *addr, const uint8_t key[32],
@@ -49,13 +43,6 @@ int cs_client_connect(struct cs_client **out, const char *addr, const uint8_t ke
 	chan_use_skeleton(cl->chan, cs_wire_read_skeleton);
 	if ((rc = net_connect(addr, timeout_ms, &cl->fd, err, errlen)) != LWC_OK)
 		goto fail;
-	{
-		/* the kernel's receive time of each segment (answer_arrival); a
-		 * kernel without it leaves cs_client_ack_us at 0 */
-		int one = 1;
-
-		(void)setsockopt(cl->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
-	}
 	if ((rc = chan_connect(cl->chan, cl->fd, "", key, timeout_ms, err, errlen)) != LWC_OK)
 		goto fail;
 	*out = cl;
@@ -399,78 +386,13 @@ int cs_client_write_send(struct cs_client *cl, struct cs_wframe *f, char *err, s
 	return rc;
 }
 
-/* Wait (up to the client's timeout) for the next answer's first bytes, and
- * set *at_us to when they reached this host: the kernel's receive time of
- * the segment at the head of the socket's queue (SO_TIMESTAMPNS, on the
- * realtime clock) moved to CLOCK_MONOTONIC in microseconds; left 0 where the
- * kernel gives none.  The bytes stay queued for the read. */
-static int answer_arrival(struct cs_client *cl, uint64_t *at_us)
-{
-	struct pollfd pfd = { .fd = cl->fd, .events = POLLIN };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct timespec))];
-	} ctl;
-	uint8_t byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg;
-	struct cmsghdr *cm;
-	int r;
-
-	*at_us = 0;
-	while ((r = poll(&pfd, 1, cl->timeout_ms)) < 0)
-		if (errno != EINTR)
-			return LWC_ERR_IO;
-	if (r == 0)
-		return LWC_ERR_TIMEOUT;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof(ctl.buf);
-	/* an error or the end of the stream: the read reports it */
-	if (recvmsg(cl->fd, &msg, MSG_PEEK | MSG_DONTWAIT) <= 0)
-		return LWC_OK;
-	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
-			struct timespec rx, real, mono;
-			int64_t age_ns;
-			uint64_t now_us;
-
-			memcpy(&rx, CMSG_DATA(cm), sizeof(rx));
-			clock_gettime(CLOCK_REALTIME, &real);
-			clock_gettime(CLOCK_MONOTONIC, &mono);
-			age_ns = ((int64_t)real.tv_sec - (int64_t)rx.tv_sec) * 1000000000 +
-				 ((int64_t)real.tv_nsec - (int64_t)rx.tv_nsec);
-			now_us = (uint64_t)mono.tv_sec * 1000000u + (uint64_t)mono.tv_nsec / 1000u;
-			/* a clock stepped back: as if it came now */
-			if (age_ns < 0)
-				age_ns = 0;
-			*at_us = now_us > (uint64_t)(age_ns / 1000) ? now_us - (uint64_t)(age_ns / 1000)
-								   : now_us;
-			break;
-		}
-	}
-	return LWC_OK;
-}
-
 int cs_client_write_wait(struct cs_client *cl, char *err, size_t errlen)
 {
 	Lwc__CsResponse *resp = NULL;
-	int rc = answer_arrival(cl, &cl->ack_us);
+	int rc = await_resp(cl, LWC__CS_RESPONSE__RESULT_WRITE, &resp, err, errlen);
 
-	if (rc != LWC_OK) {
-		lwc_errf(err, errlen, "cloudstore: %s", lwc_strerror(rc));
-		return rc;
-	}
-	rc = await_resp(cl, LWC__CS_RESPONSE__RESULT_WRITE, &resp, err, errlen);
 	cs_client_free_resp(resp);
 	return rc;
-}
-
-uint64_t cs_client_ack_us(const struct cs_client *cl)
-{
-	return cl->ack_us;
 }
 
 int cs_client_write(struct cs_client *cl, const struct cs_wblock *blocks, size_t n,

@@ -58,10 +58,6 @@ int cs_client_write_frame(struct cs_client *cl, struct cs_wframe *f, char *err,
 int cs_client_write_send(struct cs_client *cl, struct cs_wframe *f, char *err,
 			 size_t errlen) LWC_WUR;
 int cs_client_write_wait(struct cs_client *cl, char *err, size_t errlen) LWC_WUR;
-/* When the acknowledgement cs_client_write_wait (or cs_client_write_frame)
- * last read reached this host: the kernel's receive time, CLOCK_MONOTONIC
- * microseconds (the proxy's pace counts from it); 0 if the kernel gave none. */
-uint64_t cs_client_ack_us(const struct cs_client *cl);
 void cs_wframe_free(struct cs_wframe *f);
 /* The request's bytes with seq (what cs_client_write_frame seals and sends):
  * *body, of the length returned, valid until the next call or the free. */

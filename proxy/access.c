@@ -599,16 +599,6 @@ struct wbring {
 	unsigned next;                 /* the slot the next WRITE goes to       */
 };
 
-/* The pace counts from the statement's last WRITE acknowledged, as it
- * reached the host (cs_client_ack_us): what the cloud's timing of that WRITE
- * tells, whatever the proxy did before reading it (rows to send first, a
- * join, a thread woken late) */
-static void write_acked(struct stmt *s, uint64_t at_us)
-{
-	if (at_us > s->access_end_us)
-		s->access_end_us = at_us;
-}
-
 /* Wait for the outstanding WRITE, if any; LWC_OK or the statement's error. */
 static int writebehind_join(struct stmt *s, struct writebehind *b)
 {
@@ -620,8 +610,6 @@ static int writebehind_join(struct stmt *s, struct writebehind *b)
 		pthread_join(b->th, NULL);
 	if (b->sent && b->rc == LWC_OK)
 		b->rc = cloud_write_finish(&b->w, b->wf, b->n, b->err, sizeof(b->err));
-	if (b->rc == LWC_OK)
-		write_acked(s, b->w.ack_us);
 	b->sent = 0;
 	b->running = 0;
 	b->pending = 0;
@@ -937,7 +925,6 @@ static int access_batch(struct px_worker *w, struct stmt *s, struct px_io *io,
 				  err[0] ? err : lwc_strerror(rc));
 			goto out;
 		}
-		write_acked(s, w->ack_us);
 		for (size_t i = 0; i < n; i++)
 			s->written[idx[i]] = marks[i];
 	}
@@ -1076,11 +1063,9 @@ int run_access(struct px_worker *w, struct stmt *s, struct px_io *io, int *io_er
 		if (rc == LWC_OK)
 			rc = wrc;
 	}
-	/* the pace counts from the last WRITE's acknowledgement (write_acked);
-	 * what follows it (rows, decisions on moved rows) is the statement's
-	 * own time, which the connection's pace covers */
-	if (s->access_end_us == 0)
-		s->access_end_us = px_now_us();
+	/* what follows (rows, decisions on moved rows) is the statement's own
+	 * time, which the connection's pace covers */
+	s->access_end_us = px_now_us();
 	if (have_pre) {
 		/* the statement stopped early: the READ ahead is not used */
 		int prc;

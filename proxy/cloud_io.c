@@ -249,11 +249,6 @@ static int write_req(struct px_worker *w, struct cs_wframe *f, int wait, int fre
 static int write_counted(struct px_worker *w, size_t n, int rc)
 {
 	if (rc == LWC_OK) {
-		/* when the acknowledgement reached the host, whatever the
-		 * thread did before it read it (the pace counts from there) */
-		w->ack_us = cs_client_ack_us(w->cloud);
-		if (w->ack_us == 0)
-			w->ack_us = px_now_us();
 		atomic_fetch_add(&w->st->writes, 1);
 		atomic_fetch_add(&w->st->blocks_moved, n);
 	}

@@ -67,7 +67,6 @@ struct px_worker {
 	MDB_txn *rtxn;                 /* its read transaction, reset between uses */
 	int rtxn_busy;
 	char name[64];
-	uint64_t ack_us;               /* its last WRITE acknowledged (pace.h) */
 	/* Pipelined INSERTs (bulk.c, "ahead"): the new blocks a bulk INSERT
 	 * holds, which the connection's next request may take the ids after
 	 * (pipe_mu; the read-ahead thread of server.c and the worker) */

@@ -38,7 +38,6 @@
 #include <sodium.h>
 
 #include "chan.h"
-#include "idle.h"
 #include "journal.h"
 #include "log.h"
 #include "lwc.pb-c.h"
@@ -90,7 +89,7 @@ struct px_server {
 	struct evconnlistener *admin;
 	struct event *done_ev, *sigterm_ev, *sigint_ev, *grace_ev;
 	pthread_mutex_t lock;
-	struct idle_stack idle;          /* idle workers (idle.h)            */
+	pthread_cond_t cond;
 	struct conn *queue_head, *queue_tail, *done_head, *done_tail;
 	int stopping_workers;
 	struct px_worker *workers;
@@ -597,19 +596,14 @@ static void *worker_loop(void *arg)
 	struct worker_arg *wa = arg;
 	struct px_server *srv = wa->srv;
 	struct px_worker *w = wa->w;
-	struct idle_slot me;
 
 	free(wa);
-	if (idle_slot_init(&me) != 0) {
-		log_error("cannot start a worker: no condition variable");
-		return NULL;
-	}
 	pthread_mutex_lock(&srv->lock);
 	for (;;) {
 		struct conn *c;
 
 		while (srv->queue_head == NULL && !srv->stopping_workers)
-			idle_wait(&srv->idle, &me, &srv->lock);
+			pthread_cond_wait(&srv->cond, &srv->lock);
 		if (srv->queue_head == NULL)
 			break;
 		c = srv->queue_head;
@@ -630,7 +624,6 @@ static void *worker_loop(void *arg)
 		event_active(srv->done_ev, EV_READ, 0);
 	}
 	pthread_mutex_unlock(&srv->lock);
-	idle_slot_fini(&me);
 	return NULL;
 }
 
@@ -655,7 +648,7 @@ static void job_submit(struct conn *c, uint8_t *req, size_t len)
 	else
 		srv->queue_head = c;
 	srv->queue_tail = c;
-	idle_wake_one(&srv->idle);
+	pthread_cond_signal(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 }
 
@@ -1318,6 +1311,7 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 	srv.started = time(NULL);
 	pthread_mutex_init(&srv.lock, NULL);
 	px_pacer_init(&srv.pacer, cfg->engine.pace, cfg->engine.pace_us);
+	pthread_cond_init(&srv.cond, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	if ((rc = net_parse_addr(cfg->listen, &ss, &sl, err, sizeof(err))) != LWC_OK) {
@@ -1392,7 +1386,7 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 stop:
 	pthread_mutex_lock(&srv.lock);
 	srv.stopping_workers = 1;
-	idle_wake_all(&srv.idle);
+	pthread_cond_broadcast(&srv.cond);
 	pthread_mutex_unlock(&srv.lock);
 	for (int i = 0; i < started; i++)
 		pthread_join(srv.threads[i], NULL);
@@ -1422,5 +1416,6 @@ out:
 		event_base_free(srv.base);
 	pthread_mutex_destroy(&srv.lock);
 	px_pacer_fini(&srv.pacer);
+	pthread_cond_destroy(&srv.cond);
 	return rc;
 }

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -361,50 +360,6 @@ static void test_pipelined(void **state)
 		assert_int_equal(r->read->n_blocks, 4);
 		cs_client_free_resp(r);
 	}
-	cs_client_close(cl);
-}
-
-static uint64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* cs_client_ack_us is when the acknowledgement reached the host (the
- * proxy's pace counts from it), not when it was read: an acknowledgement
- * left waiting in the socket for half a second still tells its arrival */
-static void test_ack_arrival(void **state)
-{
-	struct h_cs *cs = *state;
-	struct cs_client *cl = connect_cs(cs);
-	uint64_t ids[2] = { 0, 1 }, vs[2] = { 1, 1 }, t0, t1, t2, at;
-	uint8_t *data[2];
-	struct cs_wframe *f = cs_wframe_new(2, ids, vs, BS, data);
-	struct timespec half = { 0, 500 * 1000 * 1000 };
-	char err[256] = "";
-
-	assert_non_null(f);
-	for (size_t i = 0; i < 2; i++)
-		fill(data[i], BS, ids[i], vs[i]);
-	assert_int_equal(cs_client_ack_us(cl), 0);
-	t0 = mono_us();
-	assert_int_equal(cs_client_write_send(cl, f, err, sizeof(err)), LWC_OK);
-	nanosleep(&half, NULL);
-	t1 = mono_us();
-	assert_int_equal(cs_client_write_wait(cl, err, sizeof(err)), LWC_OK);
-	t2 = mono_us();
-	at = cs_client_ack_us(cl);
-	/* (the kernel's time is on the realtime clock: a millisecond's room
-	 * for its slewing over the half second) */
-	assert_true(at + 1000 >= t0);
-	assert_true(at <= t2 + 1000);
-	/* it came while this thread slept (the store answers in well under
-	 * 500 ms), so before the wait began */
-	assert_true(at < t1);
-	cs_wframe_free(f);
-	check_read_range(cl, 0, 2, 1);
 	cs_client_close(cl);
 }
 
@@ -1428,7 +1383,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_block_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ack_arrival, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_preauth, setup, teardown),
