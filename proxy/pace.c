@@ -10,24 +10,32 @@
 #include "pace.h"
 #include "state.h"
 
+/*
+ * Buckets of 1 us below PX_PACE_SUB, then PX_PACE_SUB a doubling, each a
+ * PX_PACE_SUB-th of its doubling's bottom wide (64 us from 1,024 to 2,048):
+ * D is a bucket's top, so the bucket's width is what D may exceed the
+ * percentile by.  (Four a doubling, until 5 December 2026, put D up to a
+ * quarter above it: 1,536 or 1,792 us for a 95th percentile of 1,516.)
+ */
 unsigned px_pace_bucket(uint64_t us)
 {
 	unsigned msb, b;
 
-	if (us < 4)
+	if (us < PX_PACE_SUB)
 		return (unsigned)us;
 	msb = 63u - (unsigned)__builtin_clzll(us);
-	b = 4u * msb + (unsigned)((us >> (msb - 2)) & 3u);
+	b = PX_PACE_SUB * (msb - PX_PACE_SUB_BITS + 1u) +
+	    (unsigned)((us >> (msb - PX_PACE_SUB_BITS)) & (PX_PACE_SUB - 1u));
 	return b < PX_PACE_BUCKETS ? b : PX_PACE_BUCKETS - 1;
 }
 
 uint64_t px_pace_bucket_top(unsigned b)
 {
-	unsigned msb = b / 4u, frac = b % 4u;
+	unsigned msb = b / PX_PACE_SUB + PX_PACE_SUB_BITS - 1u, frac = b % PX_PACE_SUB;
 
-	if (b < 8)
-		return b + 1;   /* 0..3 exact; 4..7 unused */
-	return (uint64_t)(5u + frac) << (msb - 2);
+	if (b < PX_PACE_SUB)
+		return b + 1;   /* exact */
+	return (uint64_t)(PX_PACE_SUB + frac + 1u) << (msb - PX_PACE_SUB_BITS);
 }
 
 unsigned px_pace_class(uint64_t gamma)

@@ -51,7 +51,9 @@
 
 #define PX_PACE_KINDS 8                /* enum stmt_kind (engine_int.h)        */
 #define PX_PACE_CLASSES 24             /* of γ: its log2, the last all above   */
-#define PX_PACE_BUCKETS 64             /* 4 a doubling, from 1 us to 65 ms     */
+#define PX_PACE_SUB_BITS 4u            /* buckets a doubling: 2^this ...       */
+#define PX_PACE_SUB (1u << PX_PACE_SUB_BITS)  /* ... each 1/16 of its bottom */
+#define PX_PACE_BUCKETS 208            /* from 1 us to 65 ms                   */
 #define PX_PACE_CAP_US 5000u           /* a longer interval is the user's      */
 #define PX_PACE_CAP_MEDIANS 4u         /* ... or than this many medians        */
 #define PX_PACE_START_US 1000u         /* D before any type has its samples    */

@@ -24,21 +24,29 @@ static void test_buckets(void **state)
 	assert_int_equal(px_pace_class(8), CLS + 1);
 	assert_int_equal(px_pace_class(0), 0);
 	assert_int_equal(px_pace_class(UINT64_MAX), PX_PACE_CLASSES - 1);
-	/* every interval lies inside its bucket, buckets rise with it, and a
-	 * bucket is at most a quarter of its bottom wide */
-	for (uint64_t us = 0; us < 50000; us += 1 + us / 50) {
+	/* every interval lies inside its bucket, buckets rise with it and
+	 * follow each other with no gap, and a bucket is at most a sixteenth
+	 * of its bottom wide (D, a bucket's top, exceeds the percentile by at
+	 * most that) */
+	for (uint64_t us = 0; us < 70000; us += 1 + us / 200) {
 		unsigned b = px_pace_bucket(us);
 
 		assert_true(b < PX_PACE_BUCKETS);
-		assert_true(us < px_pace_bucket_top(b));
-		if (b > 8)              /* (buckets 4..7 are unused) */
+		assert_true(us < px_pace_bucket_top(b) || b == PX_PACE_BUCKETS - 1);
+		if (b > 0)
 			assert_true(us >= px_pace_bucket_top(b - 1));
 		assert_true(px_pace_bucket(us + 1) >= b);
-		if (us >= 8)
-			assert_true(px_pace_bucket_top(b) - us <= us / 4 + 1);
+		assert_true(px_pace_bucket(px_pace_bucket_top(b)) == b + 1 ||
+			    b == PX_PACE_BUCKETS - 1);
+		if (b < PX_PACE_BUCKETS - 1)
+			assert_true(px_pace_bucket_top(b) - us <= us / 16 + 1);
 	}
+	assert_int_equal(px_pace_bucket_top(PX_PACE_BUCKETS - 1), 65536);
+	assert_int_equal(px_pace_bucket_top(px_pace_bucket(1516)), 1536);
+	assert_int_equal(px_pace_bucket_top(px_pace_bucket(1540)), 1600);
 	assert_int_equal(px_pace_bucket(1000), px_pace_bucket(1023));
 	assert_true(px_pace_bucket(1000) < px_pace_bucket(1024));
+	assert_true(px_pace_bucket(1024) < px_pace_bucket(1088));
 	assert_true(px_pace_bucket(UINT64_MAX) == PX_PACE_BUCKETS - 1);
 }
 
