@@ -51,8 +51,8 @@
 
 #define PX_PACE_KINDS 8                /* enum stmt_kind (engine_int.h)        */
 #define PX_PACE_CLASSES 24             /* of γ: its log2, the last all above   */
-#define PX_PACE_SUB_BITS 4u            /* buckets a doubling: 2^this ...       */
-#define PX_PACE_SUB (1u << PX_PACE_SUB_BITS)  /* ... each 1/16 of its bottom */
+#define PX_PACE_SUB_BITS 4u            /* log2 of the buckets a doubling       */
+#define PX_PACE_SUB (1u << PX_PACE_SUB_BITS) /* 16 a doubling (pace.c)       */
 #define PX_PACE_BUCKETS 208            /* from 1 us to 65 ms                   */
 #define PX_PACE_CAP_US 5000u           /* a longer interval is the user's      */
 #define PX_PACE_CAP_MEDIANS 4u         /* ... or than this many medians        */
