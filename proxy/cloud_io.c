@@ -111,6 +111,16 @@ int px_read_begin(struct px_worker *w, MDB_txn **txn)
 	return 0;
 }
 
+int px_worker_warm(struct px_worker *w)
+{
+	MDB_txn *txn;
+	int rc = px_read_begin(w, &txn);
+
+	if (rc == 0)
+		px_read_end(w, txn);
+	return rc;
+}
+
 void px_read_end(struct px_worker *w, MDB_txn *txn)
 {
 	if (txn == NULL)

@@ -1335,6 +1335,12 @@ int px_server_run(struct px_state *st, const struct px_server_config *cfg)
 		snprintf(name, sizeof(name), "worker %d", i);
 		if ((rc = px_worker_init(&srv.workers[i], st, &cfg->engine, name)) != LWC_OK)
 			goto out;
+		if ((rc = px_worker_warm(&srv.workers[i])) != 0) {
+			log_error("proxy state: cannot open a read transaction for %s: %s", name,
+				  mdb_strerror(rc));
+			rc = LWC_ERR_STORE;
+			goto out;
+		}
 	}
 	srv.done_ev = event_new(srv.base, -1, 0, done_cb, &srv);
 	srv.sigterm_ev = evsignal_new(srv.base, SIGTERM, signal_cb, &srv);
