@@ -19,9 +19,6 @@ a temporary directory and are removed.
 """
 import glob, json, math, os, subprocess, sys, tempfile
 
-TARGETS = {"clustered": 4.0, "scattered": 20.0, "geomean": 6.0}
-
-
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 

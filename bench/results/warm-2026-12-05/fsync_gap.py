@@ -1,3 +1,5 @@
+#!/usr/bin/env python3
+# fsync_gap.py: a 68 KB write and its fdatasync, 150 times each back to back, 2 ms and 20 ms apart
 import os, time
 p="/tmp/fs2_t"; fd=os.open(p, os.O_RDWR|os.O_CREAT|os.O_TRUNC,0o600)
 cap=64<<20; os.pwrite(fd, b'\0'*cap, 0); os.fsync(fd)

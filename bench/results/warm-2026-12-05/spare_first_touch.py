@@ -1,3 +1,5 @@
+#!/usr/bin/env python3
+# spare_first_touch.py W: a 256 MB fallocated file read through, W s, then 177 MB written into it
 import os, time, sys
 wait=int(sys.argv[1])
 p="/tmp/pc2_t"; fd=os.open(p, os.O_RDWR|os.O_CREAT|os.O_TRUNC,0o600)
@@ -5,14 +7,6 @@ cap=256<<20; os.posix_fallocate(fd,0,cap); os.fsync(fd)
 t=time.perf_counter()
 for off in range(0,cap,1<<20): os.pread(fd,1<<20,off)
 print("made in %.0f ms" % ((time.perf_counter()-t)*1e3))
-def incore():
-    import mmap
-    m = mmap.mmap(fd, cap, prot=mmap.PROT_READ)
-    import ctypes
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    vec = (ctypes.c_ubyte * (cap//4096))()
-    addr = ctypes.c_void_p.from_buffer(ctypes.py_object(m)) if False else None
-    m.close()
 time.sleep(wait)
 blk=os.urandom(10816); iov=[blk]*1024
 t=time.perf_counter(); off=0
