@@ -23,9 +23,7 @@
 #include <lmdb.h>
 #include <sodium.h>
 
-#include "cry.h"
 #include "../../proxy/engine.h"
-#include "../../proxy/engine_int.h"
 #include "../../proxy/state.h"
 
 enum { R = 16 };
