@@ -62,6 +62,57 @@ static size_t journal_entries(const struct stmt *s)
 	return n;
 }
 
+/* What every statement commits through the journal: its blocks' new
+ * versions, seals and flags, the rows it wrote back and the rows it moved to
+ * the stash (st->mu held, between jr_begin and jr_commit). */
+static int stage_moves(struct px_state *st, const struct stmt *s)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < s->gamma && rc == 0; i++)
+		rc = jr_block(st, s->ids[i], s->vers[i] + 1, s->ntags + i * CRY_TAG_BYTES,
+			      s->bits + i * st->g.words);
+	/* blocks of an exact DELETE it did not read: same version and seal */
+	for (size_t i = 0; i < s->ntids && rc == 0; i++)
+		rc = jr_block(st, s->tids[i], st->version[s->tids[i]],
+			      st->tag + s->tids[i] * CRY_TAG_BYTES, s->tbits + i * st->g.words);
+	/* rows written back by this statement, rows it moved to the stash */
+	for (size_t i = 0; i < s->nev && rc == 0; i++)
+		if ((rc = jr_pos(st, s->ev[i].row,
+				 PX_LOC(s->ids[s->ev[i].blk], s->ev[i].slot))) == 0)
+			rc = jr_stash_del(st, s->ev[i].row);
+	for (size_t i = 0; i < s->nmoved && rc == 0; i++)
+		if (!s->mdel[i] && (rc = jr_pos(st, s->mrow[i], PX_LOC_STASH)) == 0)
+			rc = jr_stash_put(st, s->mrow[i], s->t->id, s->mrec + i * st->g.S);
+	return rc;
+}
+
+/* The new state is durable: its blocks mirrored in memory. */
+static void mirror_blocks(struct px_state *st, const struct stmt *s)
+{
+	for (size_t i = 0; i < s->gamma + s->ntids; i++) {
+		int read = i < s->gamma;
+		uint64_t id = read ? s->ids[i] : s->tids[i - s->gamma];
+		const uint64_t *nb = read ? s->bits + i * st->g.words
+				     : s->tbits + (i - s->gamma) * st->g.words;
+		uint16_t occ = 0;
+
+		if (read) {
+			st->version[id] = s->vers[i] + 1;
+			memcpy(st->tag + id * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES,
+			       CRY_TAG_BYTES);
+			pa_touch(&st->pa, id);
+		}
+		memcpy(st->bits + id * st->g.words, nb, st->g.words * sizeof(uint64_t));
+		for (size_t x = 0; x < st->g.words; x++)
+			occ = (uint16_t)(occ + __builtin_popcountll(nb[x]));
+		st->used_slots = st->used_slots - st->occ[id] + occ;
+		if (occ < st->occ[id] && id < st->free_hint)
+			st->free_hint = id;
+		st->occ[id] = occ;
+	}
+}
+
 int commit_stmt(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
@@ -80,24 +131,7 @@ int commit_stmt(struct px_worker *w, struct stmt *s)
 	 * or in place for a statement that changes very many */
 	if ((rc = jr_begin(st, txn, journal_entries(s))) != 0)
 		goto fail;
-	for (size_t i = 0; i < s->gamma && rc == 0; i++)
-		rc = jr_block(st, s->ids[i], s->vers[i] + 1, s->ntags + i * CRY_TAG_BYTES,
-			      s->bits + i * st->g.words);
-	/* blocks of an exact DELETE it did not read: same version and seal */
-	for (size_t i = 0; i < s->ntids && rc == 0; i++)
-		rc = jr_block(st, s->tids[i], st->version[s->tids[i]],
-			      st->tag + s->tids[i] * CRY_TAG_BYTES, s->tbits + i * st->g.words);
-	if (rc != 0)
-		goto fail;
-	/* rows written back by this statement, rows it moved to the stash */
-	for (size_t i = 0; i < s->nev && rc == 0; i++)
-		if ((rc = jr_pos(st, s->ev[i].row,
-				 PX_LOC(s->ids[s->ev[i].blk], s->ev[i].slot))) == 0)
-			rc = jr_stash_del(st, s->ev[i].row);
-	for (size_t i = 0; i < s->nmoved && rc == 0; i++)
-		if (!s->mdel[i] && (rc = jr_pos(st, s->mrow[i], PX_LOC_STASH)) == 0)
-			rc = jr_stash_put(st, s->mrow[i], t->id, s->mrec + i * st->g.S);
-	if (rc != 0)
+	if ((rc = stage_moves(st, s)) != 0)
 		goto fail;
 	switch (s->kind) {
 	case ST_INSERT:
@@ -233,28 +267,7 @@ int commit_stmt(struct px_worker *w, struct stmt *s)
 	txn = NULL;
 	if (rc != 0)
 		goto fail;
-	/* the new state is durable: mirror it in memory */
-	for (size_t i = 0; i < s->gamma + s->ntids; i++) {
-		int read = i < s->gamma;
-		uint64_t id = read ? s->ids[i] : s->tids[i - s->gamma];
-		const uint64_t *nb = read ? s->bits + i * st->g.words
-				     : s->tbits + (i - s->gamma) * st->g.words;
-		uint16_t occ = 0;
-
-		if (read) {
-			st->version[id] = s->vers[i] + 1;
-			memcpy(st->tag + id * CRY_TAG_BYTES, s->ntags + i * CRY_TAG_BYTES,
-			       CRY_TAG_BYTES);
-			pa_touch(&st->pa, id);
-		}
-		memcpy(st->bits + id * st->g.words, nb, st->g.words * sizeof(uint64_t));
-		for (size_t x = 0; x < st->g.words; x++)
-			occ = (uint16_t)(occ + __builtin_popcountll(nb[x]));
-		st->used_slots = st->used_slots - st->occ[id] + occ;
-		if (occ < st->occ[id] && id < st->free_hint)
-			st->free_hint = id;
-		st->occ[id] = occ;
-	}
+	mirror_blocks(st, s);
 	commit_stash(st, s);
 	switch (s->kind) {
 	case ST_INSERT:
@@ -327,6 +340,39 @@ fail:
 		int code = px_mdb_err(st, rc, &why);
 		return stmt_fail(s, code, "proxy state: %s", why);
 	}
+}
+
+/* Several SELECTs committed as one transaction (st->mu held): one journal
+ * record and one durable commit for all of them, where each would make its
+ * own (engine.c, commit_selects).  They hold disjoint blocks and stash rows,
+ * so their changes are what their commits one after the other would be.
+ * Nonzero (nothing changed) on failure: each is then committed alone. */
+int commit_group(struct px_state *st, struct stmt *const *v, size_t n)
+{
+	MDB_txn *txn;
+	size_t entries = 0;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		entries += journal_entries(v[i]);
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return rc;
+	rc = jr_begin(st, txn, entries);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = stage_moves(st, v[i]);
+	if (rc != 0) {
+		mdb_txn_abort(txn);
+		jr_abort(st);
+		return rc;
+	}
+	if ((rc = jr_commit(st, txn)) != 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		mirror_blocks(st, v[i]);
+		commit_stash(st, v[i]);
+	}
+	jr_fold_if_due(st);
+	return 0;
 }
 
 /* After a failure (st->mu held): commit the new version of every block that

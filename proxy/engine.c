@@ -191,6 +191,148 @@ static int list_tables(struct px_worker *w, const Lwc__ProxyRequest *req, struct
 	return rc;
 }
 
+/* ---- the end of a statement, under st->mu: its commit, what it held ---------- */
+
+static int stmt_ok(const struct stmt *s, int rc, int io_err)
+{
+	return rc == LWC_OK && io_err == LWC_OK && !s->aborted && s->err == LWC_OK;
+}
+
+/* A statement's end (st->mu held): its commit, unless it was committed in a
+ * group (committed), or what a failure leaves; its blocks, stash rows and
+ * table let go; the counters.  Returns the statement's result. */
+static int stmt_end(struct px_worker *w, struct stmt *s, int rc, int io_err, int committed)
+{
+	struct px_state *st = w->st;
+
+	if (!committed && stmt_ok(s, rc, io_err)) {
+		uint64_t t0 = px_now_us();
+
+		if (!s->bulk)
+			rc = commit_stmt(w, s);
+		atomic_fetch_add(&st->commit_us, px_now_us() - t0);
+		atomic_fetch_add(&st->commits, 1);
+		s->blocks_done = 0;         /* (new records may be in place by now) */
+	} else if (!committed && rc == LWC_OK) {
+		rc = s->err != LWC_OK ? s->err : LWC_ERR_ABORTED;
+	}
+	if (rc != LWC_OK && s->blocks_done && s->relocating)
+		commit_moves_only(w, s);
+	else if (rc != LWC_OK)
+		commit_clean(st, s);
+	unlock_blocks(st, s);
+	pending_drop(st, s->owner);
+	stash_release(st, &s->held, s->owner);
+	st->stash_reserved -= s->reserved;
+	s->reserved = 0;
+	if (rc == LWC_OK && st->relocate && !s->relocating && s->locs.n > 0 &&
+	    (s->kind == ST_SELECT || s->kind == ST_UPDATE || (s->kind == ST_DELETE && s->interactive)))
+		atomic_fetch_add(s->locs.n > st->relocate_max ? &st->over_relocate_max
+				 : &st->stash_full, 1);
+	stmt_release_table(st, s);
+	atomic_fetch_add(&st->stmts, 1);
+	if (rc != LWC_OK)
+		atomic_fetch_add(&st->stmt_errors, 1);
+	return rc;
+}
+
+/*
+ * Group commit.  Each statement's commit is a durable LMDB transaction made
+ * under st->mu; under 64 clients those commits and the plans queued behind
+ * them kept the state lock held 87-93 % of the time, and a statement waited
+ * 20-55 ms for it before its plan and again before its commit
+ * (docs/benchmarks.md, "5 December 2026: group commit").  So a SELECT that
+ * ran without error joins a queue to commit, and the first to find no
+ * leader leads: it takes st->mu and the queue as it stands then (the
+ * SELECTs that arrived while it waited for the lock), commits them as one
+ * transaction (commit.c commit_group), ends each and wakes them; a
+ * statement whose leader's batch did not include it waits for the next.
+ * A SELECT alone commits as before.  Nothing changes in what is durable
+ * when: a SELECT's answer went out before its commit (answer-early) or
+ * goes out after it (off), and its connection's next request is read after
+ * it either way.  Other statements commit one by one: they can fail alone
+ * (a unique value, a table that exists) and write beside the journal.
+ */
+#define GC_MAX 64
+
+struct gc_member {
+	struct px_worker *w;
+	struct stmt *s;
+	int rc, done;
+	struct gc_member *next;
+};
+
+/* One batch of the queue committed and ended (st->mu held). */
+static void commit_batch(struct px_state *st, struct gc_member *const *m,
+			 struct stmt *const *v, size_t n)
+{
+	uint64_t t0 = px_now_us();
+	int grouped = n > 1 && commit_group(st, v, n) == 0;
+
+	if (grouped) {
+		atomic_fetch_add(&st->commit_us, px_now_us() - t0);
+		atomic_fetch_add(&st->commits, n);
+		atomic_fetch_add(&st->group_commits, 1);
+		atomic_fetch_add(&st->grouped, n);
+	}
+	/* not grouped (alone, or the group's transaction failed): one by one */
+	for (size_t i = 0; i < n; i++) {
+		if (grouped)
+			v[i]->blocks_done = 0;
+		m[i]->rc = stmt_end(m[i]->w, v[i], LWC_OK, LWC_OK, grouped);
+	}
+}
+
+static int commit_selects(struct px_worker *w, struct stmt *s)
+{
+	struct px_state *st = w->st;
+	struct gc_member me = { .w = w, .s = s, .rc = LWC_OK };
+
+	pthread_mutex_lock(&st->gc_mu);
+	if (st->gc_tail)
+		st->gc_tail->next = &me;
+	else
+		st->gc_head = &me;
+	st->gc_tail = &me;
+	while (!me.done && st->gc_leader)
+		pthread_cond_wait(&st->gc_cv, &st->gc_mu);
+	if (me.done) {
+		pthread_mutex_unlock(&st->gc_mu);
+		return me.rc;
+	}
+	st->gc_leader = 1;
+	pthread_mutex_unlock(&st->gc_mu);
+
+	pthread_mutex_lock(&st->mu);
+	while (!me.done) {              /* set by this thread only */
+		struct gc_member *m[GC_MAX];
+		struct stmt *v[GC_MAX];
+		size_t n = 0;
+
+		pthread_mutex_lock(&st->gc_mu);
+		for (; st->gc_head != NULL && n < GC_MAX; n++) {
+			m[n] = st->gc_head;
+			v[n] = m[n]->s;
+			st->gc_head = m[n]->next;
+		}
+		if (st->gc_head == NULL)
+			st->gc_tail = NULL;
+		pthread_mutex_unlock(&st->gc_mu);
+		commit_batch(st, m, v, n);
+		pthread_mutex_lock(&st->gc_mu);
+		for (size_t i = 0; i < n; i++)
+			m[i]->done = 1;         /* m[i] may be gone once gc_mu is let go */
+		pthread_cond_broadcast(&st->gc_cv);
+		pthread_mutex_unlock(&st->gc_mu);
+	}
+	pthread_mutex_unlock(&st->mu);
+	pthread_mutex_lock(&st->gc_mu);
+	st->gc_leader = 0;
+	pthread_cond_broadcast(&st->gc_cv);
+	pthread_mutex_unlock(&st->gc_mu);
+	return me.rc;
+}
+
 int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *io)
 {
 	struct px_state *st = w->st;
@@ -260,36 +402,13 @@ int px_execute(struct px_worker *w, const Lwc__ProxyRequest *req, struct px_io *
 	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK)
 		io_err = stmt_answer(w, &s, io);
 
-	pthread_mutex_lock(&st->mu);
-	if (rc == LWC_OK && io_err == LWC_OK && !s.aborted && s.err == LWC_OK) {
-		uint64_t t0 = px_now_us();
-
-		if (!s.bulk)
-			rc = commit_stmt(w, &s);
-		atomic_fetch_add(&st->commit_us, px_now_us() - t0);
-		atomic_fetch_add(&st->commits, 1);
-		s.blocks_done = 0;         /* (new records may be in place by now) */
-	} else if (rc == LWC_OK) {
-		rc = s.err != LWC_OK ? s.err : LWC_ERR_ABORTED;
+	if (s.kind == ST_SELECT && !s.bulk && s.ntids == 0 && stmt_ok(&s, rc, io_err)) {
+		rc = commit_selects(w, &s);
+	} else {
+		pthread_mutex_lock(&st->mu);
+		rc = stmt_end(w, &s, rc, io_err, 0);
+		pthread_mutex_unlock(&st->mu);
 	}
-	if (rc != LWC_OK && s.blocks_done && s.relocating)
-		commit_moves_only(w, &s);
-	else if (rc != LWC_OK)
-		commit_clean(st, &s);
-	unlock_blocks(st, &s);
-	pending_drop(st, s.owner);
-	stash_release(st, &s.held, s.owner);
-	st->stash_reserved -= s.reserved;
-	s.reserved = 0;
-	if (rc == LWC_OK && st->relocate && !s.relocating && s.locs.n > 0 &&
-	    (s.kind == ST_SELECT || s.kind == ST_UPDATE || (s.kind == ST_DELETE && s.interactive)))
-		atomic_fetch_add(s.locs.n > st->relocate_max ? &st->over_relocate_max
-				 : &st->stash_full, 1);
-	stmt_release_table(st, &s);
-	atomic_fetch_add(&st->stmts, 1);
-	if (rc != LWC_OK)
-		atomic_fetch_add(&st->stmt_errors, 1);
-	pthread_mutex_unlock(&st->mu);
 
 	if (io_err != LWC_OK) {
 		stmt_free(&s);

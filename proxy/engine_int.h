@@ -188,6 +188,8 @@ void apply_decided(struct px_worker *w, struct stmt *s);
 
 /* commit.c (st->mu held) */
 int commit_stmt(struct px_worker *w, struct stmt *s);
+/* SELECTs committed as one transaction; nonzero: nothing changed. */
+int commit_group(struct px_state *st, struct stmt *const *v, size_t n);
 /* A failed statement's blocks back at their committed state. */
 void commit_clean(struct px_state *st, struct stmt *s);
 /* A statement failed after its write-back: its moves, rows unchanged. */

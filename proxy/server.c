@@ -901,6 +901,8 @@ static void admin_status(struct conn *c)
 		uint64_t nc = atomic_load(&st->commits), us = atomic_load(&st->commit_us);
 		ST_ADD("commit_ms_avg", "%.3f", nc ? (double)us / 1000.0 / (double)nc : 0.0);
 	}
+	ST_ADD("group_commits", "%llu", (unsigned long long)atomic_load(&st->group_commits));
+	ST_ADD("grouped_selects", "%llu", (unsigned long long)atomic_load(&st->grouped));
 	ST_ADD("cloudstore", "%s", srv->cfg->engine.cs_addr);
 	ST_ADD("listen", "%s", srv->cfg->listen);
 	ST_ADD("uptime_s", "%llu", (unsigned long long)(time(NULL) - srv->started));

@@ -193,6 +193,12 @@ struct px_state {
 
 	pthread_mutex_t mu;              /* see above                      */
 	pthread_cond_t cv;               /* block locks / pending released */
+	/* group commit (engine.c): SELECTs waiting for their commit, one of
+	 * them the leader that commits them together under mu */
+	pthread_mutex_t gc_mu;           /* the queue, gc_leader, each one's done */
+	pthread_cond_t gc_cv;
+	struct gc_member *gc_head, *gc_tail;
+	int gc_leader;
 	uint64_t nblocks;
 	uint64_t cap_blocks;
 	uint64_t *version;               /* [nblocks] committed versions   */
@@ -252,6 +258,8 @@ struct px_state {
 	_Atomic uint64_t plan_waits;             /* plans retried after a wait */
 	_Atomic uint64_t commits, commit_us;     /* statement commits, time in them
 						    (under st->mu) */
+	_Atomic uint64_t group_commits, grouped; /* commits of two or more SELECTs,
+						    and the SELECTs in them */
 	/* the cloud's round trip as the proxy sees it: a moving average of the
 	 * time small READs took, microseconds (0: none measured yet) */
 	_Atomic uint32_t cloud_rtt_us;

@@ -25,6 +25,7 @@
  *                        reported by id, never returned as data
  *   test_crash_kill9     kill -9 of the proxy at random moments, 50 times
  *   test_concurrent      32 clients, no lost update, no deadlock
+ *   test_group_commit    SELECTs committed together; a kill among them
  *   test_revoke          revoking a connected user
  *   test_bad_input       malformed frames and statements
  *   test_cloud_restart   the proxy survives a cloud store restart
@@ -3107,6 +3108,165 @@ static void test_concurrent(void **state)
 	model_free(&ml);
 }
 
+/* ---- group commit -------------------------------------------------------------------- */
+
+/* SELECTs that finish together commit as one transaction (engine.c,
+ * commit_selects).  32 clients each read ranges of 16 rows of a relocating
+ * table, with 5 ms to the cloud so that they overlap: every answer is the
+ * range's rows, some commits were groups, and the state is whole (every row
+ * where the state says, lwc-proxy check).  Then the proxy is killed while
+ * the clients run and started again: every row is read back as it was
+ * (a group commits whole or not at all). */
+#define GC_CLIENTS 32
+#define GC_GROUPS  100          /* ranges of 16 rows: 1,600 rows */
+
+struct gc_client {
+	struct env *e;
+	const struct pxc_table *t;
+	int id, stmts, until_error, ok;
+	char err[400];
+};
+
+static void *gc_client_main(void *p)
+{
+	struct gc_client *g = p;
+	struct pxc *c = NULL;
+	char err[256];
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(g->id + 1);
+
+	if (pxc_connect(&c, g->e->px.addr, "alice", g->e->alice, g->e->px.ku, err,
+			sizeof(err)) != LWC_OK) {
+		snprintf(g->err, sizeof(g->err), "client %d: connect: %s", g->id, err);
+		return NULL;
+	}
+	for (int i = 0; g->until_error || i < g->stmts; i++) {
+		struct pxc_result res;
+		int64_t v;
+		int rc;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v = (int64_t)(x % GC_GROUPS);
+		rc = pxc_select(c, g->t, pxc_eq_int(pxc_keys(c), g->t, "g", v), 0, &res);
+		if (rc != LWC_OK) {
+			if (g->until_error)
+				break;          /* the proxy was killed */
+			snprintf(g->err, sizeof(g->err), "client %d: SELECT g = %lld: %s (%s)",
+				 g->id, (long long)v, lwc_errname(rc), pxc_errmsg(c));
+			pxc_close(c);
+			return NULL;
+		}
+		if (res.n != 16)
+			snprintf(g->err, sizeof(g->err), "client %d: g = %lld gave %zu rows", g->id,
+				 (long long)v, res.n);
+		for (size_t j = 0; j < res.n && !g->err[0]; j++) {
+			int64_t k = res.rows[j].v[0].i;
+			char want[32];
+
+			snprintf(want, sizeof(want), "v%lld", (long long)k);
+			if (k / 16 != v || res.rows[j].v[1].i != v || strcmp(res.rows[j].v[2].s, want))
+				snprintf(g->err, sizeof(g->err), "client %d: g = %lld gave the row "
+					 "(%lld, %lld, %s)", g->id, (long long)v, (long long)k,
+					 (long long)res.rows[j].v[1].i, res.rows[j].v[2].s);
+		}
+		pxc_result_free(&res);
+		if (g->err[0]) {
+			pxc_close(c);
+			return NULL;
+		}
+	}
+	pxc_close(c);
+	g->ok = 1;
+	return NULL;
+}
+
+static void gc_run(struct env *e, const struct pxc_table *t, struct gc_client *g, int stmts,
+		   int kill_after_ms)
+{
+	pthread_t th[GC_CLIENTS];
+
+	for (int i = 0; i < GC_CLIENTS; i++) {
+		g[i] = (struct gc_client){ .e = e, .t = t, .id = i, .stmts = stmts,
+					   .until_error = kill_after_ms > 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, gc_client_main, &g[i]), 0);
+	}
+	if (kill_after_ms > 0) {
+		usleep((useconds_t)kill_after_ms * 1000);
+		h_px_stop(&e->px, SIGKILL);
+	}
+	for (int i = 0; i < GC_CLIENTS; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void test_group_commit(void **state)
+{
+	struct env *e = *state;
+	const char *serve[] = { "--pad", "ratio:2", "--pad-min", "4", "--rtt-ms", "5", NULL };
+	struct pxc_table t;
+	struct model m = { 0 };
+	struct pxc_row *rows = calloc(GC_GROUPS * 16, sizeof(*rows));
+	struct gc_client g[GC_CLIENTS];
+	char out[PATH_MAX];
+	uint64_t groups, grouped, moved;
+	struct pxc *c;
+	int rc;
+
+	assert_non_null(rows);
+	deploy(e, 256, serve);
+	assert_int_equal(pxc_table_def(&t, "gr", "k:int:pk,g:int,s:text"), 0);
+	c = conn(e);
+	OK(c, pxc_create_table(c, &t, 0));
+	for (int k = 0; k < GC_GROUPS * 16; k++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "v%d", k);
+		rows[k] = pxc_row_make(&t, (struct pxc_val[]){ pxc_int(k), pxc_int(k / 16),
+							       pxc_text(s) });
+	}
+	for (int b = 0; b < GC_GROUPS * 16; b += 400)
+		do_insert(c, &t, &m, rows + b, 400);
+	pxc_close(c);
+	moved = px_status_u64(e, "rows_relocated");
+
+	gc_run(e, &t, g, 20, 0);
+	for (int i = 0; i < GC_CLIENTS; i++)
+		if (!g[i].ok)
+			fail_msg("%s", g[i].err);
+	groups = px_status_u64(e, "group_commits");
+	grouped = px_status_u64(e, "grouped_selects");
+	fprintf(stderr, "    %d SELECTs: %llu in %llu group commits, %llu rows moved\n",
+		GC_CLIENTS * 20, (unsigned long long)grouped, (unsigned long long)groups,
+		(unsigned long long)(px_status_u64(e, "rows_relocated") - moved));
+	assert_true(groups > 0);
+	assert_true(grouped >= 2 * groups && grouped <= GC_CLIENTS * 20);
+	assert_true(px_status_u64(e, "rows_relocated") > moved);
+	c = conn(e);
+	check_table(c, &t, &m);
+	pxc_close(c);
+	h_px_stop(&e->px, SIGTERM);
+	snprintf(out, sizeof(out), "%s/check-gc.out", e->px.dir);
+	if ((rc = h_px_check(&e->px, out)) != 0) {
+		h_tail(out, 20);
+		fail_msg("lwc-proxy check after the group commits exited %d", rc);
+	}
+
+	/* killed while 32 clients read: every row as it was */
+	h_px_start(&e->px, e->serve);
+	gc_run(e, &t, g, 0, 400);
+	h_px_start(&e->px, e->serve);
+	c = conn(e);
+	check_table(c, &t, &m);
+	pxc_close(c);
+	h_px_stop(&e->px, SIGTERM);
+	if ((rc = h_px_check(&e->px, out)) != 0) {
+		h_tail(out, 20);
+		fail_msg("lwc-proxy check after a kill during group commits exited %d", rc);
+	}
+	model_free(&m);
+	free(rows);
+}
+
 /* ---- 7. revocation ------------------------------------------------------------------ */
 
 static void test_revoke(void **state)
@@ -5174,6 +5334,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tamper, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cloud_restart, setup, teardown),
