@@ -238,10 +238,10 @@ static int stmt_end(struct px_worker *w, struct stmt *s, int rc, int io_err, int
 
 /*
  * Group commit.  Each statement's commit is a durable LMDB transaction made
- * under st->mu; under 64 clients those commits and the plans queued behind
- * them kept the state lock held 87-93 % of the time, and a statement waited
- * 20-55 ms for it before its plan and again before its commit
- * (docs/benchmarks.md, "5 December 2026: group commit").  So a SELECT that
+ * under st->mu; under 64 clients (groups of 8) those commits and the plans
+ * queued behind them kept the state lock held 87-93 % of the time, and a
+ * statement waited 20-55 ms for it before its plan and again before its
+ * commit (docs/benchmarks.md, "Group commit, and what holds 64 clients").  So a SELECT that
  * ran without error joins a queue to commit, and the first to find no
  * leader leads: it takes st->mu and the queue as it stands then (the
  * SELECTs that arrived while it waited for the lock), commits them as one
