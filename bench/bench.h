@@ -179,6 +179,8 @@ struct pxstat {
 					  still be in flight when it has one)    */
 	uint64_t blocks, slots_used;
 	uint64_t plan_waits;           /* plans retried after waiting           */
+	uint64_t plan_wait_us;         /* ... the time they waited (UINT64_MAX: none
+					  reported, a proxy before 6 December 2026) */
 	double commit_ms_avg;          /* mean commit, under the state lock     */
 	char geometry[128];            /* "R=128 S=168 m=64 theta=48 cell=8"    */
 	unsigned block_format;
@@ -316,7 +318,7 @@ struct conc_res {
 	/* and what they waited for: plans retried after waiting for a block or
 	 * a stash row another statement held, and the ms of the commit (made
 	 * under the proxy's state lock, so one statement's at a time) */
-	double lwc_waits, lwc_commit_ms;
+	double lwc_waits, lwc_wait_ms, lwc_commit_ms;
 };
 
 #define NCELLSZ 10

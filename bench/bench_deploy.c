@@ -283,6 +283,8 @@ void pxstat_read(struct pxstat *s)
 	s->blocks = pxstat_u64(text, "blocks");
 	s->slots_used = pxstat_u64(text, "slots_used");
 	s->plan_waits = pxstat_u64(text, "plan_waits");
+	s->plan_wait_us = strstr(text, "\nplan_wait_us ") ? pxstat_u64(text, "plan_wait_us")
+							   : UINT64_MAX;
 	s->commit_ms_avg = pxstat_f64(text, "commit_ms_avg");
 	/* proxies before block formats have none: format 1 */
 	s->block_format = strstr(text, "\nblock_format ") ? (unsigned)pxstat_u64(text, "block_format")

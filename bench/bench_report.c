@@ -246,12 +246,13 @@ void write_json(const char *path, const char *la0, const char *la1)
 			"\"lwc_statements\": %llu, \"lwc_seconds\": %.2f, \"lwc_stmts_per_s\": %.2f, "
 			"\"speedup_vs_1\": %.3f, \"lwc_stmts_counted\": %llu, \"lwc_stmts_unmoved\": %llu, "
 			"\"lwc_blocks_per_stmt\": %.2f, \"lwc_cpu_ms_per_stmt\": %.3f, "
-			"\"lwc_plan_waits_per_stmt\": %.3f, \"lwc_commit_ms_per_stmt\": %.3f, ",
+			"\"lwc_plan_waits_per_stmt\": %.3f, \"lwc_plan_wait_ms_per_stmt\": %.3f, "
+			"\"lwc_commit_ms_per_stmt\": %.3f, ",
 			i ? "," : "", c->clients, c->rtt,
 			(unsigned long long)c->k, (unsigned long long)c->lwc_stmts, c->lwc_secs,
 			c->lwc_thr, c->lwc_thr / CONCS[0].lwc_thr, (unsigned long long)c->lwc_counted,
 			(unsigned long long)c->lwc_unmoved, c->lwc_gamma, c->lwc_cpu_ms, c->lwc_waits,
-			c->lwc_commit_ms);
+			c->lwc_wait_ms, c->lwc_commit_ms);
 		json_stats(f, "lwc", &c->lwc);
 		fprintf(f, ", \"pg_statements\": %llu, \"pg_seconds\": %.2f, \"pg_stmts_per_s\": %.2f, ",
 			(unsigned long long)c->pg_stmts, c->pg_secs, c->pg_thr);

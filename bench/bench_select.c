@@ -294,9 +294,9 @@ void run_concurrency(struct rng *rng)
 	out("\n== Throughput of concurrent clients (threads, each its own connection), "
 	    "SELECT * FROM clus WHERE c100 = v (100 rows);\n   LWC with a %d ms proxy-cloud round "
 	    "trip, PostgreSQL local\n", O.clients_rtt);
-	out("%7s %8s %11s %11s %11s %9s %8s %8s %7s %6s %7s %11s %11s %8s\n", "clients",
+	out("%7s %8s %11s %11s %11s %9s %8s %8s %7s %6s %7s %7s %11s %11s %8s\n", "clients",
 	    "LWC stm", "LWC stm/s", "LWC med ms", "LWC p95 ms", "speedup", "unmoved", "blk/stm",
-	    "CPU ms", "waits", "commit", "PG stm/s", "PG med ms", "PG/LWC");
+	    "CPU ms", "waits", "wait ms", "commit", "PG stm/s", "PG med ms", "PG/LWC");
 	lwc_up(O.clients_rtt, O.relocate);
 	for (int i = 0; i < O.nclients; i++) {
 		struct conc_res *c = &CONCS[nconcs];
@@ -332,6 +332,9 @@ void run_concurrency(struct rng *rng)
 			c->lwc_cpu_ms = (cpu1 - cpu0) * 1e3 / (double)c->lwc_counted;
 			c->lwc_waits = (double)(after.plan_waits - before.plan_waits) /
 				       (double)c->lwc_counted;
+			c->lwc_wait_ms = after.plan_wait_us == UINT64_MAX ? -1.0 :
+					 (double)(after.plan_wait_us - before.plan_wait_us) / 1e3 /
+					 (double)c->lwc_counted;
 			/* the mean's change: every statement commits once */
 			c->lwc_commit_ms = (after.commit_ms_avg * (double)after.statements -
 					    before.commit_ms_avg * (double)before.statements) /
@@ -340,10 +343,10 @@ void run_concurrency(struct rng *rng)
 		c->pg_thr = run_clients(1, c->clients, O.pg_client_secs, si, layout, &c->pg_stmts,
 					&c->pg_secs, &c->pg, rng);
 		nconcs++;
-		out("%7d %8llu %11.1f %11.2f %11.2f %8.2fx %8s %8.1f %7.2f %6.2f %7.2f %11.1f %11.2f "
-		    "%7.1fx\n", c->clients, (unsigned long long)c->lwc_stmts, c->lwc_thr,
+		out("%7d %8llu %11.1f %11.2f %11.2f %8.2fx %8s %8.1f %7.2f %6.2f %7.1f %7.2f %11.1f "
+		    "%11.2f %7.1fx\n", c->clients, (unsigned long long)c->lwc_stmts, c->lwc_thr,
 		    c->lwc.med * 1e3, c->lwc.p95 * 1e3, c->lwc_thr / first->lwc_thr, unmoved,
-		    c->lwc_gamma, c->lwc_cpu_ms, c->lwc_waits, c->lwc_commit_ms, c->pg_thr,
+		    c->lwc_gamma, c->lwc_cpu_ms, c->lwc_waits, c->lwc_wait_ms, c->lwc_commit_ms, c->pg_thr,
 		    c->pg.med * 1e3, c->pg_thr / c->lwc_thr);
 	}
 	out("   unmoved: of the statements the proxy served during the LWC run, those that "
@@ -351,7 +354,8 @@ void run_concurrency(struct rng *rng)
 	    "docs/architecture.md, \"Caps\");\n   blk/stm: blocks a statement read (and "
 	    "wrote back); CPU ms: the CPU of the proxy, the cloud store and the clients\n"
 	    "   a statement (%ld CPUs give %.0f ms a second); waits: plans retried after "
-	    "waiting for a block or a stash row\n   another statement held; commit: ms of "
+	    "waiting for a block or a stash row\n   another statement held; wait ms: the time "
+	    "those waits took; commit: ms of "
 	    "the proxy's commit, made under its state lock (one at a time);\n   all per "
 	    "statement the proxy served\n", ncpu, 1e3 * (double)ncpu);
 }

@@ -967,7 +967,7 @@ static int plan_once(struct px_worker *w, struct stmt *s)
 int plan_stmt(struct px_worker *w, struct stmt *s)
 {
 	struct px_state *st = w->st;
-	uint64_t *want = NULL;
+	uint64_t *want = NULL, t0;
 	size_t nwant = 0;
 	int rc;
 
@@ -1023,9 +1023,11 @@ int plan_stmt(struct px_worker *w, struct stmt *s)
 		 * every commit kept the state mutex busy); anything else: at the
 		 * next change */
 		atomic_fetch_add(&st->plan_waits, 1);
+		t0 = px_now_us();
 		do
 			pthread_cond_wait(&st->cv, &st->mu);
 		while (s->wait_block < st->nblocks && st->locked[s->wait_block]);
+		atomic_fetch_add(&st->plan_wait_us, px_now_us() - t0);
 		s->wait_block = UINT64_MAX;
 		for (size_t i = 0; i < nwant; i++)
 			st->wanted[want[i]]--;

@@ -897,6 +897,7 @@ static void admin_status(struct conn *c)
 	       (unsigned long long)atomic_load(&st->over_relocate_max));
 	ST_ADD("stmts_stash_full", "%llu", (unsigned long long)atomic_load(&st->stash_full));
 	ST_ADD("plan_waits", "%llu", (unsigned long long)atomic_load(&st->plan_waits));
+	ST_ADD("plan_wait_us", "%llu", (unsigned long long)atomic_load(&st->plan_wait_us));
 	{
 		uint64_t nc = atomic_load(&st->commits), us = atomic_load(&st->commit_us);
 		ST_ADD("commit_ms_avg", "%.3f", nc ? (double)us / 1000.0 / (double)nc : 0.0);

@@ -256,6 +256,7 @@ struct px_state {
 	_Atomic uint64_t not_run;             /* requests following a failed one */
 	_Atomic uint64_t over_relocate_max, stash_full;
 	_Atomic uint64_t plan_waits;             /* plans retried after a wait */
+	_Atomic uint64_t plan_wait_us;           /* ... the time they waited   */
 	_Atomic uint64_t commits, commit_us;     /* statement commits, time in them
 						    (under st->mu) */
 	_Atomic uint64_t group_commits, grouped; /* commits of two or more SELECTs,

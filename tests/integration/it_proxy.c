@@ -3209,7 +3209,9 @@ static void test_group_commit(void **state)
 	struct pxc_row *rows = calloc(GC_GROUPS * 16, sizeof(*rows));
 	struct gc_client g[GC_CLIENTS];
 	char out[PATH_MAX];
-	uint64_t groups, grouped, moved;
+	uint64_t groups, grouped, moved, waits, wait_us;
+	struct timespec t0, t1;
+	double run_us;
 	struct pxc *c;
 	int rc;
 
@@ -3229,16 +3231,30 @@ static void test_group_commit(void **state)
 		do_insert(c, &t, &m, rows + b, 400);
 	pxc_close(c);
 	moved = px_status_u64(e, "rows_relocated");
+	waits = px_status_u64(e, "plan_waits");
+	wait_us = px_status_u64(e, "plan_wait_us");
+	assert_true(waits != UINT64_MAX && wait_us != UINT64_MAX);
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	gc_run(e, &t, g, 20, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	run_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
 	for (int i = 0; i < GC_CLIENTS; i++)
 		if (!g[i].ok)
 			fail_msg("%s", g[i].err);
 	groups = px_status_u64(e, "group_commits");
 	grouped = px_status_u64(e, "grouped_selects");
-	fprintf(stderr, "    %d SELECTs: %llu in %llu group commits, %llu rows moved\n",
+	waits = px_status_u64(e, "plan_waits") - waits;
+	wait_us = px_status_u64(e, "plan_wait_us") - wait_us;
+	fprintf(stderr, "    %d SELECTs: %llu in %llu group commits, %llu rows moved, "
+		"%llu plans waited %.1f ms in all\n",
 		GC_CLIENTS * 20, (unsigned long long)grouped, (unsigned long long)groups,
-		(unsigned long long)(px_status_u64(e, "rows_relocated") - moved));
+		(unsigned long long)(px_status_u64(e, "rows_relocated") - moved),
+		(unsigned long long)waits, (double)wait_us / 1e3);
+	/* the waits' time: some when plans waited, none when none did, and
+	 * no more than every client waiting the whole run */
+	assert_true(waits > 0 ? wait_us > 0 : wait_us == 0);
+	assert_true((double)wait_us <= GC_CLIENTS * run_us);
 	assert_true(groups > 0);
 	assert_true(grouped >= 2 * groups && grouped <= GC_CLIENTS * 20);
 	assert_true(px_status_u64(e, "rows_relocated") > moved);
