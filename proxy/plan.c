@@ -789,14 +789,31 @@ static int lock_finish(struct px_state *st, struct stmt *s)
 	return LWC_OK;
 }
 
+/* Block b freed: wake the plans asleep on its bucket, once (*woke). */
+static void wake_block(struct px_state *st, uint64_t b, uint64_t *woke)
+{
+	unsigned h = PX_BLOCK_CV(b);
+
+	if (st->bwait[h] > 0 && !(*woke & (1ull << h))) {
+		*woke |= 1ull << h;
+		pthread_cond_broadcast(&st->bcv[h]);
+	}
+}
+
 void unlock_blocks(struct px_state *st, struct stmt *s)
 {
+	uint64_t woke = 0;
+
 	if (!s->locked)
 		return;
-	for (size_t i = 0; i < s->gamma; i++)
+	for (size_t i = 0; i < s->gamma; i++) {
 		st->locked[s->ids[i]] = 0;
-	for (size_t i = 0; i < s->ntids; i++)
+		wake_block(st, s->ids[i], &woke);
+	}
+	for (size_t i = 0; i < s->ntids; i++) {
 		st->locked[s->tids[i]] = 0;
+		wake_block(st, s->tids[i], &woke);
+	}
 	st->nlocked -= s->gamma + s->ntids;
 	s->ntids = 0;
 	s->locked = 0;
@@ -1024,9 +1041,17 @@ int plan_stmt(struct px_worker *w, struct stmt *s)
 		 * next change */
 		atomic_fetch_add(&st->plan_waits, 1);
 		t0 = px_now_us();
-		do
+		if (s->wait_block < st->nblocks) {
+			unsigned h = PX_BLOCK_CV(s->wait_block);
+
+			/* only unlock_blocks frees a block others can see held */
+			st->bwait[h]++;
+			while (st->locked[s->wait_block])
+				pthread_cond_wait(&st->bcv[h], &st->mu);
+			st->bwait[h]--;
+		} else {
 			pthread_cond_wait(&st->cv, &st->mu);
-		while (s->wait_block < st->nblocks && st->locked[s->wait_block]);
+		}
 		atomic_fetch_add(&st->plan_wait_us, px_now_us() - t0);
 		s->wait_block = UINT64_MAX;
 		for (size_t i = 0; i < nwant; i++)

@@ -973,6 +973,8 @@ int px_state_open(struct px_state **out, const char *dir, char *err, size_t errl
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->users_mu, NULL);
 	pthread_cond_init(&st->cv, NULL);
+	for (unsigned i = 0; i < PX_BLOCK_CVS; i++)
+		pthread_cond_init(&st->bcv[i], NULL);
 	pthread_mutex_init(&st->gc_mu, NULL);
 	pthread_cond_init(&st->gc_cv, NULL);
 	if (jr_init(st) != LWC_OK) {
@@ -1161,6 +1163,8 @@ void px_state_close(struct px_state *st)
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->users_mu);
 	pthread_cond_destroy(&st->cv);
+	for (unsigned i = 0; i < PX_BLOCK_CVS; i++)
+		pthread_cond_destroy(&st->bcv[i]);
 	pthread_mutex_destroy(&st->gc_mu);
 	pthread_cond_destroy(&st->gc_cv);
 	free(st);

@@ -146,6 +146,9 @@ struct px_user {
 
 /* A row in the stash (the record itself is in the stash database). */
 #define PX_FROM_MAX 8u
+#define PX_BLOCK_CVS 64u          /* buckets of plans waiting for a block */
+#define PX_BLOCK_CV(b) ((unsigned)((b) % PX_BLOCK_CVS))
+_Static_assert(PX_BLOCK_CVS <= 64, "unlock_blocks marks the buckets it woke in a word");
 
 struct px_stash_ent {
 	uint64_t rowid;
@@ -193,6 +196,12 @@ struct px_state {
 
 	pthread_mutex_t mu;              /* see above                      */
 	pthread_cond_t cv;               /* block locks / pending released */
+	/* a plan waiting for one block (plan_stmt) sleeps on the condition
+	 * of that block's bucket, woken only when unlock_blocks frees a
+	 * block of the bucket while someone waits there (bwait): 64 clients
+	 * kept about 27 plans waiting, and each statement's end woke them all */
+	pthread_cond_t bcv[PX_BLOCK_CVS];
+	uint32_t bwait[PX_BLOCK_CVS];    /* plans asleep on each, under mu  */
 	/* group commit (engine.c): SELECTs waiting for their commit, one of
 	 * them the leader that commits them together under mu */
 	pthread_mutex_t gc_mu;           /* the queue, gc_leader, each one's done */
