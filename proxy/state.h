@@ -144,11 +144,14 @@ struct px_user {
 	struct px_user *next;
 };
 
-/* A row in the stash (the record itself is in the stash database). */
-#define PX_FROM_MAX 8u
-#define PX_BLOCK_CVS 64u          /* buckets of plans waiting for a block */
+/* Plans waiting for a block sleep on one of PX_BLOCK_CVS conditions, by
+ * block id (px_state bcv). */
+#define PX_BLOCK_CVS 64u
 #define PX_BLOCK_CV(b) ((unsigned)((b) % PX_BLOCK_CVS))
 _Static_assert(PX_BLOCK_CVS <= 64, "unlock_blocks marks the buckets it woke in a word");
+
+/* A row in the stash (the record itself is in the stash database). */
+#define PX_FROM_MAX 8u
 
 struct px_stash_ent {
 	uint64_t rowid;
