@@ -1,0 +1,8 @@
+SELECT * FROM scat WHERE c10k = 21;
+SELECT * FROM scat WHERE c10k = 22;
+SELECT * FROM scat WHERE c10k = 23;
+SELECT * FROM scat WHERE c10k = 24;
+SELECT * FROM scat WHERE c10k = 25;
+SELECT * FROM scat WHERE c10k = 26;
+SELECT * FROM scat WHERE c10k = 27;
+SELECT * FROM scat WHERE c10k = 28;

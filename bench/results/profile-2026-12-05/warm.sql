@@ -1,0 +1,2 @@
+SELECT * FROM scat WHERE c10k = 11;
+SELECT * FROM scat WHERE c10k = 12;
