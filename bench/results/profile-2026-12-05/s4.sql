@@ -1,4 +1,0 @@
-SELECT * FROM scat WHERE c10k = 31;
-SELECT * FROM scat WHERE c10k = 32;
-SELECT * FROM scat WHERE c10k = 33;
-SELECT * FROM scat WHERE c10k = 34;
