@@ -58,6 +58,8 @@ struct opts {
 	const char *serve_args;        /* more `lwc-proxy serve` arguments          */
 	const char *store;             /* the cloud store's engine: "lmdb" or "log" */
 	int settle;                    /* timed SELECTs wait for a quiet proxy (off) */
+	int quiet_start;               /* timed statements start on a quiet
+					* machine (off): quiet_start()            */
 };
 
 enum {
@@ -192,6 +194,37 @@ void pxstat_read(struct pxstat *s);
  * blocks_locked), so that the next timed statement, LWC's or PostgreSQL's,
  * does not share the machine with the WRITE a SELECT answered before. */
 void px_settle(void);
+
+/*
+ * The two systems' timed statements come in turn, and after a statement
+ * LWC's cloud store goes on compacting its log and making spare segments
+ * (the proxy may still write back), PostgreSQL its WAL writer and
+ * checkpointer.  pg_select_q() is pg_select() with LWC's servers' CPU
+ * during the statement counted in QUIET (lwc_servers_cpu_ns(): every
+ * thread's schedstat from /proc, 0 when no server runs), which each SELECT
+ * line reports.  With --quiet-start on (off by default: docs/benchmarks.md,
+ * 6 December 2026, measured it to start both systems' statements cold and
+ * to flatter LWC's ratios), quiet_start(), called before every timed
+ * statement of either system in the load, SELECT and INSERT / UPDATE /
+ * DELETE lines and before PostgreSQL's in the others, returns once LWC's
+ * two servers and PostgreSQL's processes together have used less than
+ * QUIET_CPU of a core in each of QUIET_WINDOWS windows of QUIET_MS in a
+ * row, or after QUIET_MAX_S, counted in QUIET.
+ */
+#define QUIET_MS 20
+#define QUIET_WINDOWS 3
+#define QUIET_CPU 0.05
+#define QUIET_MAX_S 60
+struct quiet_stats {
+	unsigned waits, timeouts;      /* quiet_start calls that waited; gave up  */
+	double waited_s;               /* their time beyond the windows' minimum  */
+	double busy_ns, pg_ns;         /* LWC's servers' CPU during PostgreSQL's
+					* SELECTs, and those statements' time     */
+};
+extern struct quiet_stats QUIET;
+uint64_t lwc_servers_cpu_ns(void);
+void quiet_start(void);
+double pg_select_q(PGconn *p, const char *sql, uint64_t expect);
 
 /* ---- data and load (bench_load.c) ----------------------------------------------- */
 

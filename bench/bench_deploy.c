@@ -7,6 +7,7 @@
  * Both deployments live in throw-away directories and are stopped and
  * removed whatever happens (cleanup, also on die and on signals).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,148 @@ void px_settle(void)
 	if (admin_wait_zero(path, "blocks_locked", 60, NULL, err, sizeof(err)) != LWC_OK)
 		die("--settle: %s (from %s; --settle off for a proxy without blocks_locked)", err,
 		    path);
+}
+
+struct quiet_stats QUIET;
+
+/* A server's pid from its pid file in lwc_dir (0: none). */
+static int server_pid(const char *file)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", lwc_dir, file);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1 || pid <= 0)
+		pid = 0;
+	fclose(f);
+	return pid;
+}
+
+uint64_t lwc_servers_cpu_ns(void)
+{
+	static const char *const files[] = { "proxy.pid", "cloudstore.pid" };
+	uint64_t sum = 0;
+
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		char path[PATH_MAX + 64];
+		int pid = server_pid(files[k]);
+		struct dirent *e;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		if (pid == 0 || (d = opendir(path)) == NULL)
+			continue;
+		/* every thread's time on a CPU, in ns (the first field) */
+		while ((e = readdir(d)) != NULL) {
+			unsigned long long ns;
+			FILE *f;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", pid, e->d_name);
+			if ((f = fopen(path, "r")) == NULL)
+				continue;
+			if (fscanf(f, "%llu", &ns) == 1)
+				sum += ns;
+			fclose(f);
+		}
+		closedir(d);
+	}
+	return sum;
+}
+
+/* PostgreSQL's CPU so far: its postmaster and every child (backends, WAL
+ * writer, checkpointer, autovacuum), from /proc (0 when it does not run). */
+static uint64_t pg_cpu_ns(void)
+{
+	char path[PATH_MAX + 64];
+	int pm = 0;
+	uint64_t sum = 0;
+	struct dirent *e;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/data/postmaster.pid", pg_dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fscanf(f, "%d", &pm) != 1)
+		pm = 0;
+	fclose(f);
+	if (pm <= 0 || (d = opendir("/proc")) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char buf[512], *q;
+		unsigned long long ns;
+		int pid = atoi(e->d_name), ppid = 0;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		q = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		/* after the ")" of comm: state ppid */
+		if (q == NULL || (q = strrchr(buf, ')')) == NULL ||
+		    sscanf(q + 2, "%*c %d", &ppid) != 1 || (pid != pm && ppid != pm))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1)
+			sum += ns;
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+void quiet_start(void)
+{
+	const double limit = QUIET_CPU * (double)QUIET_MS * 1e6;
+	double t0 = now_s();
+	int quiet = 0, waited = 0;
+
+	if (!O.quiet_start)
+		return;
+	while (quiet < QUIET_WINDOWS) {
+		uint64_t a = lwc_servers_cpu_ns() + pg_cpu_ns(), b;
+
+		usleep(QUIET_MS * 1000);
+		b = lwc_servers_cpu_ns() + pg_cpu_ns();
+		/* (a thread that ended between the readings: not quiet) */
+		if (b >= a && (double)(b - a) < limit) {
+			quiet++;
+			continue;
+		}
+		quiet = 0;
+		waited = 1;
+		if (now_s() - t0 > QUIET_MAX_S) {
+			QUIET.timeouts++;
+			break;
+		}
+	}
+	if (waited) {
+		QUIET.waits++;
+		QUIET.waited_s += now_s() - t0 - QUIET_WINDOWS * QUIET_MS * 1e-3;
+	}
+}
+
+double pg_select_q(PGconn *p, const char *sql, uint64_t expect)
+{
+	uint64_t a, b;
+	double t;
+
+	quiet_start();
+	a = lwc_servers_cpu_ns();
+	t = pg_select(p, sql, expect);
+	b = lwc_servers_cpu_ns();
+	QUIET.busy_ns += b >= a ? (double)(b - a) : 0;
+	QUIET.pg_ns += t * 1e9;
+	return t;
 }
 
 void pxstat_read(struct pxstat *s)

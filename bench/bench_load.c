@@ -95,6 +95,7 @@ static void pg_load(PGconn *p, int layout, const uint64_t *order, struct load_re
 	snprintf(sql, sizeof(sql), "CREATE TABLE %s (id BIGINT NOT NULL, c100 INT, c1k INT, "
 		 "c10k INT, c100k INT, c1m INT, pad VARCHAR(64))", t);
 	pg_cmd(p, sql);
+	quiet_start();
 	w0 = storage_written(pg_dir);
 	t0 = now_s();
 	snprintf(sql, sizeof(sql), "COPY %s FROM STDIN", t);
@@ -156,6 +157,7 @@ static void lwc_load(lwc_conn *c, int layout, const uint64_t *order, struct load
 	if (batch > O.load_batch)
 		batch = O.load_batch;
 	lr->batch = (unsigned)batch;
+	quiet_start();
 	w0 = storage_written(work_dir);
 	t0 = now_s();
 	lr->stmts = 0;

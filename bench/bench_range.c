@@ -69,15 +69,15 @@ void run_ranges(lwc_conn *c, PGconn *p, struct rng *rng)
 				case 0:
 					ew[i] = lwc_select(c, eq, k);
 					rw[i] = lwc_select(c, sql, k);
-					pw[i] = pg_select(p, sql, k);
+					pw[i] = pg_select_q(p, sql, k);
 					break;
 				case 1:
 					rw[i] = lwc_select(c, sql, k);
-					pw[i] = pg_select(p, sql, k);
+					pw[i] = pg_select_q(p, sql, k);
 					ew[i] = lwc_select(c, eq, k);
 					break;
 				default:
-					pw[i] = pg_select(p, sql, k);
+					pw[i] = pg_select_q(p, sql, k);
 					ew[i] = lwc_select(c, eq, k);
 					rw[i] = lwc_select(c, sql, k);
 				}

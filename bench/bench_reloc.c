@@ -244,12 +244,12 @@ static void select_line(struct rl *x, int li)
 			v = rng_below(x->rng, O.records / 100);
 		sel_sql(sql, sizeof(sql), table, point ? "id" : "c100", v);
 		if (x->p && i % 2) {
-			pw[i] = pg_select(x->p, sql, l->rows);
+			pw[i] = pg_select_q(x->p, sql, l->rows);
 			lw[i] = lwc_select(x->c, sql, l->rows);
 		} else {
 			lw[i] = lwc_select(x->c, sql, l->rows);
 			if (x->p)
-				pw[i] = pg_select(x->p, sql, l->rows);
+				pw[i] = pg_select_q(x->p, sql, l->rows);
 		}
 		acc_rep(x, &acc, 1);
 	}
@@ -306,6 +306,7 @@ static void modify_line(struct rl *x, int pass, int si)
 				lw[j] += now_s() - t0;
 				stmts++;
 				if (x->p) {
+					quiet_start();
 					t0 = now_s();
 					pg_cmd(x->p, b.s);
 					pw[j] += now_s() - t0;
@@ -327,6 +328,7 @@ static void modify_line(struct rl *x, int pass, int si)
 		lw[j] = now_s() - t0;
 		acc_rep(x, &acc, 1);
 		if (x->p) {
+			quiet_start();
 			t0 = now_s();
 			if ((got = pg_cmd(x->p, sql)) != k)
 				die("PostgreSQL: %s: %llu rows, expected %llu", sql,

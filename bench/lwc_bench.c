@@ -78,7 +78,7 @@ static void usage(FILE *f)
 		"                 [--rtt-max-rows 10000] [--no-presize] [--modify-pk]\n"
 		"                 [--relocate on|off] [--init-args \"--slots 16 ...\"]\n"
 		"                 [--serve-args \"--read-ahead off ...\"] [--store lmdb|log]\n"
-		"                 [--settle on|off]\n"
+		"                 [--settle on|off] [--quiet-start on|off]\n"
 		"                 [--tag T] [--out bench/results] [--img docs/img]\n"
 		"                 [--root DIR] [--bin DIR] [--seed S] [--keep]\n"
 		"\n"
@@ -93,7 +93,13 @@ static void usage(FILE *f)
 		"--backend; default lmdb).  --settle on: each timed SELECT of either system\n"
 		"starts when the proxy holds no block (a SELECT is answered before its\n"
 		"WRITE is done), so that neither pays for LWC's work left over from the\n"
-		"statement before; off (the default): back to back.\n");
+		"statement before; off (the default): back to back.  --quiet-start on: every\n"
+		"timed statement of either system in the load, SELECT and INSERT / UPDATE /\n"
+		"DELETE lines (and PostgreSQL's in the others) starts once LWC's servers and\n"
+		"PostgreSQL's processes are quiet (LWC's store compacts its log after a\n"
+		"statement); off (the default): in turn, as they come.  Under each SELECT\n"
+		"line the run says how much CPU LWC's servers used while PostgreSQL's\n"
+		"statements ran (when 1 %% of a core or more).\n");
 }
 
 static int parse_list(const char *s, int *v, int max)
@@ -156,6 +162,7 @@ int main(int argc, char **argv)
 		{ "serve-args", required_argument, NULL, 'E' },
 		{ "store", required_argument, NULL, 'Z' },
 		{ "settle", required_argument, NULL, 'Q' },
+		{ "quiet-start", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -191,6 +198,7 @@ int main(int argc, char **argv)
 	O.rtt_max_rows = 10000;
 	O.relocate = RELOC_DEFAULT;
 	O.settle = 0;
+	O.quiet_start = 0;
 	while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'n':
@@ -264,6 +272,11 @@ int main(int argc, char **argv)
 			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
 				die("--settle: on or off");
 			O.settle = strcmp(optarg, "on") == 0;
+			break;
+		case 'U':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				die("--quiet-start: on or off");
+			O.quiet_start = strcmp(optarg, "on") == 0;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -445,6 +458,11 @@ int main(int argc, char **argv)
 		out("\nOther processes on the machine used %.2f cores on average (at most %.2f over a 2 s "
 		    "window); the benchmark's own processes %.2f.\n", other_cores_sum / sampler_secs,
 		    other_cores_max, ours_cores_sum / sampler_secs);
+	if (O.quiet_start)
+		out("Timed statements waited for a quiet machine %u times, %.1f s in all beyond "
+		    "the %d x %d ms each waits at least (%u gave up after %d s): --quiet-start on.\n",
+		    QUIET.waits, QUIET.waited_s, QUIET_WINDOWS, QUIET_MS, QUIET.timeouts,
+		    QUIET_MAX_S);
 
 	/* results */
 	mkdir(O.out, 0755);
