@@ -266,6 +266,21 @@ static int server_pid(const char *file)
 	return pid;
 }
 
+/* A thread's or process's time on a CPU so far (ns), from its schedstat
+ * file (the first field); 0 when it has gone. */
+static uint64_t schedstat_ns(const char *path)
+{
+	unsigned long long ns = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
 uint64_t lwc_servers_cpu_ns(void)
 {
 	static const char *const files[] = { "proxy.pid", "cloudstore.pid" };
@@ -280,19 +295,12 @@ uint64_t lwc_servers_cpu_ns(void)
 		snprintf(path, sizeof(path), "/proc/%d/task", pid);
 		if (pid == 0 || (d = opendir(path)) == NULL)
 			continue;
-		/* every thread's time on a CPU, in ns (the first field) */
+		/* every thread of the server */
 		while ((e = readdir(d)) != NULL) {
-			unsigned long long ns;
-			FILE *f;
-
 			if (e->d_name[0] == '.')
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", pid, e->d_name);
-			if ((f = fopen(path, "r")) == NULL)
-				continue;
-			if (fscanf(f, "%llu", &ns) == 1)
-				sum += ns;
-			fclose(f);
+			sum += schedstat_ns(path);
 		}
 		closedir(d);
 	}
@@ -320,7 +328,6 @@ static uint64_t pg_cpu_ns(void)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
 		char buf[512], *q;
-		unsigned long long ns;
 		int pid = atoi(e->d_name), ppid = 0;
 
 		if (pid <= 0)
@@ -335,11 +342,7 @@ static uint64_t pg_cpu_ns(void)
 		    sscanf(q + 2, "%*c %d", &ppid) != 1 || (pid != pm && ppid != pm))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		if (fscanf(f, "%llu", &ns) == 1)
-			sum += ns;
-		fclose(f);
+		sum += schedstat_ns(path);
 	}
 	closedir(d);
 	return sum;
