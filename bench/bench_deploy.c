@@ -266,21 +266,6 @@ static int server_pid(const char *file)
 	return pid;
 }
 
-/* A thread's or process's time on a CPU so far (ns), from its schedstat
- * file (the first field); 0 when it has gone. */
-static uint64_t schedstat_ns(const char *path)
-{
-	unsigned long long ns = 0;
-	FILE *f = fopen(path, "r");
-
-	if (f == NULL)
-		return 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
-}
-
 uint64_t lwc_servers_cpu_ns(void)
 {
 	static const char *const files[] = { "proxy.pid", "cloudstore.pid" };
@@ -307,47 +292,6 @@ uint64_t lwc_servers_cpu_ns(void)
 	return sum;
 }
 
-/* PostgreSQL's CPU so far: its postmaster and every child (backends, WAL
- * writer, checkpointer, autovacuum), from /proc (0 when it does not run). */
-static uint64_t pg_cpu_ns(void)
-{
-	char path[PATH_MAX + 64];
-	int pm = 0;
-	uint64_t sum = 0;
-	struct dirent *e;
-	FILE *f;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "%s/data/postmaster.pid", pg_dir);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fscanf(f, "%d", &pm) != 1)
-		pm = 0;
-	fclose(f);
-	if (pm <= 0 || (d = opendir("/proc")) == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		char buf[512], *q;
-		int pid = atoi(e->d_name), ppid = 0;
-
-		if (pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		q = fgets(buf, sizeof(buf), f);
-		fclose(f);
-		/* after the ")" of comm: state ppid */
-		if (q == NULL || (q = strrchr(buf, ')')) == NULL ||
-		    sscanf(q + 2, "%*c %d", &ppid) != 1 || (pid != pm && ppid != pm))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-		sum += schedstat_ns(path);
-	}
-	closedir(d);
-	return sum;
-}
-
 void quiet_start(void)
 {
 	const double limit = QUIET_CPU * (double)QUIET_MS * 1e6;
@@ -357,10 +301,10 @@ void quiet_start(void)
 	if (!O.quiet_start)
 		return;
 	while (quiet < QUIET_WINDOWS) {
-		uint64_t a = lwc_servers_cpu_ns() + pg_cpu_ns(), b;
+		uint64_t a = lwc_servers_cpu_ns() + procs_cpu_ns(pg_dir), b;
 
 		usleep(QUIET_MS * 1000);
-		b = lwc_servers_cpu_ns() + pg_cpu_ns();
+		b = lwc_servers_cpu_ns() + procs_cpu_ns(pg_dir);
 		/* (a thread that ended between the readings: not quiet) */
 		if (b >= a && (double)(b - a) < limit) {
 			quiet++;

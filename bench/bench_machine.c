@@ -172,6 +172,41 @@ static size_t read_procs(struct procsample *v, size_t max)
 	return scan_procs(v, max, needles, 2, 1);
 }
 
+uint64_t schedstat_ns(const char *path)
+{
+	unsigned long long ns = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+uint64_t procs_cpu_ns(const char *needle)
+{
+	const char *needles[] = { needle };
+	struct procsample *v = malloc(4096 * sizeof(*v));
+	uint64_t sum = 0;
+	size_t n;
+
+	if (v == NULL)
+		return 0;
+	n = scan_procs(v, 4096, needles, 1, 0);
+	for (size_t i = 0; i < n; i++) {
+		char path[64];
+
+		if (!v[i].ours)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", v[i].pid);
+		sum += schedstat_ns(path);
+	}
+	free(v);
+	return sum;
+}
+
 double lwc_cpu_secs(void)
 {
 	const char *needles[] = { work_dir };
