@@ -327,6 +327,10 @@ struct floor_res {
 	double write_us;               /* the store's durable write of a block:
 					* two shards, scattered pages (median)   */
 	double write_seq_us;           /* ... the same pages one after another  */
+	double block_alone_us;         /* open .. seal of a block, one thread   */
+	double block_shared_us;        /* ... each of ncpu threads at once      */
+	double cores;                  /* ncpu x alone / shared: the vCPUs'
+					* worth in cores, the floor's divisor   */
 };
 extern struct floor_res FLOOR;
 void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const char *dir);

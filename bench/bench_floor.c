@@ -27,8 +27,9 @@
  * With libsodium's primitives on this machine's cores, a statement of gamma
  * blocks and k rows therefore cannot take less than 2 x commit + (gamma x
  * block + k x row) / cores, however the rest is implemented (the refill is
- * timed for one run of empty slots, its cheapest case); a SELECT, which
- * changes nothing and answers before the proxy's commit (serve
+ * timed for one run of empty slots, its cheapest case; cores is what the
+ * machine's vCPUs are worth at this work together, measure_share); a
+ * SELECT, which changes nothing and answers before the proxy's commit (serve
  * --answer-early durable, the default), not less than one commit + the
  * rest: print_floor_targets sets that beside each SELECT line (a floor
  * with both commits, as before 3 December 2026, was up to one commit
@@ -182,6 +183,18 @@ static int do_seal(void *p)
 	return cry_block_seal(a->sealed, a->key, 7, a->ver, a->plain, a->block_bytes);
 }
 
+/* One block as the proxy handles it between its READ and its WRITE: open,
+ * un-permute, refill, permute, seal. */
+static int do_block(void *p)
+{
+	int rc;
+
+	if ((rc = do_open(p)) != LWC_OK || (rc = do_unperm(p)) != LWC_OK ||
+	    (rc = do_fill(p)) != LWC_OK || (rc = do_perm(p)) != LWC_OK)
+		return rc;
+	return do_seal(p);
+}
+
 static int do_record(void *p)
 {
 	struct floorarg *a = p;
@@ -326,6 +339,83 @@ static void write_us(const char *dir, size_t sealed_bytes, double *scattered_us,
 	free(buf);
 }
 
+/*
+ * The cores as the floor counts them.  A vCPU is not always a core's worth of
+ * this work: two vCPUs of a VM may be one physical core's two hardware
+ * threads, or share its caches and memory, so that both sealing at once each
+ * take longer than one alone.  do_block on one thread, then on ncpu threads
+ * at once (each its own block, started together): each thread's time a
+ * block against the one alone gives the cores' worth of ncpu vCPUs.
+ */
+struct share_thr {
+	struct floorarg a;
+	pthread_barrier_t *start;
+	double us;
+};
+
+static void *share_main(void *p)
+{
+	struct share_thr *t = p;
+
+	pthread_barrier_wait(t->start);
+	t->us = time_loop(do_block, &t->a, 0.3) * 1e6;
+	return NULL;
+}
+
+static void share_arg(struct floorarg *t, const struct floorarg *a)
+{
+	memset(t, 0, sizeof(*t));
+	t->S = a->S;
+	t->cell = a->cell;
+	t->ver = a->ver;
+	t->block_bytes = a->block_bytes;
+	t->sealed_bytes = a->sealed_bytes;
+	t->empty_bytes = a->empty_bytes;
+	memcpy(t->key, a->key, sizeof(t->key));
+	t->plain = xmalloc(t->block_bytes);
+	t->sealed = xmalloc(t->sealed_bytes);
+	t->scratch = xmalloc(cry_perm_scratch_words(t->block_bytes, t->cell) * sizeof(uint32_t) + 64);
+	randombytes_buf(t->plain, t->block_bytes);
+	if (cry_block_seal(t->sealed, t->key, 7, t->ver, t->plain, t->block_bytes) != LWC_OK)
+		die("floor: seal failed");
+}
+
+static void measure_share(const struct floorarg *a, struct floor_res *f)
+{
+	long n = ncpu > 1 ? ncpu : 1;
+	struct share_thr *t = xmalloc((size_t)n * sizeof(*t));
+	pthread_t *tid = xmalloc((size_t)n * sizeof(*tid));
+	pthread_barrier_t start;
+	double sum = 0;
+
+	share_arg(&t[0].a, a);
+	f->block_alone_us = time_loop(do_block, &t[0].a, 0.3) * 1e6;
+	for (long i = 1; i < n; i++)
+		share_arg(&t[i].a, a);
+	pthread_barrier_init(&start, NULL, (unsigned)n);
+	for (long i = 0; i < n; i++) {
+		t[i].start = &start;
+		if (pthread_create(&tid[i], NULL, share_main, &t[i]) != 0)
+			die("floor: pthread_create failed");
+	}
+	for (long i = 0; i < n; i++) {
+		pthread_join(tid[i], NULL);
+		sum += t[i].us;
+	}
+	pthread_barrier_destroy(&start);
+	f->block_shared_us = sum / (double)n;
+	f->cores = (double)n * f->block_alone_us / f->block_shared_us;
+	if (f->cores > (double)n)
+		f->cores = (double)n;
+	for (long i = 0; i < n; i++) {
+		free(t[i].a.plain);
+		free(t[i].a.sealed);
+		free(t[i].a.scratch);
+	}
+	free(t);
+	free(tid);
+}
+
 /* A ready client/server channel pair, in memory (modes: the proxy-cloud
  * channel's version). */
 static void chan_pair(struct chan **cli, struct chan **srv, int modes)
@@ -413,6 +503,8 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	/* a returned record: S bytes over the user's channel, then opened */
 	f->row_us = f->record_us + f->user_chan_us * (double)S / (double)a.sealed_bytes;
 	f->block_us = f->proxy_us + f->store_us;
+	progress("floor: a block on %ld vCPUs at once", ncpu);
+	measure_share(&a, f);
 	f->commit_us = commit_us(dir);
 	progress("floor: the store's durable writes in %s", dir);
 	write_us(dir, a.sealed_bytes, &f->write_us, &f->write_seq_us);
@@ -422,14 +514,18 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	    "proxy-cloud channel, seal + open: READ answer (skeleton frame) %.2f, WRITE (clear "
 	    "frame) %.2f (sealed, as on the user channel: %.2f); block open %.2f, un-permute %.2f, refill "
 	    "%.2f, permute %.2f, seal %.2f;\nper block: proxy %.2f + cloud store %.2f = %.2f; "
-	    "per returned row (user channel and record open) %.2f;\nper statement: two durable commits "
-	    "(store, then proxy) of %.0f each (median; fdatasync + O_DSYNC meta write in %s)\n"
+	    "per returned row (user channel and record open) %.2f;\n"
+	    "a block's open, un-permute, refill, permute and seal %.2f alone, %.2f each on %ld vCPUs "
+	    "at once: they are %.2f cores' worth of it, the floor's cores;\n"
+	    "per statement: two durable commits (store, then proxy) of %.0f each (median; "
+	    "fdatasync + O_DSYNC meta write in %s)\n"
 	    "beside the floor, the store's durable writes (%d shards at once, %d blocks each, "
 	    "then fdatasync; median) %.2f a block at scattered pages as LMDB's copy-on-write "
 	    "puts them, %.2f one after the other\n",
 	    m, S, f->full, cell, f->read_chan_us, f->chan_us, f->user_chan_us, f->open_us, f->unperm_us,
 	    f->fill_us, f->perm_us, f->seal_us, f->proxy_us, f->store_us, f->block_us, f->row_us,
-	    f->commit_us, dir, WR_SHARDS, WR_BLOCKS, f->write_us, f->write_seq_us);
+	    f->block_alone_us, f->block_shared_us, ncpu, f->cores, f->commit_us, dir, WR_SHARDS,
+	    WR_BLOCKS, f->write_us, f->write_seq_us);
 	chan_free(a.cli);
 	chan_free(a.srv);
 	chan_free(a.ccli);

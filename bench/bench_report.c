@@ -281,13 +281,16 @@ void write_json(const char *path, const char *la0, const char *la1)
 			"\"seal_us\": %.3f, \"proxy_us\": %.3f, \"store_us\": %.3f, "
 			"\"block_us\": %.3f, \"record_us\": %.3f, \"row_us\": %.3f, "
 			"\"commit_us\": %.1f, \"store_write_us\": %.2f, "
-			"\"store_write_contiguous_us\": %.2f, \"cores\": %ld}",
+			"\"store_write_contiguous_us\": %.2f, \"cores\": %ld, "
+			"\"block_alone_us\": %.3f, \"block_shared_us\": %.3f, "
+			"\"cores_effective\": %.3f}",
 			FLOOR.m, FLOOR.S, FLOOR.full, FLOOR.cell, FLOOR.chan_us, FLOOR.read_chan_us,
 			FLOOR.user_chan_us,
 			FLOOR.open_us,
 			FLOOR.unperm_us, FLOOR.fill_us, FLOOR.perm_us, FLOOR.seal_us, FLOOR.proxy_us,
 			FLOOR.store_us, FLOOR.block_us, FLOOR.record_us, FLOOR.row_us,
-			FLOOR.commit_us, FLOOR.write_us, FLOOR.write_seq_us, ncpu);
+			FLOOR.commit_us, FLOOR.write_us, FLOOR.write_seq_us, ncpu,
+			FLOOR.block_alone_us, FLOOR.block_shared_us, FLOOR.cores);
 	if (RELOC.done)
 		json_reloc(f);
 	fprintf(f, "\n}\n");
@@ -641,12 +644,14 @@ static void print_floor_targets(void)
 				    : (unsigned)bulk_fill(theta), cell, work_dir);
 	out("\n== Issue 11, SELECT line by line: target (clustered <= 4x, scattered <= 20x "
 	    "PostgreSQL) against the floor\n"
-	    "   floor = %.0f us + (gamma x %.2f us + K x %.2f us) / %ld cores: the store's durable "
+	    "   floor = %.0f us + (gamma x %.2f us + K x %.2f us) / %.2f cores (what the %ld "
+	    "vCPUs are worth at a block's cryptography together): the store's durable "
 	    "WRITE (a SELECT answers before the proxy's commit: serve --answer-early durable) "
 	    "and the design's cryptography at the blocks the line read\n"
 	    "   writes = gamma x %.2f us: the store's durable writes alone, its pages scattered as "
 	    "LMDB's copy-on-write puts them (%.2f us a block were they one run)\n",
-	    FLOOR.commit_us, FLOOR.block_us, FLOOR.row_us, ncpu, FLOOR.write_us, FLOOR.write_seq_us);
+	    FLOOR.commit_us, FLOOR.block_us, FLOOR.row_us, FLOOR.cores, ncpu, FLOOR.write_us,
+	    FLOOR.write_seq_us);
 	out("%-10s %8s %8s %11s %11s %8s %11s %11s %9s %11s  %s\n", "layout", "rows K", "gamma",
 	    "LWC ms", "PG ms", "LWC/PG", "target ms", "floor ms", "floor/PG", "writes ms",
 	    "verdict");
@@ -656,7 +661,7 @@ static void print_floor_targets(void)
 		/* one durable commit: the store's WRITE; the proxy's own commit
 		 * comes after the answer (serve --answer-early durable) */
 		double floor_ms = (FLOOR.commit_us + (s->gamma * FLOOR.block_us +
-				   (double)s->k * FLOOR.row_us) / (double)(ncpu > 0 ? ncpu : 1)) / 1e3;
+				   (double)s->k * FLOOR.row_us) / FLOOR.cores) / 1e3;
 		double ratio = s->lwc.med / s->pg.med;
 		const char *verdict;
 
