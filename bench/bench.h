@@ -283,10 +283,10 @@ uint64_t procs_written(const char *needle);
  * line names work_dir: the proxy and the cloud store) and by this process
  * (its liblwc clients), from /proc */
 double lwc_cpu_secs(void);
-/* A thread's or process's time on a CPU so far (ns), from its schedstat
- * file (the first field; 0 when it has gone), and that of the processes
- * whose command line names needle and their children, summed. */
-uint64_t schedstat_ns(const char *path);
+/* A process's time on a CPU so far (ns): every thread's, from its
+ * schedstat file (0 when it has gone); and that of the processes whose
+ * command line names needle and their children, summed. */
+uint64_t proc_cpu_ns(int pid);
 uint64_t procs_cpu_ns(const char *needle);
 /* a thread that samples the CPU time of ours and of other processes */
 void sampler_start(void);

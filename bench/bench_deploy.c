@@ -7,7 +7,6 @@
  * Both deployments live in throw-away directories and are stopped and
  * removed whatever happens (cleanup, also on die and on signals).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,24 +270,8 @@ uint64_t lwc_servers_cpu_ns(void)
 	static const char *const files[] = { "proxy.pid", "cloudstore.pid" };
 	uint64_t sum = 0;
 
-	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
-		char path[PATH_MAX + 64];
-		int pid = server_pid(files[k]);
-		struct dirent *e;
-		DIR *d;
-
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
-		if (pid == 0 || (d = opendir(path)) == NULL)
-			continue;
-		/* every thread of the server */
-		while ((e = readdir(d)) != NULL) {
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", pid, e->d_name);
-			sum += schedstat_ns(path);
-		}
-		closedir(d);
-	}
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++)
+		sum += proc_cpu_ns(server_pid(files[k]));
 	return sum;
 }
 

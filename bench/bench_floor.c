@@ -362,6 +362,26 @@ static void *share_main(void *p)
 	return NULL;
 }
 
+/* A block's buffers for the do_* steps (its sizes, cell and key set): a
+ * random plain block, sealed as the current version. */
+static void block_bufs(struct floorarg *t)
+{
+	t->plain = xmalloc(t->block_bytes);
+	t->sealed = xmalloc(t->sealed_bytes);
+	t->scratch = xmalloc(cry_perm_scratch_words(t->block_bytes, t->cell) * sizeof(uint32_t) + 64);
+	randombytes_buf(t->plain, t->block_bytes);
+	if (cry_block_seal(t->sealed, t->key, 7, t->ver, t->plain, t->block_bytes) != LWC_OK)
+		die("floor: seal failed");
+}
+
+static void block_bufs_free(struct floorarg *t)
+{
+	free(t->plain);
+	free(t->sealed);
+	free(t->scratch);
+}
+
+/* a thread's own block, of a's sizes and under a's key */
 static void share_arg(struct floorarg *t, const struct floorarg *a)
 {
 	memset(t, 0, sizeof(*t));
@@ -372,12 +392,7 @@ static void share_arg(struct floorarg *t, const struct floorarg *a)
 	t->sealed_bytes = a->sealed_bytes;
 	t->empty_bytes = a->empty_bytes;
 	memcpy(t->key, a->key, sizeof(t->key));
-	t->plain = xmalloc(t->block_bytes);
-	t->sealed = xmalloc(t->sealed_bytes);
-	t->scratch = xmalloc(cry_perm_scratch_words(t->block_bytes, t->cell) * sizeof(uint32_t) + 64);
-	randombytes_buf(t->plain, t->block_bytes);
-	if (cry_block_seal(t->sealed, t->key, 7, t->ver, t->plain, t->block_bytes) != LWC_OK)
-		die("floor: seal failed");
+	block_bufs(t);
 }
 
 static void measure_share(const struct floorarg *a, struct floor_res *f)
@@ -407,11 +422,8 @@ static void measure_share(const struct floorarg *a, struct floor_res *f)
 	f->cores = (double)n * f->block_alone_us / f->block_shared_us;
 	if (f->cores > (double)n)
 		f->cores = (double)n;
-	for (long i = 0; i < n; i++) {
-		free(t[i].a.plain);
-		free(t[i].a.sealed);
-		free(t[i].a.scratch);
-	}
+	for (long i = 0; i < n; i++)
+		block_bufs_free(&t[i].a);
 	free(t);
 	free(tid);
 }
@@ -465,20 +477,15 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	a.sealed_bytes = a.block_bytes + CRY_SEAL_OVERHEAD;
 	a.empty_bytes = (size_t)(m - f->full) * S;
 	a.msg_blocks = 64;
-	a.plain = xmalloc(a.block_bytes);
-	a.sealed = xmalloc(a.sealed_bytes);
 	a.rec = xmalloc(S);
 	a.msg = xmalloc(a.msg_blocks * a.sealed_bytes);
 	a.ct = xmalloc(a.msg_blocks * a.sealed_bytes + CHAN_ABYTES + CHAN_MODE_BYTES);
-	a.scratch = xmalloc(cry_perm_scratch_words(a.block_bytes, cell) * sizeof(uint32_t) + 64);
 	randombytes_buf(a.key, sizeof(a.key));
-	randombytes_buf(a.plain, a.block_bytes);
+	block_bufs(&a);
 	randombytes_buf(a.msg, a.msg_blocks * a.sealed_bytes);
 	randombytes_buf(a.ct, a.msg_blocks * a.sealed_bytes + CHAN_ABYTES + CHAN_MODE_BYTES);
 	chan_pair(&a.cli, &a.srv, 0);
 	chan_pair(&a.ccli, &a.csrv, 1);
-	if (cry_block_seal(a.sealed, a.key, 7, a.ver, a.plain, a.block_bytes) != LWC_OK)
-		die("floor: seal failed");
 	/* one record under the same key, opened from the front of the block */
 	memcpy(rec_key, a.key, sizeof(rec_key));
 	randombytes_buf(a.rec, S - CRY_RECORD_OVERHEAD);
@@ -531,11 +538,9 @@ void measure_floor(unsigned m, unsigned S, unsigned full, unsigned cell, const c
 	chan_free(a.ccli);
 	chan_free(a.csrv);
 	sodium_memzero(rec_key, sizeof(rec_key));
-	free(a.plain);
-	free(a.sealed);
+	block_bufs_free(&a);
 	free(a.rec);
 	free(a.msg);
 	free(a.ct);
 	free(a.rmsg);
-	free(a.scratch);
 }

@@ -172,7 +172,8 @@ static size_t read_procs(struct procsample *v, size_t max)
 	return scan_procs(v, max, needles, 2, 1);
 }
 
-uint64_t schedstat_ns(const char *path)
+/* The first field of a schedstat file: that task's time on a CPU (ns). */
+static uint64_t schedstat_ns(const char *path)
 {
 	unsigned long long ns = 0;
 	FILE *f = fopen(path, "r");
@@ -185,6 +186,26 @@ uint64_t schedstat_ns(const char *path)
 	return ns;
 }
 
+uint64_t proc_cpu_ns(int pid)
+{
+	char path[96];
+	struct dirent *e;
+	uint64_t sum = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (pid <= 0 || (d = opendir(path)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/schedstat", pid, e->d_name);
+		sum += schedstat_ns(path);
+	}
+	closedir(d);
+	return sum;
+}
+
 uint64_t procs_cpu_ns(const char *needle)
 {
 	const char *needles[] = { needle };
@@ -195,14 +216,9 @@ uint64_t procs_cpu_ns(const char *needle)
 	if (v == NULL)
 		return 0;
 	n = scan_procs(v, 4096, needles, 1, 0);
-	for (size_t i = 0; i < n; i++) {
-		char path[64];
-
-		if (!v[i].ours)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/schedstat", v[i].pid);
-		sum += schedstat_ns(path);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (v[i].ours)
+			sum += proc_cpu_ns(v[i].pid);
 	free(v);
 	return sum;
 }
