@@ -206,16 +206,24 @@ uint64_t proc_cpu_ns(int pid)
 	return sum;
 }
 
-uint64_t procs_cpu_ns(const char *needle)
+/* The processes whose command line names needle, and their children (the
+ * .ours of the result; *n entries, NULL when out of memory).  Not this
+ * process: PostgreSQL may be a child of it. */
+static struct procsample *needle_procs(const char *needle, size_t *n)
 {
 	const char *needles[] = { needle };
 	struct procsample *v = malloc(4096 * sizeof(*v));
-	uint64_t sum = 0;
-	size_t n;
 
-	if (v == NULL)
-		return 0;
-	n = scan_procs(v, 4096, needles, 1, 0);
+	*n = v ? scan_procs(v, 4096, needles, 1, 0) : 0;
+	return v;
+}
+
+uint64_t procs_cpu_ns(const char *needle)
+{
+	size_t n;
+	struct procsample *v = needle_procs(needle, &n);
+	uint64_t sum = 0;
+
 	for (size_t i = 0; i < n; i++)
 		if (v[i].ours)
 			sum += proc_cpu_ns(v[i].pid);
@@ -225,18 +233,15 @@ uint64_t procs_cpu_ns(const char *needle)
 
 double lwc_cpu_secs(void)
 {
-	const char *needles[] = { work_dir };
-	struct procsample *v = malloc(4096 * sizeof(*v));
+	size_t n;
+	struct procsample *v = needle_procs(work_dir, &n);
 	unsigned long long ticks = 0;
 	long hz = sysconf(_SC_CLK_TCK);
 	struct rusage ru;
 	double self = 0;
-	size_t n;
 
 	if (v == NULL)
 		return 0;
-	/* not with_me: PostgreSQL may be a child of this process */
-	n = scan_procs(v, 4096, needles, 1, 0);
 	for (size_t i = 0; i < n; i++)
 		if (v[i].ours)
 			ticks += v[i].ticks;
