@@ -211,10 +211,10 @@ uint64_t proc_cpu_ns(int pid)
  * process: PostgreSQL may be a child of it. */
 static struct procsample *needle_procs(const char *needle, size_t *n)
 {
-	const char *needles[] = { needle };
-	struct procsample *v = malloc(4096 * sizeof(*v));
+	enum { MAXP = 8192 };
+	struct procsample *v = calloc(MAXP, sizeof(*v));
 
-	*n = v ? scan_procs(v, 4096, needles, 1, 0) : 0;
+	*n = v ? scan_procs(v, MAXP, &needle, 1, 0) : 0;
 	return v;
 }
 
@@ -257,14 +257,10 @@ double lwc_cpu_secs(void)
  * summed over those running now. */
 uint64_t procs_written(const char *needle)
 {
-	enum { MAXP = 8192 };
-	struct procsample *v = calloc(MAXP, sizeof(*v));
-	uint64_t sum = 0;
 	size_t n;
+	struct procsample *v = needle_procs(needle, &n);
+	uint64_t sum = 0;
 
-	if (v == NULL)
-		return 0;
-	n = scan_procs(v, MAXP, &needle, 1, 0);
 	for (size_t i = 0; i < n; i++) {
 		char path[64], line[128];
 		unsigned long long w = 0, cw = 0, x;
