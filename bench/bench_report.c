@@ -157,6 +157,38 @@ static void json_reloc(FILE *f)
 	fprintf(f, "\n    ]\n  }");
 }
 
+/* A clients line at the design's floor: the CPU a statement at the blocks
+ * and rows it moved (the cryptography alone, then with the store's durable
+ * writes of those blocks one after another), and what one client's rate
+ * times the clients could reach were the floor all the CPU the statements
+ * took (at most the clients' count: each client waits for its answers). */
+struct conc_floor {
+	double ms, ms_w;              /* floor CPU ms a statement, without and with writes */
+	double x, x_w;                /* throughput at it, against one client's */
+};
+
+static struct conc_floor conc_floor_of(const struct conc_res *c)
+{
+	struct conc_floor f;
+	double one = CONCS[0].lwc_thr;
+
+	f.ms = (c->lwc_gamma * FLOOR.block_us + (double)c->k * FLOOR.row_us) / 1e3;
+	f.ms_w = f.ms + c->lwc_gamma * FLOOR.write_seq_us / 1e3;
+	f.x = FLOOR.cores * 1e3 / f.ms / one;
+	f.x_w = FLOOR.cores * 1e3 / f.ms_w / one;
+	if (f.x > c->clients)
+		f.x = c->clients;
+	if (f.x_w > c->clients)
+		f.x_w = c->clients;
+	return f;
+}
+
+/* a clients phase that began with one client, whose rate is the reference */
+static int conc_floor_wanted(void)
+{
+	return nconcs > 1 && CONCS[0].clients == 1 && CONCS[0].lwc_thr > 0;
+}
+
 void write_json(const char *path, const char *la0, const char *la1)
 {
 	FILE *f = fopen(path, "w");
@@ -253,6 +285,13 @@ void write_json(const char *path, const char *la0, const char *la1)
 			c->lwc_thr, c->lwc_thr / CONCS[0].lwc_thr, (unsigned long long)c->lwc_counted,
 			(unsigned long long)c->lwc_unmoved, c->lwc_gamma, c->lwc_cpu_ms, c->lwc_waits,
 			c->lwc_wait_ms, c->lwc_commit_ms);
+		if (FLOOR.done && conc_floor_wanted()) {
+			struct conc_floor cf = conc_floor_of(c);
+
+			fprintf(f, "\"floor_cpu_ms_per_stmt\": %.3f, \"floor_speedup\": %.2f, "
+				"\"floor_writes_cpu_ms_per_stmt\": %.3f, \"floor_writes_speedup\": %.2f, ",
+				cf.ms, cf.x, cf.ms_w, cf.x_w);
+		}
 		json_stats(f, "lwc", &c->lwc);
 		fprintf(f, ", \"pg_statements\": %llu, \"pg_seconds\": %.2f, \"pg_stmts_per_s\": %.2f, ",
 			(unsigned long long)c->pg_stmts, c->pg_secs, c->pg_thr);
@@ -625,23 +664,31 @@ static unsigned geom_field(const char *geom, const char *name, unsigned dflt)
 	return dflt;
 }
 
+/* The design's floor (bench_floor.c), measured once a run at the
+ * deployment's geometry. */
+static void ensure_floor(void)
+{
+	unsigned m = geom_field(deploy_status.geometry, "m", 64);
+	unsigned S = geom_field(deploy_status.geometry, "S", 168);
+	unsigned theta = geom_field(deploy_status.geometry, "theta", m * 3 / 4);
+	unsigned cell = geom_field(deploy_status.geometry, "cell", 8);
+
+	if (!FLOOR.done)
+		measure_floor(m, S, deploy_status.fill_limit ? (unsigned)deploy_status.fill_limit
+				    : (unsigned)bulk_fill(theta), cell, work_dir);
+}
+
 /* Issue 11's SELECT targets line by line, beside the floor of the design
  * (bench_floor.c) at the blocks each line read: a line whose target time is
  * below (gamma x block + K x row) / cores cannot meet it on this machine
  * without changing what DESIGN.md requires of every block. */
 static void print_floor_targets(void)
 {
-	unsigned m = geom_field(deploy_status.geometry, "m", 64);
-	unsigned S = geom_field(deploy_status.geometry, "S", 168);
-	unsigned theta = geom_field(deploy_status.geometry, "theta", m * 3 / 4);
-	unsigned cell = geom_field(deploy_status.geometry, "cell", 8);
 	double lr = 0, fr = 0;
 	unsigned n = 0, met = 0, unreachable = 0;
 	char kb[32];
 
-	if (!FLOOR.done)
-		measure_floor(m, S, deploy_status.fill_limit ? (unsigned)deploy_status.fill_limit
-				    : (unsigned)bulk_fill(theta), cell, work_dir);
+	ensure_floor();
 	out("\n== Issue 11, SELECT line by line: target (clustered <= 4x, scattered <= 20x "
 	    "PostgreSQL) against the floor\n"
 	    "   floor = %.0f us + (gamma x %.2f us + K x %.2f us) / %.2f cores (what the %ld "
@@ -687,6 +734,35 @@ static void print_floor_targets(void)
 		    exp(lr / n), exp(fr / n));
 }
 
+/* Issue 11's clients target (64 clients at a 25 ms round trip: at least 40x
+ * one client's statements a second) beside the floor at the blocks each
+ * line moved: relocation's ranges read again among them. */
+static void print_conc_floor(void)
+{
+	out("\n== Issue 11, concurrent clients (target: 64 clients >= 40x one client) "
+	    "against the floor at the blocks a statement moved\n"
+	    "   floor CPU = gamma x %.2f us + 100 rows x %.2f us a statement; with writes: + gamma x "
+	    "%.2f us (the store's durable writes, one run);\n   floor x = %.2f cores / floor CPU, "
+	    "against one client's %.1f statements/s (at most the clients' count)\n",
+	    FLOOR.block_us, FLOOR.row_us, FLOOR.write_seq_us, FLOOR.cores, CONCS[0].lwc_thr);
+	out("%7s %8s %8s %9s %12s %9s %11s %14s  %s\n", "clients", "blk/stm", "CPU ms",
+	    "speedup", "floor CPU ms", "floor x", "+writes ms", "+writes x", "CPU / floor+writes");
+	for (size_t i = 0; i < nconcs; i++) {
+		const struct conc_res *c = &CONCS[i];
+		struct conc_floor f = conc_floor_of(c);
+		double x = c->lwc_thr / CONCS[0].lwc_thr;
+		char verdict[96] = "";
+
+		if (c->clients == 64 && c->rtt == 25)
+			snprintf(verdict, sizeof(verdict), "; %s", x >= 40 ? "met" :
+				 f.x_w < 40 ? "missed: the floor with writes is below 40x" :
+				 f.x < 40 ? "missed: the floor is below 40x" : "missed");
+		out("%7d %8.1f %8.2f %8.2fx %12.2f %8.2fx %11.2f %13.2fx  %.2fx%s\n", c->clients,
+		    c->lwc_gamma, c->lwc_cpu_ms, x, f.ms, f.x, f.ms_w, f.x_w, c->lwc_cpu_ms / f.ms_w,
+		    verdict);
+	}
+}
+
 void print_targets(void)
 {
 	for (size_t i = 0; i < nsels; i++)
@@ -694,6 +770,10 @@ void print_targets(void)
 			print_floor_targets();
 			break;
 		}
+	if (conc_floor_wanted()) {
+		ensure_floor();
+		print_conc_floor();
+	}
 	out("\n== Targets (issues 6 and 10)\n");
 	if (nsels) {
 		double worst = 0;
