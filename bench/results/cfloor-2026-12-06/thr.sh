@@ -3,7 +3,7 @@
 D=$1; P=$(cat $D/proxy.pid); C=$(cat $D/cloudstore.pid)
 snap(){ for p in $P $C; do for t in /proc/$p/task/*; do echo "$p $(basename $t) $(cat $t/comm | tr ' ' _) $(cut -d' ' -f1 $t/schedstat)"; done; done; }
 snap > /tmp/thr0
-python3 /work/main/bench/results/vcpu-2026-12-06/c30.py $D/users/admin.key $2 $3 $4
+python3 "$(dirname "$0")/../vcpu-2026-12-06/c30.py" $D/users/admin.key $2 $3 $4
 snap > /tmp/thr1
 python3 - $3 <<'PY'
 import sys

@@ -1,6 +1,7 @@
-import json, subprocess, time, sys
+import json, os, subprocess, time, sys
+LWC=os.path.join(os.path.dirname(os.path.abspath(__file__)),'..','..','..','bin','lwc')
 key=sys.argv[1]; v0=int(sys.argv[2]); n=int(sys.argv[3]); gap=float(sys.argv[4])/1000
-p=subprocess.Popen(['/work/main/bin/lwc','--key',key,'--json-lines'],stdin=subprocess.PIPE,stdout=subprocess.PIPE,text=True,bufsize=1)
+p=subprocess.Popen([LWC,'--key',key,'--json-lines'],stdin=subprocess.PIPE,stdout=subprocess.PIPE,text=True,bufsize=1)
 ts=[]
 for i in range(n):
     time.sleep(gap)
