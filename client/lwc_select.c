@@ -183,13 +183,22 @@ lwc_result *fetch_rows(lwc_conn *c, struct sql_stmt *owner, struct ltable *t,
 	return r;
 }
 
-/* The rows of one table of a join, from one fetch or several. */
+/* The rows of one table of a join, from one fetch or several, or of a
+ * subquery in FROM (sub: its result, for the names and types; own: its
+ * rows; sc: the schema it makes). */
 struct jtab {
 	lwc_result **rs;
 	size_t nrs;
 	struct sql_value **rows;
 	size_t nrows, cap;
+	lwc_result *sub;
+	struct sql_outrow *own;
+	size_t nown;
+	struct sql_schema sc;
 };
+
+static lwc_result *run_branch(lwc_conn *c, struct sql_stmt *b, lwc_result **res,
+			      struct sql_outrow **rows, size_t *n);
 
 static int jtab_add(struct jtab *j, lwc_result *r)
 {
@@ -292,6 +301,44 @@ static int fetch_by_keys(lwc_conn *c, struct sql_stmt *st, struct ltable *t, str
 	return rc;
 }
 
+/* A subquery in FROM (or a WITH query named there): run as a statement of
+ * its own, its rows kept in j as those of a table named as f is, whose
+ * columns are the subquery's (renamed by f's column aliases).  NULL, or
+ * the error. */
+static lwc_result *derived_rows(lwc_conn *c, const struct sql_from *f, struct jtab *j)
+{
+	lwc_result *e = run_branch(c, f->sub, &j->sub, &j->own, &j->nown);
+	size_t ncols;
+
+	if (e != NULL)
+		return e;
+	ncols = (size_t)j->sub->ncols;
+	if (f->ncolnames > ncols)
+		return result_error(NULL, LWC_ERR_SCHEMA, -1, "table \"%s\" has %zu columns "
+				    "available but %zu columns specified",
+				    f->alias[0] ? f->alias : f->table, ncols, f->ncolnames);
+	snprintf(j->sc.name, sizeof(j->sc.name), "%s", f->alias[0] ? f->alias : f->table);
+	j->sc.pk = -1;
+	j->sc.ncols = ncols;
+	if ((j->sc.cols = calloc(ncols ? ncols : 1, sizeof(*j->sc.cols))) == NULL ||
+	    (j->rows = malloc((j->nown ? j->nown : 1) * sizeof(*j->rows))) == NULL)
+		return result_error(NULL, LWC_ERR_NOMEM, -1, "out of memory");
+	for (size_t i = 0; i < ncols; i++) {
+		struct sql_coldef *cd = &j->sc.cols[i];
+		enum lwc_type t = j->sub->coltype[i];
+
+		snprintf(cd->name, sizeof(cd->name), "%s",
+			 i < f->ncolnames ? f->colnames[i] : j->sub->colname[i]);
+		cd->type = t == LWC_TYPE_INT ? SQL_CT_BIGINT : t == LWC_TYPE_FLOAT ? SQL_CT_FLOAT :
+			   SQL_CT_TEXT;
+		cd->pos = f->pos;
+	}
+	for (size_t i = 0; i < j->nown; i++)
+		j->rows[i] = j->own[i].v;
+	j->nrows = j->cap = j->nown;
+	return NULL;
+}
+
 /* A general SELECT of several tables: each table fetched with the part of
  * the WHERE and ON that reads it alone as its index predicate (one SELECT
  * of the proxy's per table), tables with such a predicate first; a table
@@ -313,6 +360,7 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 	lwc_result *r = result_new();
 	char err[512];
 	int errpos = -1, rc;
+	size_t nderived = 0;
 
 	if (!ts || !scs || !jt || !conds || !fetched || !tabs || !ntab || !r) {
 		if (r == NULL)
@@ -323,7 +371,28 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 		goto out;
 	}
 	r->stmt = st;
+	/* subqueries first: running one may load the catalog again, which
+	 * the tables' schemas below point into */
 	for (size_t k = 0; k < nf; k++) {
+		if (q->froms[k].sub != NULL) {
+			lwc_result *e = derived_rows(c, &q->froms[k], &jt[k]);
+
+			if (e != NULL) {
+				r = result_error(r, e->errcode, e->errpos, "%s", e->errmsg);
+				lwc_result_free(e);
+				goto out;
+			}
+			scs[k] = &jt[k].sc;
+			total += jt[k].sc.ncols;
+			fetched[k] = 1;
+			tabs[k] = jt[k].rows;
+			ntab[k] = jt[k].nrows;
+			nderived++;
+		}
+	}
+	for (size_t k = 0; k < nf; k++) {
+		if (q->froms[k].sub != NULL)
+			continue;
 		if ((ts[k] = catalog_find(c, q->froms[k].table, 1)) == NULL) {
 			r->stmt = NULL;
 			lwc_result_free(r);
@@ -353,7 +422,7 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 			r = result_error(r, LWC_ERR_NOMEM, -1, "out of memory");
 			goto out;
 		}
-	for (size_t step = 0; step < nf; step++) {
+	for (size_t step = nderived; step < nf; step++) {
 		size_t k = nf, lk = nf;
 		int kcol = -1, jcol = -1, linked = 0;
 
@@ -413,6 +482,10 @@ out:
 			lwc_result_free(jt[k].rs[i]);
 		free(jt[k].rs);
 		free(jt[k].rows);
+		if (jt[k].sub != NULL)
+			lwc_result_free(jt[k].sub);
+		sql_outrows_free(jt[k].own, jt[k].nown);
+		free(jt[k].sc.cols);
 	}
 	free(ts);
 	free(scs);

@@ -156,6 +156,12 @@ struct sql_from {
 	size_t nusing;            /* left side's (not in *, not ambiguous)     */
 	size_t offset;            /* after binding: its first column in a row  */
 	size_t ncols;
+	/* a subquery in FROM, or a reference to a WITH query: its SELECT, run
+	 * before the statement (table is then the subquery's alias or the
+	 * WITH query's name); colnames rename its first ncolnames columns */
+	struct sql_stmt *sub;
+	char (*colnames)[SQL_NAME_MAX + 1];
+	size_t ncolnames;
 };
 
 struct sql_query {

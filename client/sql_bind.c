@@ -73,6 +73,16 @@ static int find_col(const struct sql_schema *sc, const char *name)
 	return -1;
 }
 
+/* The next column after column k named name (a subquery's columns may
+ * share a name), or -1. */
+static int find_col_after(const struct sql_schema *sc, const char *name, int k)
+{
+	for (size_t i = (size_t)k + 1; i < sc->ncols; i++)
+		if (strcmp(sc->cols[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* Fill err; returns rc. */
 __attribute__((format(printf, 4, 5)))
 static int bind_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
@@ -552,13 +562,22 @@ static int bind_join_expr(struct sql_expr *e, const struct join_scope *js, char 
 	if (e->kind == SQL_E_COL) {
 		int f = -1, c = -1;
 
+		if (e->col_index >= 0)
+			return LWC_OK;  /* a column of *, by its place (a subquery's
+					   columns may share a name) */
 		if (e->qual[0] != '\0') {
 			if ((f = join_from(js->q, e->qual)) < 0) {
 				*errpos = e->pos;
 				return bind_fail(LWC_ERR_SCHEMA, err, errlen, "missing FROM-clause entry "
 						 "for table \"%s\"", e->qual);
 			}
-			if ((c = find_col(js->scs[f], e->col)) < 0) {
+			if ((c = find_col(js->scs[f], e->col)) >= 0 &&
+			    find_col_after(js->scs[f], e->col, c) >= 0) {
+				*errpos = e->pos;
+				return bind_fail(LWC_ERR_SCHEMA, err, errlen, "column reference \"%s\" is "
+						 "ambiguous", e->col);
+			}
+			if (c < 0) {
 				*errpos = e->pos;
 				return bind_fail(LWC_ERR_SCHEMA, err, errlen, "column %s.%s does not exist",
 						 e->qual, e->col);
@@ -569,7 +588,7 @@ static int bind_join_expr(struct sql_expr *e, const struct join_scope *js, char 
 
 				if (k < 0 || merged(&js->q->froms[i], e->col))
 					continue;
-				if (f >= 0) {
+				if (f >= 0 || find_col_after(js->scs[i], e->col, k) >= 0) {
 					*errpos = e->pos;
 					return bind_fail(LWC_ERR_SCHEMA, err, errlen, "column reference "
 							 "\"%s\" is ambiguous", e->col);

@@ -767,7 +767,10 @@ struct sql_expr *sqp_column_ref(struct tx *x, const PgQuery__ColumnRef *c)
 	} else if (c->n_fields == 2 && sqp_str_of(c->fields[0]) != NULL &&
 		   ((x->outer[0] != '\0' && strcmp(sqp_str_of(c->fields[0]), x->outer) == 0) ||
 		    (x->outer_join != NULL && sqp_from_index(x->outer_join, sqp_str_of(c->fields[0])) >= 0))) {
-		return sqp_unsupported(x, c->location, "correlated subqueries of joins"), NULL;
+		/* (no fields_ok: a subquery in FROM reading the statement around
+		 * the one it is in) */
+		return sqp_unsupported(x, c->location, x->outer_join != NULL ?
+				       "correlated subqueries of joins" : "correlated subqueries"), NULL;
 	} else if (c->n_fields == 2 && sqp_str_of(c->fields[0]) != NULL) {
 		return sqp_fail(x, c->location, "missing FROM-clause entry for table \"%s\"",
 			    sqp_str_of(c->fields[0])), NULL;

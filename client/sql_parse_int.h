@@ -19,6 +19,13 @@
 
 typedef PgQuery__Node Node;
 
+/* A WITH query in scope: its body sees only the WITH queries before it. */
+struct sqp_cte {
+	char name[SQL_NAME_MAX + 1];
+	const PgQuery__CommonTableExpr *cte;
+	struct sqp_cte *up;       /* the one before it, or of an outer WITH   */
+};
+
 struct tx {
 	const char *sql;
 	size_t len;
@@ -39,6 +46,7 @@ struct tx {
 	                             NULLIF's second): a constant that fails
 	                             stays unfolded, failing if evaluated      */
 	size_t capfroms;
+	struct sqp_cte *ctes;     /* the WITH queries in scope, the last first */
 	char *err;
 	size_t errlen;
 	int errpos;

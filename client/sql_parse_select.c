@@ -215,13 +215,195 @@ static int needs_general(const PgQuery__SelectStmt *s)
 	return 0;
 }
 
+/* The WITH query a table name in FROM refers to, innermost first; NULL
+ * for a table (a schema-qualified name never refers to one). */
+static struct sqp_cte *cte_find(const struct tx *x, const PgQuery__RangeVar *rv)
+{
+	char name[SQL_NAME_MAX + 1];
+
+	if ((rv->schemaname != NULL && rv->schemaname[0] != '\0') ||
+	    (rv->catalogname != NULL && rv->catalogname[0] != '\0') || rv->relname == NULL)
+		return NULL;
+	snprintf(name, sizeof(name), "%s", rv->relname);
+	for (struct sqp_cte *c = x->ctes; c != NULL; c = c->up)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+/* The SELECT of a subquery in FROM or of a WITH query: a statement of its
+ * own (sharing the arena), with the parser's per-SELECT state saved around
+ * it.  It reads no column of the FROM it is in (no LATERAL), and none of a
+ * statement around that one (refused as a correlated subquery). */
+static struct sql_stmt *derived_stmt(struct tx *x, const Node *n, int pos)
+{
+	struct sql_stmt *b;
+	struct tx save = *x;
+	int rc;
+
+	if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+		return sqp_fail(x, pos, "malformed subquery"), NULL;
+	if ((b = sqp_talloc(x, sizeof(*b))) == NULL)
+		return NULL;
+	b->arena = x->ar;
+	b->shared_arena = 1;
+	b->limit = -1;
+	x->tname[0] = x->talias[0] = '\0';
+	x->join = NULL;
+	x->fields_ok = 0;
+	x->force_general = 0;
+	x->agg_ok = 0;
+	x->aggs = NULL;
+	x->naggs = x->capaggs = 0;
+	rc = sqp_select_stmt(x, n->select_stmt, pos, b);
+	save.rc = x->rc;
+	save.errpos = x->errpos;
+	save.depth = x->depth;
+	*x = save;
+	return rc == 0 ? b : NULL;
+}
+
+/* The body of WITH query c, parsed with only the WITH queries before it in
+ * scope. */
+static struct sql_stmt *cte_stmt(struct tx *x, const struct sqp_cte *c, int pos)
+{
+	struct sqp_cte *scope = x->ctes;
+	struct sql_stmt *b;
+
+	x->ctes = c->up;
+	b = derived_stmt(x, c->cte->ctequery, pos);
+	x->ctes = scope;
+	return b;
+}
+
+/* Where a subquery in FROM starts, for messages: PostgreSQL's tree gives
+ * its SELECT no location, so the '(' before its first select-list item
+ * (of its first SELECT, for a set operation); fallback when none. */
+static int subquery_pos(const struct tx *x, const Node *n, int fallback)
+{
+	const PgQuery__SelectStmt *s;
+	int i;
+
+	if (n == NULL || n->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+		return fallback;
+	s = n->select_stmt;
+	while (s->op != PG_QUERY__SET_OPERATION__SETOP_NONE && s->larg != NULL)
+		s = s->larg;
+	if (s->n_target_list == 0 || s->target_list[0]->node_case != PG_QUERY__NODE__NODE_RES_TARGET ||
+	    (i = s->target_list[0]->res_target->location) < 0 || (size_t)i > x->len)
+		return fallback;
+	while (i > 0 && x->sql[i - 1] != '(')
+		i--;
+	return i > 0 ? i - 1 : fallback;
+}
+
+/* Column aliases (names[0..n)) of a FROM item into f. */
+static int from_colnames(struct tx *x, struct sql_from *f, PgQuery__Node *const *names, size_t n,
+			 int pos)
+{
+	if (n == 0)
+		return 0;
+	if ((f->colnames = sqp_talloc(x, n * sizeof(*f->colnames))) == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *nm = sqp_str_of(names[i]);
+
+		if (nm == NULL)
+			return sqp_fail(x, pos, "malformed column alias");
+		if (sqp_take(x, nm, f->colnames[i], pos) != 0)
+			return -1;
+	}
+	f->ncolnames = n;
+	return 0;
+}
+
+/* A subquery in FROM, or a WITH query named there (sub, already parsed),
+ * into q->froms as table name (alias: "" or the alias). */
+static int from_derived(struct tx *x, struct sql_query *q, enum sql_join join, struct sql_stmt *sub,
+			const char *name, const PgQuery__Alias *alias,
+			PgQuery__Node *const *colnames, size_t ncolnames, int pos)
+{
+	struct sql_from *f;
+	const char *as;
+
+	if (q->nfroms == x->capfroms) {
+		q->froms = sql_arena_grow(x->ar, q->froms, q->nfroms, &x->capfroms, sizeof(*q->froms));
+		if (q->froms == NULL)
+			return sqp_fail_nomem(x);
+	}
+	f = &q->froms[q->nfroms];
+	memset(f, 0, sizeof(*f));
+	f->join = join;
+	f->pos = pos;
+	f->sub = sub;
+	if (sqp_take(x, name, f->table, pos) != 0)
+		return -1;
+	if (alias != NULL && alias->aliasname != NULL && alias->aliasname[0] != '\0' &&
+	    sqp_take(x, alias->aliasname, f->alias, pos) != 0)
+		return -1;
+	if (alias != NULL && alias->n_colnames > 0) {
+		colnames = alias->colnames;
+		ncolnames = alias->n_colnames;
+	}
+	if (from_colnames(x, f, colnames, ncolnames, pos) != 0)
+		return -1;
+	as = f->alias[0] != '\0' ? f->alias : f->table;
+	if (sqp_from_index(q, as) >= 0)
+		return sqp_fail(x, pos, "table name \"%s\" specified more than once", as);
+	q->nfroms++;
+	return 0;
+}
+
+/* WITH: its queries come into scope one after the other, each body parsed
+ * (and so checked) here, as PostgreSQL checks a WITH query it never runs;
+ * each reference in a FROM parses it again into a subquery of its own. */
+static int with_push(struct tx *x, const PgQuery__WithClause *w)
+{
+	if (w->recursive)
+		return sqp_unsupported(x, w->location, "WITH RECURSIVE");
+	for (size_t i = 0; i < w->n_ctes; i++) {
+		const PgQuery__CommonTableExpr *c;
+		struct sqp_cte *e;
+
+		if (w->ctes[i] == NULL || w->ctes[i]->node_case != PG_QUERY__NODE__NODE_COMMON_TABLE_EXPR)
+			return sqp_fail(x, w->location, "malformed WITH");
+		c = w->ctes[i]->common_table_expr;
+		if (c->ctequery == NULL || c->ctequery->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+			return sqp_unsupported(x, c->location, "data-modifying statements in WITH");
+		if (c->search_clause != NULL || c->cycle_clause != NULL)
+			return sqp_unsupported(x, c->location, "SEARCH and CYCLE");
+		if ((e = sqp_talloc(x, sizeof(*e))) == NULL ||
+		    sqp_take(x, c->ctename != NULL ? c->ctename : "", e->name, c->location) != 0)
+			return -1;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(w->ctes[j]->common_table_expr->ctename, c->ctename) == 0)
+				return sqp_fail(x, c->location, "WITH query name \"%s\" specified more "
+					    "than once", e->name);
+		e->cte = c;
+		e->up = x->ctes;
+		if (cte_stmt(x, e, c->location) == NULL)
+			return -1;
+		x->ctes = e;
+	}
+	return 0;
+}
+
 /* A table of FROM into q->froms. */
 static int from_table(struct tx *x, const PgQuery__RangeVar *rv, struct sql_query *q,
 		      enum sql_join join)
 {
 	struct sql_from *f;
 	const char *name;
+	struct sqp_cte *c = cte_find(x, rv);
 
+	if (c != NULL) {
+		struct sql_stmt *sub = cte_stmt(x, c, rv->location);
+
+		if (sub == NULL)
+			return -1;
+		return from_derived(x, q, join, sub, c->name, rv->alias, c->cte->aliascolnames,
+				    c->cte->n_aliascolnames, rv->location);
+	}
 	if (q->nfroms == x->capfroms) {
 		q->froms = sql_arena_grow(x->ar, q->froms, q->nfroms, &x->capfroms, sizeof(*q->froms));
 		if (q->froms == NULL)
@@ -260,6 +442,19 @@ static int from_item(struct tx *x, const Node *n, struct sql_query *q, enum sql_
 	switch (n->node_case) {
 	case PG_QUERY__NODE__NODE_RANGE_VAR:
 		return from_table(x, n->range_var, q, join);
+	case PG_QUERY__NODE__NODE_RANGE_SUBSELECT: {
+		const PgQuery__RangeSubselect *rs = n->range_subselect;
+		int at = subquery_pos(x, rs->subquery, pos);
+		struct sql_stmt *sub;
+
+		if (rs->lateral)
+			return sqp_unsupported(x, at, "LATERAL");
+		if (rs->alias == NULL || rs->alias->aliasname == NULL || rs->alias->aliasname[0] == '\0')
+			return sqp_fail(x, at, "subquery in FROM must have an alias");
+		if ((sub = derived_stmt(x, rs->subquery, at)) == NULL)
+			return -1;
+		return from_derived(x, q, join, sub, rs->alias->aliasname, rs->alias, NULL, 0, at);
+	}
 	case PG_QUERY__NODE__NODE_JOIN_EXPR:
 		break;
 	default:
@@ -287,7 +482,8 @@ static int from_item(struct tx *x, const Node *n, struct sql_query *q, enum sql_
 	if (from_item(x, j->larg, q, join, pos) != 0)
 		return -1;
 	first_right = q->nfroms;
-	if (jt == SQL_JOIN_LEFT && j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+	if (jt == SQL_JOIN_LEFT && j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR &&
+	    j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_SUBSELECT)
 		return sqp_unsupported(x, pos, "LEFT JOIN of a parenthesized join");
 	if (from_item(x, j->rarg, q, jt == SQL_JOIN_LEFT ? SQL_JOIN_LEFT : SQL_JOIN_NONE, pos) != 0)
 		return -1;
@@ -356,7 +552,8 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 		return -1;
 	st->q = q;
 	if (s->n_from_clause > 1 ||
-	    (s->n_from_clause == 1 && s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)) {
+	    (s->n_from_clause == 1 && s->from_clause[0]->node_case != PG_QUERY__NODE__NODE_RANGE_VAR) ||
+	    (s->n_from_clause == 1 && cte_find(x, s->from_clause[0]->range_var) != NULL)) {
 		/* a join: names resolve when it is bound */
 		x->join = q;
 		x->capfroms = 0;
@@ -540,8 +737,6 @@ static int setop_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struc
 	q->setop = s->op == PG_QUERY__SET_OPERATION__SETOP_UNION ? SQL_UNION :
 		   s->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT ? SQL_INTERSECT : SQL_EXCEPT;
 	q->setall = s->all;
-	if (s->with_clause != NULL)
-		return sqp_unsupported(x, s->with_clause->location, "WITH");
 	if (s->into_clause != NULL)
 		return sqp_unsupported(x, pos, "SELECT INTO");
 	if (s->n_locking_clause > 0)
@@ -594,18 +789,40 @@ static int setop_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struc
 	return 0;
 }
 
+static int select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st);
+
 int sqp_select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st)
+{
+	struct sqp_cte *scope = x->ctes;
+	int rc;
+
+	if (s->with_clause == NULL)
+		return select_stmt(x, s, pos, st);
+	if (with_push(x, s->with_clause) != 0) {
+		x->ctes = scope;
+		return -1;
+	}
+	if (s->op == PG_QUERY__SET_OPERATION__SETOP_NONE)
+		x->force_general = 1;   /* a WITH query is a subquery in FROM */
+	rc = select_stmt(x, s, pos, st);
+	x->ctes = scope;
+	return rc;
+}
+
+static int select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st)
 {
 	size_t i, n = s->n_target_list;
 
 	st->kind = SQL_SELECT;
 	if (s->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
 		return setop_stmt(x, s, pos, st);
-	if (s->op == PG_QUERY__SET_OPERATION__SETOP_NONE && s->with_clause == NULL &&
+	if (s->op == PG_QUERY__SET_OPERATION__SETOP_NONE &&
 	    s->into_clause == NULL && s->n_values_lists == 0 && s->n_window_clause == 0 &&
 	    s->n_locking_clause == 0 &&
 	    s->limit_option != PG_QUERY__LIMIT_OPTION__LIMIT_OPTION_WITH_TIES &&
-	    (x->force_general || needs_general(s))) {
+	    (x->force_general || needs_general(s) ||
+	     (s->n_from_clause == 1 && s->from_clause[0]->node_case == PG_QUERY__NODE__NODE_RANGE_VAR &&
+	      cte_find(x, s->from_clause[0]->range_var) != NULL))) {
 		x->force_general = 0;
 		return general_select(x, s, pos, st);
 	}

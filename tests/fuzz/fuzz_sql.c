@@ -16,7 +16,8 @@
  * placement, literal INSERT rows, one value per IN item); binding is
  * repeatable; sql_eval agrees with sql_eval_checked and with NOT; value
  * comparison is antisymmetric; a conversion yields the column's type and
- * respects VARCHAR(n).
+ * respects VARCHAR(n).  Subqueries in FROM and WITH queries are checked
+ * as statements of their own.
  */
 #include <math.h>
 #include <stdint.h>
@@ -492,6 +493,17 @@ static void check_stmt(struct sql_stmt *st)
 	if (st->q != NULL) {
 		const struct sql_query *q = st->q;
 
+		/* subqueries in FROM and WITH queries: SELECTs of their own */
+		for (i = 0; i < q->nfroms; i++) {
+			const struct sql_from *f = &q->froms[i];
+
+			CHECK(f->table[0] != '\0');
+			CHECK(f->ncolnames == 0 || (f->sub != NULL && f->colnames != NULL));
+			if (f->sub != NULL) {
+				CHECK(f->sub->kind == SQL_SELECT && f->sub->shared_arena);
+				check_stmt(f->sub);
+			}
+		}
 		CHECK(st->kind == SQL_SELECT && !st->star && !st->count_star && st->nproj == 0);
 		for (i = 0; i < q->ntargets; i++)
 			if (q->targets[i].e != NULL)   /* a value or a condition */

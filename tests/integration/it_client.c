@@ -132,6 +132,61 @@ static char *insert_sql(const char *table, uint64_t from, uint64_t n)
 	return p;
 }
 
+/* Subqueries in FROM and WITH queries: run before the statement, their
+ * rows joined like a table's (a table fetched by their keys); a failing
+ * one fails the statement with its own error, the connection staying
+ * usable; a WITH query's name hides a table's. */
+static void test_subquery_in_from(void **state)
+{
+	struct env *e = *state;
+	lwc_result *r;
+	char *sql;
+
+	exec_ok(e, "CREATE TABLE t (k INT PRIMARY KEY, g INT)");
+	exec_ok(e, "CREATE TABLE u (g INT, name TEXT)");
+	sql = insert_sql("t", 1, 300);
+	exec_ok(e, sql);
+	free(sql);
+	exec_ok(e, "UPDATE t SET g = k % 7");
+	exec_ok(e, "INSERT INTO u VALUES (0, 'zero'), (3, 'three'), (5, 'five'), (9, 'nine')");
+	assert_int_equal(count_of(e, "SELECT max(c) FROM (SELECT g, count(*) AS c FROM t "
+			 "GROUP BY g) d"), 43);
+	assert_int_equal(count_of(e, "WITH d(grp, n) AS (SELECT g, count(*) FROM t GROUP BY g) "
+			 "SELECT sum(d.n) FROM d JOIN u ON u.g = d.grp"), 42 + 43 + 43);
+	assert_int_equal(count_of(e, "WITH a AS (SELECT k FROM t WHERE k <= 10), b AS (SELECT k "
+			 "FROM a WHERE k > 4) SELECT count(*) FROM b JOIN a USING (k)"), 6);
+	/* a table fetched by the keys of a subquery; LEFT JOIN of one */
+	assert_int_equal(count_of(e, "SELECT count(*) FROM (SELECT g FROM u WHERE g > 2) s "
+			 "JOIN t ON t.k = s.g"), 3);
+	r = lwc_exec(e->c, "SELECT u.name, s.c FROM u LEFT JOIN (SELECT g, count(*) AS c FROM t "
+		     "WHERE k < 8 GROUP BY g) s ON s.g = u.g ORDER BY u.g");
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_ROWS);
+	assert_int_equal(lwc_result_ncols(r), 2);
+	assert_string_equal(lwc_result_colname(r, 1), "c");
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(lwc_result_next(r), 1);
+		if (i < 3)
+			assert_int_equal(lwc_value_int(r, 1), 1);
+		else
+			assert_true(lwc_value_is_null(r, 1));
+	}
+	assert_int_equal(lwc_result_next(r), 0);
+	lwc_result_free(r);
+	/* a WITH query named like a table is read instead of it */
+	assert_int_equal(count_of(e, "WITH t AS (SELECT 1 AS k) SELECT count(*) FROM t"), 1);
+	assert_int_equal(count_of(e, "SELECT count(*) FROM t"), 300);
+	/* errors: the subquery's own, column aliases beyond its columns */
+	expect_error(lwc_exec(e->c, "SELECT * FROM (SELECT * FROM nosuch) s"), LWC_ERR_NO_TABLE,
+		     "\"nosuch\" does not exist");
+	expect_error(lwc_exec(e->c, "WITH c AS (SELECT nosuch FROM t) SELECT * FROM c"),
+		     LWC_ERR_SCHEMA, "nosuch");
+	expect_error(lwc_exec(e->c, "SELECT * FROM (SELECT k FROM t) s(a, b)"), LWC_ERR_SCHEMA,
+		     "has 1 columns available but 2 columns specified");
+	expect_error(lwc_exec(e->c, "SELECT a FROM (SELECT k AS a, g AS a FROM t) s"),
+		     LWC_ERR_SCHEMA, "ambiguous");
+	assert_int_equal(count_of(e, "SELECT count(*) FROM (SELECT k FROM t WHERE k > 290) s"), 10);
+}
+
 static void test_insert_one_request(void **state)
 {
 	struct env *e = *state;
@@ -751,6 +806,7 @@ static void test_many_range_covers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_subquery_in_from, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_one_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_pipeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_ahead, setup, teardown),

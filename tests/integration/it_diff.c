@@ -43,8 +43,9 @@
  * or its alias then a key, with LIMIT and OFFSET (compared in order),
  * joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries ([NOT]
  * IN, [NOT] EXISTS, scalar in WHERE and in the select list, correlated
- * EXISTS, IN of a subquery with no row), UNION / INTERSECT / EXCEPT [ALL]
- * and SELECTs without FROM (with a WHERE too).  The generator steers the
+ * EXISTS, IN of a subquery with no row), UNION / INTERSECT / EXCEPT [ALL],
+ * subqueries in FROM and WITH queries (gen_derived) and SELECTs without
+ * FROM (with a WHERE too).  The generator steers the
  * table sizes (a few dozen rows) from the
  * reference's affected-row counts.
  *
@@ -1048,6 +1049,76 @@ static void gen_setop(struct stmt *s)
 	}
 }
 
+/* Subqueries in FROM and WITH queries: aggregates over a grouped
+ * subquery, a WITH query joined to a table (LEFT too), column aliases, a
+ * WITH query reading the one before it, a WITH query read twice and one
+ * read by an IN subquery. */
+static void gen_derived(struct stmt *s)
+{
+	struct sb *b = &s->sql;
+	struct gtab *t = &tabs[rn(3)], *u = &tabs[rn(3)];
+	const struct gcol *x = col_of(t, M_INT), *y = col_of(u, M_INT);
+	const struct gcol *g = col_of(t, M_INT | M_TEXT), *m = &t->cols[rn(t->ncols)];
+
+	if (x == NULL || y == NULL || g == NULL) {
+		gen_select(s, t);
+		return;
+	}
+	switch (rn(6)) {
+	case 0:
+		sb_printf(b, "SELECT count(*), max(c), min(%s) FROM (SELECT %s, count(*) AS c FROM %s",
+			  g->name, g->name, t->name);
+		if (chance(60)) {
+			sb_add(b, " WHERE ");
+			gen_pred(b, t, 1);
+		}
+		sb_printf(b, " GROUP BY %s) d%s", g->name, chance(40) ? " WHERE c > 1" : "");
+		break;
+	case 1:
+		sb_printf(b, "WITH c AS (SELECT %s, %s FROM %s", x->name, m->name, t->name);
+		if (chance(60)) {
+			sb_add(b, " WHERE ");
+			gen_pred(b, t, 1);
+		}
+		sb_printf(b, ") SELECT c.%s, q.%s FROM c %s %s q ON c.%s = q.%s", m->name,
+			  u->cols[rn(u->ncols)].name, chance(50) ? "JOIN" : "LEFT JOIN", u->name,
+			  x->name, y->name);
+		break;
+	case 2:
+		sb_printf(b, "SELECT d.k, d.v FROM (SELECT %s, %s FROM %s) AS d(k, v) WHERE d.k %s %d",
+			  x->name, m->name, t->name, chance(50) ? ">" : "<>", rn(10) - 3);
+		if (chance(50)) {
+			sb_add(b, " ORDER BY d.k, d.v");
+			s->ordered = 1;
+			s->has_order = 1;
+		}
+		break;
+	case 3:
+		sb_printf(b, "WITH a AS (SELECT %s AS n FROM %s", x->name, t->name);
+		if (chance(60)) {
+			sb_add(b, " WHERE ");
+			gen_pred(b, t, 1);
+		}
+		sb_printf(b, "), b AS (SELECT n, n + 1 AS n1 FROM a WHERE n IS NOT NULL AND n < %d) "
+			  "SELECT count(*), sum(n1), min(n) FROM b", rn(50));
+		break;
+	case 4:
+		sb_printf(b, "WITH a AS (SELECT %s, count(*) AS c FROM %s GROUP BY %s) SELECT p.%s, "
+			  "q.%s FROM a p JOIN a q ON p.c = q.c", g->name, t->name, g->name, g->name,
+			  g->name);
+		break;
+	default:
+		sb_printf(b, "WITH a AS (SELECT %s FROM %s", y->name, u->name);
+		if (chance(60)) {
+			sb_add(b, " WHERE ");
+			gen_pred(b, u, 1);
+		}
+		sb_printf(b, ") SELECT * FROM %s WHERE %s %sIN (SELECT %s FROM a)", t->name, x->name,
+			  chance(30) ? "NOT " : "", y->name);
+		break;
+	}
+}
+
 static void gen_query(struct stmt *s)
 {
 	struct sb *b = &s->sql;
@@ -1055,6 +1126,10 @@ static void gen_query(struct stmt *s)
 	int r = rn(100);
 
 	s->kind = S_SELECT;
+	if (chance(8)) {
+		gen_derived(s);
+		return;
+	}
 	if (chance(15)) {
 		if (chance(50))
 			gen_ordered(s);

@@ -975,20 +975,40 @@ static const struct bad_sql bad[] = {
 	  "table name \"t\" specified more than once", "t", 2 },
 	{ "SELECT x.a FROM t, u",
 	  "missing FROM-clause entry for table \"x\"", "x.a", 0 },
-	{ "SELECT * FROM (SELECT 1) s",
-	  "LWC does not support subqueries in FROM", "SELECT", 0 },
+	{ "SELECT * FROM (SELECT 1)",
+	  "subquery in FROM must have an alias", "(SELECT", 0 },
+	{ "SELECT * FROM t, LATERAL (SELECT t.a) s",
+	  "LWC does not support LATERAL", "(SELECT", 0 },
+	{ "SELECT * FROM (SELECT a FROM t WHERE b =) s",
+	  "syntax error at or near \")\"", ") s", 0 },
+	{ "SELECT * FROM (SELECT a FROM t) s, (SELECT b FROM u) s",
+	  "table name \"s\" specified more than once", "(SELECT b", 0 },
+	{ "SELECT * FROM (SELECT a FROM t FOR UPDATE) s",
+	  "LWC does not support FOR UPDATE and FOR SHARE", "(SELECT a", 0 },
+	{ "SELECT * FROM t WHERE EXISTS (SELECT 1 FROM (SELECT a FROM u WHERE u.a = t.a) s)",
+	  "LWC does not support correlated subqueries", "t.a)", 0 },
+	{ "SELECT * FROM t, (SELECT a FROM u WHERE u.a = t.a) s",
+	  "missing FROM-clause entry for table \"t\"", "t.a)", 0 },
+	{ "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r",
+	  "LWC does not support WITH RECURSIVE", "WITH", 0 },
+	{ "WITH a AS (SELECT 1), a AS (SELECT 2) SELECT * FROM a",
+	  "WITH query name \"a\" specified more than once", "a AS (SELECT 2", 0 },
+	{ "WITH w AS (DELETE FROM t RETURNING *) SELECT * FROM w",
+	  "LWC does not support data-modifying statements in WITH", "w AS", 0 },
+	{ "WITH a AS (SELECT x FROM t WHERE) SELECT 1",
+	  "syntax error at or near \")\"", ") SELECT", 0 },
+	{ "WITH a AS (SELECT 1 AS v) INSERT INTO t SELECT * FROM a",
+	  "LWC does not support WITH", "WITH", 0 },
+	{ "WITH a AS (SELECT 1 AS v) UPDATE t SET b = 1",
+	  "LWC does not support WITH", "WITH", 0 },
 	{ "SELECT a FROM t UNION SELECT a FROM u ORDER BY a + 1",
 	  "LWC does not support ORDER BY expressions on UNION, INTERSECT or EXCEPT", "+ 1", 0 },
-	{ "WITH x AS (SELECT 1) SELECT 1 UNION SELECT 2",
-	  "LWC does not support WITH", "WITH", 0 },
 	{ "SELECT * FROM t, u WHERE t.a > (SELECT max(a) FROM v WHERE v.b = t.b)",
 	  "LWC does not support correlated subqueries of joins", "t.b)", 0 },
 	{ "SELECT * FROM t WHERE a > ALL (SELECT a FROM u)",
 	  "LWC does not support ALL with subqueries", "> ALL", 0 },
 	{ "SELECT * FROM t WHERE a IN (SELECT a FROM u WHERE a LIKE 'x' ESCAPE '!')",
 	  "LWC does not support LIKE ... ESCAPE", "LIKE", 0 },
-	{ "WITH x AS (SELECT 1) SELECT * FROM x",
-	  "LWC does not support WITH", "WITH x", 0 },
 	{ "SELECT DISTINCT ON (a) a FROM t",
 	  "LWC does not support DISTINCT ON", "SELECT", 0 },
 	{ "ALTER TABLE t ADD COLUMN b INT",
@@ -1627,6 +1647,91 @@ static void test_lazy_constants(void **state)
 	sql_free(st);
 }
 
+/* Subqueries in FROM and WITH queries: each becomes a FROM item with its
+ * own statement; a WITH query's body sees the WITH queries before it, a
+ * reference parses it again, and a name that is no WITH query's is a
+ * table. */
+static void test_derived(void **state)
+{
+	struct sql_stmt *st;
+	const struct sql_query *q;
+
+	(void)state;
+	st = parse_ok("SELECT d.k, count(*) FROM (SELECT a, b FROM t WHERE a > 1) AS d(k) "
+		      "JOIN u ON u.x = d.k GROUP BY d.k");
+	q = st->q;
+	assert_non_null(q);
+	assert_int_equal(q->nfroms, 2);
+	assert_non_null(q->froms[0].sub);
+	assert_string_equal(q->froms[0].table, "d");
+	assert_string_equal(q->froms[0].alias, "d");
+	assert_int_equal(q->froms[0].ncolnames, 1);
+	assert_string_equal(q->froms[0].colnames[0], "k");
+	assert_string_equal(q->froms[0].sub->table, "t");
+	assert_non_null(q->froms[0].sub->where);
+	assert_null(q->froms[1].sub);
+	assert_string_equal(q->froms[1].table, "u");
+	sql_free(st);
+
+	/* one FROM item that is a WITH query: a subquery of one item */
+	st = parse_ok("WITH c(x, y) AS (SELECT a, b FROM t), d AS (SELECT x FROM c) "
+		      "SELECT * FROM d");
+	q = st->q;
+	assert_int_equal(q->nfroms, 1);
+	assert_string_equal(q->froms[0].table, "d");
+	assert_string_equal(q->froms[0].alias, "");
+	assert_non_null(q->froms[0].sub);
+	/* d's body reads c, itself a WITH query with its column aliases */
+	assert_non_null(q->froms[0].sub->q);
+	assert_int_equal(q->froms[0].sub->q->nfroms, 1);
+	assert_non_null(q->froms[0].sub->q->froms[0].sub);
+	assert_string_equal(q->froms[0].sub->q->froms[0].table, "c");
+	assert_int_equal(q->froms[0].sub->q->froms[0].ncolnames, 2);
+	assert_string_equal(q->froms[0].sub->q->froms[0].colnames[1], "y");
+	sql_free(st);
+
+	/* a WITH query read twice: two subqueries; a table of another name */
+	st = parse_ok("WITH c AS (SELECT a FROM t) SELECT * FROM c p, c q, u WHERE p.a = q.a");
+	q = st->q;
+	assert_int_equal(q->nfroms, 3);
+	assert_non_null(q->froms[0].sub);
+	assert_non_null(q->froms[1].sub);
+	assert_true(q->froms[0].sub != q->froms[1].sub);
+	assert_string_equal(q->froms[1].alias, "q");
+	assert_null(q->froms[2].sub);
+	sql_free(st);
+
+	/* a WITH query does not see itself or the ones after it: the name is
+	 * a table's (PostgreSQL's rule without RECURSIVE) */
+	st = parse_ok("WITH a AS (SELECT * FROM b), b AS (SELECT 1 AS v) SELECT * FROM a");
+	q = st->q;
+	assert_non_null(q->froms[0].sub);
+	assert_string_equal(q->froms[0].sub->table, "b");
+	assert_true(q->froms[0].sub->q == NULL || q->froms[0].sub->q->nfroms == 0 ||
+		    q->froms[0].sub->q->froms[0].sub == NULL);
+	sql_free(st);
+
+	/* in a subquery of the statement, and in a set operation */
+	st = parse_ok("WITH c AS (SELECT a FROM t) SELECT * FROM u WHERE x IN (SELECT a FROM c)");
+	assert_null(st->q == NULL ? NULL : st->q->froms);
+	assert_non_null(st->where);
+	assert_non_null(st->where->sub);
+	assert_non_null(st->where->sub->q);
+	assert_int_equal(st->where->sub->q->nfroms, 1);
+	assert_non_null(st->where->sub->q->froms[0].sub);
+	sql_free(st);
+	st = parse_ok("WITH c AS (SELECT a FROM t) SELECT a FROM c UNION SELECT a + 1 FROM c");
+	assert_non_null(st->q);
+	assert_int_equal(st->q->setop, SQL_UNION);
+	assert_non_null(st->q->larg->q->froms[0].sub);
+	assert_non_null(st->q->rarg->q->froms[0].sub);
+	sql_free(st);
+
+	/* a schema-qualified name is never a WITH query */
+	parse_fails_n("WITH c AS (SELECT 1) SELECT * FROM public.c", 43,
+		      "LWC does not support schema-qualified table names", 35);
+}
+
 /* A grouped query reads only grouped expressions, aggregates and the
  * columns of a table grouped by its primary key (PostgreSQL's rule). */
 static void test_grouped(void **state)
@@ -1992,6 +2097,7 @@ int main(void)
 		cmocka_unit_test(test_empty_in),
 		cmocka_unit_test(test_lazy_constants),
 		cmocka_unit_test(test_grouped),
+		cmocka_unit_test(test_derived),
 		cmocka_unit_test(test_value_cmp),
 		cmocka_unit_test(test_coerce_numbers),
 		cmocka_unit_test(test_coerce_text_null),
