@@ -179,6 +179,13 @@ int range_prefix_token(const struct keys *k, const struct ltable *t, size_t col,
 void pred_free(Lwc__Pred *p);
 int where_translate(lwc_conn *c, const struct sql_schema *sc, struct sql_expr *where,
 		     Lwc__Pred **out, int *exact, char *err, size_t errlen, int *errpos, int *code);
+/* The literals of a bound general SELECT's conditions that the client
+ * evaluates (select list, FILTER, GROUP BY, HAVING, ORDER BY, and a join's
+ * ON and WHERE), read as where_translate reads the WHERE's: a quoted number
+ * compared with a numeric column of sc (the statement's row) is a number.
+ * LWC_OK, or an error as where_translate's. */
+int query_fix_literals(const struct sql_schema *sc, struct sql_stmt *st, char *err, size_t errlen,
+		       int *errpos, int *code);
 
 /* lwc_result.c */
 extern lwc_result nomem_result;         /* returned when there is no memory */

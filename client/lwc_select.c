@@ -359,7 +359,7 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 	struct sql_value **jrows = NULL;
 	lwc_result *r = result_new();
 	char err[512];
-	int errpos = -1, rc;
+	int errpos = -1, rc, code = LWC_ERR_SCHEMA;
 	size_t nderived = 0;
 
 	if (!ts || !scs || !jt || !conds || !fetched || !tabs || !ntab || !r) {
@@ -415,6 +415,10 @@ static lwc_result *exec_join(lwc_conn *c, struct sql_stmt *st)
 			r->sc.cols[o++] = scs[k]->cols[i];
 	if (sql_bind_join(st, scs, err, sizeof(err), &errpos) != LWC_OK) {
 		r = result_error(r, LWC_ERR_SCHEMA, errpos, "%s", err);
+		goto out;
+	}
+	if ((rc = query_fix_literals(&r->sc, st, err, sizeof(err), &errpos, &code)) != LWC_OK) {
+		r = result_error(r, code, errpos, "%s", err);
 		goto out;
 	}
 	for (size_t k = 0; k < nf; k++)
@@ -673,6 +677,11 @@ lwc_result *exec_select(lwc_conn *c, struct sql_stmt *st, int own_stmt)
 	if ((rc = where_translate(c, &r->sc, st->where, &pred, &exact, err, sizeof(err), &errpos,
 			    &code)) != LWC_OK)
 		return result_error(r, code, errpos, "%s", err);
+	if (st->q != NULL &&
+	    (rc = query_fix_literals(&r->sc, st, err, sizeof(err), &errpos, &code)) != LWC_OK) {
+		pred_free(pred);
+		return result_error(r, code, errpos, "%s", err);
+	}
 	if (st->q != NULL)
 		return exec_general(c, r, st, t, pred, exact);
 	/* columns */

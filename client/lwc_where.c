@@ -288,8 +288,8 @@ static int fix_literals(struct tr *x, struct sql_expr *e)
 			e->op = mirror[e->op];
 			col = e->a;
 		}
-		if (col == NULL || col->col_index < 0)
-			goto kids;
+		if (col == NULL || col->col_index < 0 || (size_t)col->col_index >= x->sc->ncols)
+			goto kids;     /* (a correlated subquery's outer column) */
 		if (e->kind == SQL_E_CMP)
 			ops[nops++] = e->b;
 		else if (e->kind == SQL_E_BETWEEN) {
@@ -656,6 +656,35 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 
 /* The index predicate of a WHERE (NULL where: ALL); *exact when it is the
  * WHERE's TRUE set exactly. */
+int query_fix_literals(const struct sql_schema *sc, struct sql_stmt *st, char *err, size_t errlen,
+		       int *errpos, int *code)
+{
+	struct tr x = { .sc = sc, .errpos = -1, .code = LWC_ERR_NOMEM };
+	const struct sql_query *q = st->q;
+	int rc = 0;
+
+	if (q == NULL)
+		return LWC_OK;
+	for (size_t i = 0; rc == 0 && i < q->ntargets; i++)
+		rc = fix_literals(&x, q->targets[i].e);
+	for (size_t i = 0; rc == 0 && i < q->ngroup; i++)
+		rc = fix_literals(&x, q->group[i]);
+	if (rc == 0)
+		rc = fix_literals(&x, q->having);
+	for (size_t i = 0; rc == 0 && i < q->norder; i++)
+		rc = fix_literals(&x, q->order[i].e);
+	for (size_t i = 0; rc == 0 && i < q->nfroms; i++)
+		rc = fix_literals(&x, q->froms[i].on);
+	if (rc == 0 && q->nfroms > 0)
+		rc = fix_literals(&x, st->where);
+	if (rc == 0)
+		return LWC_OK;
+	lwc_errf(err, errlen, "%s", x.err[0] ? x.err : "out of memory");
+	*errpos = x.errpos;
+	*code = x.code;
+	return x.code;
+}
+
 int where_translate(lwc_conn *c, const struct sql_schema *sc, struct sql_expr *where,
 		     Lwc__Pred **out, int *exact, char *err, size_t errlen, int *errpos, int *code)
 {

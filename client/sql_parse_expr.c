@@ -490,6 +490,36 @@ const char *sqp_last_name(const PgQuery__Node *const *names, size_t n)
 	return n > 0 ? sqp_str_of(names[n - 1]) : NULL;
 }
 
+/* agg(arg) FILTER (WHERE cond) is agg(CASE WHEN cond THEN arg END), and
+ * count(*) FILTER (WHERE cond) count(CASE WHEN cond THEN 1 END): the
+ * aggregates skip NULLs, so a row the filter does not pass adds nothing
+ * (DISTINCT included), and arg is computed only for the rows it passes. */
+static int agg_filter(struct tx *x, const PgQuery__FuncCall *f, struct sql_expr *agg)
+{
+	struct sql_expr *c = sqp_new_expr(x, SQL_E_CASE, f->location), *cond, *val = agg->a;
+
+	if (c == NULL || (c->list = sqp_talloc(x, 2 * sizeof(*c->list))) == NULL)
+		return -1;
+	x->agg_ok = 0;                  /* no aggregate in a FILTER */
+	cond = sqp_cond(x, f->agg_filter, "FILTER");
+	x->agg_ok = 1;
+	if (cond == NULL)
+		return -1;
+	if (val == NULL) {
+		if ((val = sqp_new_expr(x, SQL_E_LIT, f->location)) == NULL)
+			return -1;
+		val->lit.type = SQL_INT;
+		val->lit.i = 1;
+		val->lit.i4 = 1;
+		if ((val = sqp_finish(x, val)) == NULL)
+			return -1;
+	}
+	c->list[0] = cond;
+	c->list[1] = val;
+	c->nlist = 2;
+	return (agg->a = sqp_finish(x, c)) == NULL ? -1 : 0;
+}
+
 static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 {
 	static const struct { const char *name; size_t min, max; } scalar[] = {
@@ -507,8 +537,6 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 		return sqp_fail(x, f->location, "malformed function call"), NULL;
 	if (f->over != NULL)
 		return sqp_unsupported(x, f->location, "window functions (OVER)"), NULL;
-	if (f->agg_filter != NULL)
-		return sqp_unsupported(x, f->location, "FILTER"), NULL;
 	if (f->n_agg_order > 0 || f->agg_within_group)
 		return sqp_unsupported(x, f->location, "ordered aggregates"), NULL;
 	if (f->func_variadic)
@@ -535,6 +563,8 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 			if (e->a == NULL)
 				return NULL;
 		}
+		if (f->agg_filter != NULL && agg_filter(x, f, e) != 0)
+			return NULL;
 		if (x->naggs == x->capaggs) {
 			x->aggs = sql_arena_grow(x->ar, x->aggs, x->naggs, &x->capaggs, sizeof(*x->aggs));
 			if (x->aggs == NULL)
@@ -550,6 +580,9 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 		snprintf(what, sizeof(what), "the function %s()", name);
 		return sqp_unsupported(x, f->location, what), NULL;
 	}
+	if (f->agg_filter != NULL)
+		return sqp_fail(x, f->location, "FILTER specified, but %s is not an aggregate "
+			    "function", name), NULL;
 	if (f->agg_star || f->agg_distinct || f->n_args < scalar[k].min || f->n_args > scalar[k].max)
 		return sqp_fail(x, f->location, "function %s with %zu arguments does not exist", name,
 			    f->n_args), NULL;

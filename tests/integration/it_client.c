@@ -187,6 +187,39 @@ static void test_subquery_in_from(void **state)
 	assert_int_equal(count_of(e, "SELECT count(*) FROM (SELECT k FROM t WHERE k > 290) s"), 10);
 }
 
+/* Aggregates with FILTER, and quoted numbers compared with numeric
+ * columns in what the client evaluates (a FILTER, the select list, a
+ * join's ON), read as numbers as in the WHERE. */
+static void test_aggregate_filter(void **state)
+{
+	struct env *e = *state;
+	lwc_result *r;
+	char *sql;
+
+	exec_ok(e, "CREATE TABLE t (k INT PRIMARY KEY, g INT)");
+	sql = insert_sql("t", 1, 100);
+	exec_ok(e, sql);
+	free(sql);
+	exec_ok(e, "UPDATE t SET g = NULL WHERE k > 90");
+	r = lwc_exec(e->c, "SELECT count(*) FILTER (WHERE k <= '10'), count(g) FILTER (WHERE k > 80), "
+		     "sum(k) FILTER (WHERE k % 2 = 0), count(DISTINCT g % 3) FILTER (WHERE g < 50), "
+		     "max(k) FILTER (WHERE false), count(*) FROM t");
+	assert_int_equal(lwc_result_status(r), LWC_RESULT_ROWS);
+	assert_string_equal(lwc_result_colname(r, 0), "count");
+	assert_int_equal(lwc_result_next(r), 1);
+	assert_int_equal(lwc_value_int(r, 0), 10);
+	assert_int_equal(lwc_value_int(r, 1), 10);
+	assert_int_equal(lwc_value_int(r, 2), 2550);
+	assert_int_equal(lwc_value_int(r, 3), 3);
+	assert_true(lwc_value_is_null(r, 4));
+	assert_int_equal(lwc_value_int(r, 5), 100);
+	lwc_result_free(r);
+	assert_int_equal(count_of(e, "SELECT count(*) FROM t p JOIN t q ON q.k = p.g AND q.k < '5'"), 4);
+	assert_int_equal(count_of(e, "SELECT sum(CASE WHEN k > '95' THEN 1 ELSE 0 END) FROM t"), 5);
+	expect_error(lwc_exec(e->c, "SELECT count(*) FILTER (WHERE k = 'x') FROM t"), LWC_ERR_SCHEMA,
+		     "invalid input syntax for type integer");
+}
+
 static void test_insert_one_request(void **state)
 {
 	struct env *e = *state;
@@ -807,6 +840,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_subquery_in_from, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aggregate_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_one_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_pipeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_insert_ahead, setup, teardown),

@@ -37,7 +37,7 @@
  * (arithmetic, unary minus, abs, CASE, COALESCE, NULLIF, upper, lower,
  * length, substr, CAST to TEXT, ||, a division guarded by CASE or NULLIF,
  * aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE / ILIKE, aggregates
- * (count(*), count, min, max, sum, count(DISTINCT)) with GROUP BY and
+ * (count(*), count, min, max, sum, count(DISTINCT), FILTER) with GROUP BY and
  * HAVING (and columns neither grouped nor aggregated: PostgreSQL's error,
  * unless the table is grouped by its primary key), ORDER BY an expression
  * or its alias then a key, with LIMIT and OFFSET (compared in order),
@@ -1173,6 +1173,18 @@ static void gen_query(struct stmt *s)
 		sb_printf(b, "count(*), count(%s), min(%s), max(%s)", m->name, m->name, m->name);
 		if (a != NULL)
 			sb_printf(b, ", sum(%s), count(DISTINCT %s)", a->name, a->name);
+		if (chance(25)) {
+			/* aggregates with FILTER */
+			sb_printf(b, ", count(*) FILTER (WHERE ");
+			gen_pred(b, t, 2);
+			sb_printf(b, "), max(%s) FILTER (WHERE %s IS NOT NULL)", m->name,
+				  t->cols[rn(t->ncols)].name);
+			if (a != NULL) {
+				sb_printf(b, ", sum(%s) FILTER (WHERE ", a->name);
+				gen_pred(b, t, 2);
+				sb_add(b, ")");
+			}
+		}
 		sb_printf(b, " FROM %s", t->name);
 		if (chance(60)) {
 			sb_add(b, " WHERE ");

@@ -989,6 +989,12 @@ static const struct bad_sql bad[] = {
 	  "LWC does not support correlated subqueries", "t.a)", 0 },
 	{ "SELECT * FROM t, (SELECT a FROM u WHERE u.a = t.a) s",
 	  "missing FROM-clause entry for table \"t\"", "t.a)", 0 },
+	{ "SELECT count(*) FILTER (WHERE max(a) > 1) FROM t",
+	  "aggregate functions are not allowed here", "max(a)", 0 },
+	{ "SELECT upper(s) FILTER (WHERE a > 1) FROM t",
+	  "FILTER specified, but upper is not an aggregate function", "upper", 0 },
+	{ "SELECT sum(a) FILTER (WHERE a + 1) FROM t",
+	  "argument of FILTER must be type boolean, not a value", "+ 1", 0 },
 	{ "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r",
 	  "LWC does not support WITH RECURSIVE", "WITH", 0 },
 	{ "WITH a AS (SELECT 1), a AS (SELECT 2) SELECT * FROM a",
@@ -1725,6 +1731,25 @@ static void test_derived(void **state)
 	assert_int_equal(st->q->setop, SQL_UNION);
 	assert_non_null(st->q->larg->q->froms[0].sub);
 	assert_non_null(st->q->rarg->q->froms[0].sub);
+	sql_free(st);
+
+	/* agg FILTER (WHERE c): agg(CASE WHEN c THEN arg END), count(*) of 1 */
+	st = parse_ok("SELECT count(*) FILTER (WHERE a > 1), sum(DISTINCT b) FILTER (WHERE s LIKE 'x%') "
+		      "FROM t");
+	assert_non_null(st->q);
+	assert_int_equal(st->q->naggs, 2);
+	assert_int_equal(st->q->aggs[0]->kind, SQL_E_AGG);
+	assert_non_null(st->q->aggs[0]->a);
+	assert_int_equal(st->q->aggs[0]->a->kind, SQL_E_CASE);
+	assert_int_equal(st->q->aggs[0]->a->nlist, 2);
+	assert_int_equal(st->q->aggs[0]->a->list[0]->kind, SQL_E_CMP);
+	assert_int_equal(st->q->aggs[0]->a->list[1]->kind, SQL_E_LIT);
+	assert_null(st->q->aggs[0]->a->b);
+	assert_true(st->q->aggs[1]->distinct);
+	assert_int_equal(st->q->aggs[1]->a->kind, SQL_E_CASE);
+	assert_int_equal(st->q->aggs[1]->a->list[0]->kind, SQL_E_LIKE);
+	assert_int_equal(st->q->aggs[1]->a->list[1]->kind, SQL_E_COL);
+	assert_string_equal(st->q->targets[0].name, "count");
 	sql_free(st);
 
 	/* a schema-qualified name is never a WITH query */
