@@ -32,7 +32,7 @@ struct arena *sql_eval_get_scratch(void)
 	return scratch;
 }
 
-static char *scratch_alloc(size_t n, char *err, size_t errlen)
+char *sql_eval_scratch(size_t n, char *err, size_t errlen)
 {
 	struct arena *a = scratch;
 	char *p;
@@ -63,7 +63,7 @@ static int as_text(const struct sql_value *v, struct sql_value *out, char *err, 
 		*out = *v;
 		return LWC_OK;
 	}
-	if ((buf = scratch_alloc(SQL_NUM_TEXT_MAX, err, errlen)) == NULL)
+	if ((buf = sql_eval_scratch(SQL_NUM_TEXT_MAX, err, errlen)) == NULL)
 		return LWC_ERR_ARG;
 	return sql_coerce(&text_col, v, out, buf, SQL_NUM_TEXT_MAX, err, errlen);
 }
@@ -95,6 +95,38 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 			if (out->type != SQL_NULL)
 				return LWC_OK;
 		}
+		return LWC_OK;
+	}
+	if (strcmp(f, "concat") == 0) {
+		/* every argument's text, NULLs skipped; never NULL */
+		struct sql_value *t = n > 0 ? malloc(n * sizeof(*t)) : NULL;
+		size_t len = 0, o = 0;
+		char *p;
+
+		if (n > 0 && t == NULL)
+			return lwc_errf(err, errlen, "out of memory"), LWC_ERR_NOMEM;
+		for (i = 0, rc = LWC_OK; i < n && rc == LWC_OK; i++) {
+			struct sql_value v;
+
+			if ((rc = sql_eval_value(e->list[i], values, &v, err, errlen)) == LWC_OK)
+				rc = as_text(&v, &t[i], err, errlen);
+			if (rc == LWC_OK && t[i].type != SQL_NULL)
+				len += t[i].len;
+		}
+		if (rc == LWC_OK && (p = sql_eval_scratch(len, err, errlen)) == NULL)
+			rc = LWC_ERR_ARG;
+		for (i = 0; rc == LWC_OK && i < n; i++)
+			if (t[i].type != SQL_NULL && t[i].len > 0) {
+				memcpy(p + o, t[i].s, t[i].len);
+				o += t[i].len;
+			}
+		free(t);
+		if (rc != LWC_OK)
+			return rc;
+		p[o] = '\0';
+		out->type = SQL_TEXT;
+		out->s = p;
+		out->len = o;
 		return LWC_OK;
 	}
 	if (strcmp(f, "greatest") == 0 || strcmp(f, "least") == 0) {
@@ -158,6 +190,8 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 	for (i = 0; i < n; i++)
 		if (a[i].type == SQL_NULL)
 			return LWC_OK;          /* strict functions: NULL in, NULL out */
+	if ((rc = sql_func_eval(f, a, n, out, err, errlen)) != 1)
+		return rc;
 	if (strcmp(f, "||") == 0) {
 		struct sql_value x, y;
 		char *p;
@@ -165,7 +199,7 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 		if ((rc = as_text(&a[0], &x, err, errlen)) != LWC_OK ||
 		    (rc = as_text(&a[1], &y, err, errlen)) != LWC_OK)
 			return rc;
-		if ((p = scratch_alloc(x.len + y.len, err, errlen)) == NULL)
+		if ((p = sql_eval_scratch(x.len + y.len, err, errlen)) == NULL)
 			return LWC_ERR_ARG;
 		if (x.len > 0)
 			memcpy(p, x.s, x.len);
@@ -222,7 +256,7 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 		return LWC_OK;
 	}
 	if (strcmp(f, "lower") == 0 || strcmp(f, "upper") == 0) {
-		char *p = scratch_alloc(a[0].len, err, errlen);
+		char *p = sql_eval_scratch(a[0].len, err, errlen);
 
 		if (p == NULL)
 			return LWC_ERR_ARG;
@@ -268,7 +302,7 @@ static int eval_func(const struct sql_expr *e, const struct sql_value *values,
 		}
 		if (end <= start || bs > be)
 			bs = be = 0;
-		if ((p = scratch_alloc(be - bs, err, errlen)) == NULL)
+		if ((p = sql_eval_scratch(be - bs, err, errlen)) == NULL)
 			return LWC_ERR_ARG;
 		memcpy(p, a[0].s + bs, be - bs);
 		p[be - bs] = '\0';
@@ -344,7 +378,7 @@ static int eval_scalar_sub(const struct sql_expr *e, const struct sql_value *val
 	if (n == 1) {
 		*out = rows[0].v[0];
 		if (out->type == SQL_TEXT) {
-			char *p = scratch_alloc(out->len, err, errlen);
+			char *p = sql_eval_scratch(out->len, err, errlen);
 
 			if (p == NULL) {
 				sql_outrows_free(rows, n);
@@ -440,7 +474,7 @@ int sql_eval_value(const struct sql_expr *e, const struct sql_value *values,
 
 			return sql_coerce(&cd, &a, out, num, sizeof(num), err, errlen);
 		}
-		if ((buf = scratch_alloc(SQL_NUM_TEXT_MAX, err, errlen)) == NULL)
+		if ((buf = sql_eval_scratch(SQL_NUM_TEXT_MAX, err, errlen)) == NULL)
 			return LWC_ERR_ARG;
 		return sql_coerce(&cd, &a, out, buf, SQL_NUM_TEXT_MAX, err, errlen);
 	}

@@ -9,6 +9,7 @@
  *   sql_bind.c    column names against a schema, CREATE TABLE checks
  *   sql_eval.c    three-valued evaluation of expressions on a row (functions,
  *                 CASE, LIKE, correlated subqueries)
+ *   sql_func.c    the text and number functions beyond sql_eval.c's
  *   sql_value.c   comparison, arithmetic and PostgreSQL's assignment rules
  *   sql_query.c   a general SELECT: grouping, HAVING, select list, DISTINCT,
  *                 ORDER BY, OFFSET / LIMIT
@@ -55,6 +56,13 @@ int sql_value_arith(enum sql_arith op, const struct sql_value *a, const struct s
 /* The arena text-making functions allocate from on this thread (NULL: none). */
 void sql_eval_set_scratch(struct arena *a);
 struct arena *sql_eval_get_scratch(void);
+/* n + 1 bytes from it (or from a condition's own arena), NULL with a
+ * message in err when there is none or no memory. */
+char *sql_eval_scratch(size_t n, char *err, size_t errlen);
+/* The scalar functions of sql_func.c on the evaluated, non-NULL arguments
+ * a[0..n): LWC_OK (*out), LWC_ERR_ARG (err), or 1 when f is none of them. */
+int sql_func_eval(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		  char *err, size_t errlen);
 
 /* Sorting rows by keys (sql_sort.c). */
 struct keyed {

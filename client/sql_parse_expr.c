@@ -526,7 +526,12 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 		{ "abs", 1, 1 }, { "lower", 1, 1 }, { "upper", 1, 1 }, { "length", 1, 1 },
 		{ "char_length", 1, 1 }, { "round", 1, 2 }, { "substr", 2, 3 },
 		{ "substring", 2, 3 }, { "coalesce", 1, 100 }, { "greatest", 1, 100 },
-		{ "least", 1, 100 },
+		{ "least", 1, 100 }, { "concat", 1, 100 }, { "btrim", 1, 2 }, { "ltrim", 1, 2 },
+		{ "rtrim", 1, 2 }, { "replace", 3, 3 }, { "left", 2, 2 }, { "right", 2, 2 },
+		{ "strpos", 2, 2 }, { "position", 2, 2 }, { "reverse", 1, 1 }, { "repeat", 2, 2 },
+		{ "lpad", 2, 3 }, { "rpad", 2, 3 }, { "split_part", 3, 3 }, { "floor", 1, 1 },
+		{ "ceil", 1, 1 }, { "ceiling", 1, 1 }, { "mod", 2, 2 }, { "sign", 1, 1 },
+		{ "sqrt", 1, 1 }, { "power", 2, 2 }, { "pow", 2, 2 },
 	};
 	const char *name = sqp_last_name((const PgQuery__Node *const *)f->funcname, f->n_funcname);
 	struct sql_expr *e;

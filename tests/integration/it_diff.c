@@ -36,6 +36,7 @@
  * the SQL the client runs itself: expressions in the select list
  * (arithmetic, unary minus, abs, CASE, COALESCE, NULLIF, upper, lower,
  * length, substr, CAST to TEXT, ||, a division guarded by CASE or NULLIF,
+ * the text and number functions of client/sql_func.c and concat,
  * aliases, DISTINCT, ORDER BY 1), LIKE / NOT LIKE / ILIKE, aggregates
  * (count(*), count, min, max, sum, count(DISTINCT), FILTER) with GROUP BY and
  * HAVING (and columns neither grouped nor aggregated: PostgreSQL's error,
@@ -931,6 +932,44 @@ static const struct gcol *col_of(const struct gtab *t, int mask)
 #define M_TEXT   (1 << K_TEXT)
 #define M_ANY    (M_NUM | M_TEXT)
 
+/* A function of sql_func.c (or concat) on a column of t. */
+static void gen_func(struct sb *b, const struct gtab *t, const char *q, const char *dot)
+{
+	const struct gcol *c = col_of(t, chance(50) ? M_NUM : M_TEXT);
+
+	if (c == NULL)
+		c = &t->cols[rn(t->ncols)];
+	if (c->kind != K_TEXT) {
+		switch (rn(7)) {
+		case 0: sb_printf(b, "floor(%s%s%s)", q, dot, c->name); break;
+		case 1: sb_printf(b, "ceil(%s%s%s)", q, dot, c->name); break;
+		case 2: sb_printf(b, "sign(%s%s%s)", q, dot, c->name); break;
+		case 3: sb_printf(b, "mod(%s%s%s, %d)", q, dot, c->name, rn(8) - 1); break;
+		case 4: sb_printf(b, "sqrt(%s%s%s)", q, dot, c->name); break;
+		case 5: sb_printf(b, "power(%s%s%s, %d)", q, dot, c->name, rn(4) - 1); break;
+		default: sb_printf(b, "concat(%s%s%s, '/', %s%s%s)", q, dot, c->name, q, dot, c->name);
+			break;
+		}
+		return;
+	}
+	switch (rn(13)) {
+	case 0: sb_printf(b, "btrim(%s%s%s)", q, dot, c->name); break;
+	case 1: sb_printf(b, "ltrim(%s%s%s, 'a ')", q, dot, c->name); break;
+	case 2: sb_printf(b, "rtrim(%s%s%s, 'é ')", q, dot, c->name); break;
+	case 3: sb_printf(b, "replace(%s%s%s, '%s', 'xy')", q, dot, c->name, chance(50) ? "a" : ""); break;
+	case 4: sb_printf(b, "left(%s%s%s, %d)", q, dot, c->name, rn(7) - 3); break;
+	case 5: sb_printf(b, "right(%s%s%s, %d)", q, dot, c->name, rn(7) - 3); break;
+	case 6: sb_printf(b, "strpos(%s%s%s, '%s')", q, dot, c->name, chance(50) ? "b" : "é"); break;
+	case 7: sb_printf(b, "position('c' IN %s%s%s)", q, dot, c->name); break;
+	case 8: sb_printf(b, "reverse(%s%s%s)", q, dot, c->name); break;
+	case 9: sb_printf(b, "repeat(%s%s%s, %d)", q, dot, c->name, rn(4) - 1); break;
+	case 10: sb_printf(b, "lpad(%s%s%s, %d, '*é')", q, dot, c->name, rn(9) - 1); break;
+	case 11: sb_printf(b, "rpad(%s%s%s, %d)", q, dot, c->name, rn(9) - 1); break;
+	default: sb_printf(b, "split_part(%s%s%s, '%s', %d)", q, dot, c->name, chance(50) ? " " : "b",
+			   rn(5) - 2); break;
+	}
+}
+
 /* A value expression over t's columns (qualified with q when not NULL). */
 static void gen_expr(struct sb *b, const struct gtab *t, const char *q)
 {
@@ -939,6 +978,10 @@ static void gen_expr(struct sb *b, const struct gtab *t, const char *q)
 	int r = rn(100);
 
 	q = q ? q : "";
+	if (chance(12)) {
+		gen_func(b, t, q, dot);
+		return;
+	}
 	if (r < 30 || !(c = col_of(t, r < 70 ? M_NUM : M_TEXT))) {
 		c = &t->cols[rn(t->ncols)];
 		sb_printf(b, "%s%s%s", q, dot, c->name);

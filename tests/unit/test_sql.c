@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "sql.h"
+#include "sql_int.h"
 #include "test_sql_corpus.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -1757,6 +1758,135 @@ static void test_derived(void **state)
 		      "LWC does not support schema-qualified table names", 35);
 }
 
+/* The text and number functions of sql_func.c (and concat), evaluated as
+ * PostgreSQL 15 computes them; their errors fail the evaluation. */
+static void test_functions(void **state)
+{
+	static const struct {
+		const char *expr;
+		const char *text;       /* a TEXT result, or NULL */
+		double num;             /* else an INT or FLOAT result */
+		enum sql_vtype type;
+	} ok[] = {
+		{ "trim('  ab  ')", "ab", 0, SQL_TEXT },
+		{ "trim(both 'x' from 'xxaxx')", "a", 0, SQL_TEXT },
+		{ "trim(leading 'x' from 'xxaxx')", "axx", 0, SQL_TEXT },
+		{ "trim(trailing 'x' from 'xxaxx')", "xxa", 0, SQL_TEXT },
+		{ "btrim('xyxaxyx', 'xy')", "a", 0, SQL_TEXT },
+		{ "rtrim('héé', 'é')", "h", 0, SQL_TEXT },
+		{ "ltrim('    ')", "", 0, SQL_TEXT },
+		{ "replace('a-b-c', '-', '+-')", "a+-b+-c", 0, SQL_TEXT },
+		{ "replace('abc', '', 'x')", "abc", 0, SQL_TEXT },
+		{ "concat('a', NULL, 1, 2.5, -3)", "a12.5-3", 0, SQL_TEXT },
+		{ "concat(NULL)", "", 0, SQL_TEXT },
+		{ "left('héllo', 2)", "hé", 0, SQL_TEXT },
+		{ "left('héllo', -2)", "hél", 0, SQL_TEXT },
+		{ "left('héllo', -9)", "", 0, SQL_TEXT },
+		{ "right('héllo', 4)", "éllo", 0, SQL_TEXT },
+		{ "right('héllo', -1)", "éllo", 0, SQL_TEXT },
+		{ "right('héllo', 9)", "héllo", 0, SQL_TEXT },
+		{ "strpos('héllo', 'l')", NULL, 3, SQL_INT },
+		{ "strpos('héllo', 'z')", NULL, 0, SQL_INT },
+		{ "strpos('abc', '')", NULL, 1, SQL_INT },
+		{ "position('lo' in 'héllo')", NULL, 4, SQL_INT },
+		{ "reverse('héllo')", "olléh", 0, SQL_TEXT },
+		{ "repeat('ab', 3)", "ababab", 0, SQL_TEXT },
+		{ "repeat('ab', -1)", "", 0, SQL_TEXT },
+		{ "lpad('7', 3, '0')", "007", 0, SQL_TEXT },
+		{ "lpad('abcdef', 3)", "abc", 0, SQL_TEXT },
+		{ "lpad('ab', 5, 'éx')", "éxéab", 0, SQL_TEXT },
+		{ "lpad('ab', 5, '')", "ab", 0, SQL_TEXT },
+		{ "rpad('ab', 5, 'xy')", "abxyx", 0, SQL_TEXT },
+		{ "rpad('ab', 0)", "", 0, SQL_TEXT },
+		{ "split_part('a,b,c', ',', 2)", "b", 0, SQL_TEXT },
+		{ "split_part('a,b,c', ',', -1)", "c", 0, SQL_TEXT },
+		{ "split_part('a,b,c', ',', 4)", "", 0, SQL_TEXT },
+		{ "split_part('a,b,c', ',', -4)", "", 0, SQL_TEXT },
+		{ "split_part('abc', '', 1)", "abc", 0, SQL_TEXT },
+		{ "split_part('a::b', '::', 2)", "b", 0, SQL_TEXT },
+		{ "floor(-5.5)", NULL, -6, SQL_FLOAT },
+		{ "floor(7)", NULL, 7, SQL_FLOAT },
+		{ "ceil(5.1)", NULL, 6, SQL_FLOAT },
+		{ "ceiling(-5.1)", NULL, -5, SQL_FLOAT },
+		{ "mod(-7, 3)", NULL, -1, SQL_INT },
+		{ "mod(-9223372036854775808, -1)", NULL, 0, SQL_INT },
+		{ "sign(-3)", NULL, -1, SQL_FLOAT },
+		{ "sign(0.0)", NULL, 0, SQL_FLOAT },
+		{ "sqrt(16)", NULL, 4, SQL_FLOAT },
+		{ "power(2, 10)", NULL, 1024, SQL_FLOAT },
+		{ "pow(-2, 3)", NULL, -8, SQL_FLOAT },
+		{ "power(0, 0)", NULL, 1, SQL_FLOAT },
+	};
+	static const struct {
+		const char *sql, *msg;
+	} bad[] = {
+		{ "SELECT replace('a', 'b')", "function replace with 2 arguments does not exist" },
+	}, bad_run[] = {
+		{ "SELECT sqrt(-1)", "cannot take square root of a negative number" },
+		{ "SELECT power(0, -1)", "zero raised to a negative power is undefined" },
+		{ "SELECT power(-8, 0.5)", "a negative number raised to a non-integer power yields a "
+		  "complex result" },
+		{ "SELECT power(10, 400)", "value out of range: overflow" },
+		{ "SELECT power(10, -400)", "value out of range: underflow" },
+		{ "SELECT mod(1, 0)", "division by zero" },
+		{ "SELECT mod(7.5, 2)", "function mod(double precision, integer) does not exist" },
+		{ "SELECT left(1, 2)", "function left(integer, integer) does not exist" },
+		{ "SELECT repeat('x', 100000000)", "requested length too large" },
+		{ "SELECT lpad('x', 100000000)", "requested length too large" },
+		{ "SELECT split_part('a', ',', 0)", "field position must not be zero" },
+	};
+	struct arena *ar = sql_arena_new();
+	char sql[160], err[256];
+	size_t i;
+
+	(void)state;
+	assert_non_null(ar);
+	sql_eval_set_scratch(ar);
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct sql_stmt *st;
+		struct sql_value out;
+		const struct sql_value *v;
+
+		snprintf(sql, sizeof(sql), "SELECT %s", ok[i].expr);
+		st = parse_ok(sql);
+		assert_non_null(st->q);
+		if (sql_eval_value(st->q->targets[0].e, NULL, &out, err, sizeof(err)) != LWC_OK)
+			fail_msg("%s: %s", sql, err);
+		v = &out;
+		if (v->type != ok[i].type)
+			fail_msg("%s: type %d, expected %d", sql, v->type, ok[i].type);
+		if (ok[i].text != NULL && (v->len != strlen(ok[i].text) || strcmp(v->s, ok[i].text) != 0))
+			fail_msg("%s: '%s', expected '%s'", sql, v->s, ok[i].text);
+		if (ok[i].type == SQL_INT && v->i != (int64_t)ok[i].num)
+			fail_msg("%s: %lld, expected %g", sql, (long long)v->i, ok[i].num);
+		if (ok[i].type == SQL_FLOAT && v->f != ok[i].num)
+			fail_msg("%s: %g, expected %g", sql, v->f, ok[i].num);
+		sql_free(st);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct sql_stmt *st = NULL;
+		int pos = -2, rc = sql_parse(bad[i].sql, strlen(bad[i].sql), &st, err, sizeof(err), &pos);
+
+		if (rc == LWC_OK)
+			fail_msg("parsed but should not: %s", bad[i].sql);
+		if (strcmp(err, bad[i].msg) != 0)
+			fail_msg("for %s\n  got:      %s\n  expected: %s", bad[i].sql, err, bad[i].msg);
+	}
+	for (i = 0; i < sizeof(bad_run) / sizeof(bad_run[0]); i++) {
+		struct sql_stmt *st = parse_ok(bad_run[i].sql);
+		struct sql_value out;
+
+		if (sql_eval_value(st->q->targets[0].e, NULL, &out, err, sizeof(err)) == LWC_OK)
+			fail_msg("ran but should not: %s", bad_run[i].sql);
+		if (strcmp(err, bad_run[i].msg) != 0)
+			fail_msg("for %s\n  got:      %s\n  expected: %s", bad_run[i].sql, err,
+				 bad_run[i].msg);
+		sql_free(st);
+	}
+	sql_eval_set_scratch(NULL);
+	sql_arena_destroy(ar);
+}
+
 /* A grouped query reads only grouped expressions, aggregates and the
  * columns of a table grouped by its primary key (PostgreSQL's rule). */
 static void test_grouped(void **state)
@@ -2123,6 +2253,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_constants),
 		cmocka_unit_test(test_grouped),
 		cmocka_unit_test(test_derived),
+		cmocka_unit_test(test_functions),
 		cmocka_unit_test(test_value_cmp),
 		cmocka_unit_test(test_coerce_numbers),
 		cmocka_unit_test(test_coerce_text_null),
