@@ -158,6 +158,8 @@ int lwc_describe(lwc_conn *c, const char *table, struct lwc_column **cols, int *
 		o->primary_key = cd->primary_key;
 		o->not_null = cd->not_null || cd->primary_key;
 		o->unique = cd->unique || (i < 64 && (t->unique >> i & 1));
+		if (i < 64 && t->rtok[i] > 0)
+			o->range = (t->range_ready >> i & 1) ? 1 : 2;
 	}
 	*ncols = (int)t->sc.ncols;
 	return LWC_OK;

@@ -118,8 +118,8 @@ void lwc_result_free(lwc_result *r);
  * caller frees with lwc_free_names. */
 int lwc_tables(lwc_conn *c, char ***names) LWC_WUR;
 void lwc_free_names(char **names);
-/* Describe a table: column i's name, type, declared maximum length (0: none)
- * and whether it is the primary key.  LWC_ERR_NO_TABLE when unknown. */
+/* Describe a table: column i's name, type, declared maximum length (0: none),
+ * constraints and range index.  LWC_ERR_NO_TABLE when unknown. */
 struct lwc_column {
 	char name[64];
 	enum lwc_type type;
@@ -128,6 +128,8 @@ struct lwc_column {
 	int primary_key;
 	int not_null;          /* NOT NULL or PRIMARY KEY                      */
 	int unique;
+	int range;             /* a range index (CREATE INDEX): 1 ready, 2 not
+	                          complete (REINDEX TABLE completes it)         */
 };
 int lwc_describe(lwc_conn *c, const char *table, struct lwc_column **cols, int *ncols)
 	LWC_WUR;

@@ -681,7 +681,7 @@ static const char help_text[] =
 	"\n"
 	"Informational\n"
 	"  \\d                      list tables\n"
-	"  \\d TABLE                describe a table's columns\n"
+	"  \\d TABLE                describe a table's columns, keys and range indexes\n"
 	"\n"
 	"Formatting\n"
 	"  \\x [on|off]             toggle expanded output\n"
@@ -841,19 +841,40 @@ static enum sh_status meta_describe(struct sh *s, const char *arg)
 	sh_table_set_header(&t, 1, "Type", 'l');
 	sh_table_set_header(&t, 2, "Nullable", 'l');
 	sh_table_set_header(&t, 3, "Key", 'l');
+	struct sh_buf idx = {0};
 	for (int i = 0; i < ncols; i++) {
 		char tb[32];
 		const char *cells[4] = {
 			cols[i].name, type_name(&cols[i], tb, sizeof(tb)),
-			cols[i].primary_key ? "not null" : "",
+			cols[i].not_null ? "not null" : "",
 			cols[i].primary_key ? "primary key" : cols[i].unique ? "unique" : ""
 		};
 		sh_table_add_row(&t, cells, NULL);
+	}
+	/* psql's "Indexes:" footer: the keys, then the range indexes (every
+	 * column answers equality through its tokens, so none is listed for it) */
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < ncols; i++) {
+			const char *kind = pass == 0 && cols[i].primary_key ? "PRIMARY KEY" :
+					   pass == 1 && cols[i].unique && !cols[i].primary_key ? "UNIQUE" :
+					   pass == 2 && cols[i].range ? "RANGE" : NULL;
+
+			if (kind == NULL)
+				continue;
+			if (idx.p == NULL)
+				sh_buf_printf(&idx, "Indexes:\n");
+			sh_buf_printf(&idx, "    %s (%s)%s\n", kind, cols[i].name,
+				      pass == 2 && cols[i].range == 2 ? ", not complete (REINDEX TABLE)" : "");
+		}
+	if (idx.p != NULL) {
+		t.footer = 1;
+		t.footer_text = idx.p;
 	}
 	free(cols);
 	sh_table_print(s, &t, stdout);
 	sh_table_free(&t);
 	sh_buf_free(&title);
+	sh_buf_free(&idx);
 	return SH_OK;
 }
 

@@ -130,6 +130,7 @@ struct sh_table {
 	char **headers;          /* ncols                                     */
 	char *aligns;            /* ncols                                     */
 	int footer;              /* print "(N rows)" after the rows           */
+	const char *footer_text; /* with footer: these lines instead (\d's)   */
 	size_t nrows, caprows;
 	char **cells;            /* nrows * ncols; NULL: SQL NULL             */
 };

@@ -125,7 +125,10 @@ static void pad(FILE *out, size_t n, char c)
 
 static void print_footer(const struct sh_table *t, FILE *out)
 {
-	fprintf(out, "(%zu row%s)\n", t->nrows, t->nrows == 1 ? "" : "s");
+	if (t->footer_text != NULL)
+		fputs(t->footer_text, out);
+	else
+		fprintf(out, "(%zu row%s)\n", t->nrows, t->nrows == 1 ? "" : "s");
 }
 
 static void print_aligned(const struct sh *s, const struct sh_table *t, FILE *out)
@@ -293,6 +296,8 @@ static void print_expanded(const struct sh *s, const struct sh_table *t, FILE *o
 			}
 		}
 	}
+	if (t->footer_text != NULL && !s->tuples_only)
+		fputs(t->footer_text, out);   /* (psql's expanded mode has no row count) */
 	fputc('\n', out);
 }
 

@@ -313,7 +313,18 @@ def test_describe():
             " score  | float      |          | \n"
             " note   | text       |          | \n"
             " n      | integer    |          | \n"
+            "Indexes:\n"
+            "    PRIMARY KEY (id)\n"
+            "    RANGE (id)\n"
             "\n", "\\d TABLE")
+    # NOT NULL and UNIQUE columns, a range index (psql's Indexes: footer)
+    out = ok("-c", "CREATE TABLE descr2 (a INT NOT NULL, b TEXT UNIQUE, c INT)",
+             "-c", "CREATE INDEX ON descr2 (c)", "-c", "\\d descr2")
+    check(re.search(r"^ a +\| integer \| not null \| +$", out, re.M), "NOT NULL shown", out)
+    check(re.search(r"^ b +\| text +\| +\| unique$", out, re.M), "UNIQUE shown", out)
+    check("Indexes:\n    UNIQUE (b)\n" in out and "    RANGE (c)\n" in out, "indexes", out)
+    out = ok("-t", "-c", "\\d descr2")
+    check("Indexes" not in out, "no footer with -t", out)
     out = ok("-c", "\\d")
     check(out.startswith("List of tables\n") or "List of tables" in out.split("\n")[0],
           "\\d title", out)
