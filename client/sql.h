@@ -91,7 +91,11 @@ enum sql_ekind {
 	 * holds it, which the library then rewrites with the result */
 	SQL_E_EXISTS,             /* EXISTS (sub): a condition                 */
 	SQL_E_INSUB,              /* a [NOT] IN (sub): a condition             */
-	SQL_E_SCALARSUB           /* (sub): a value                            */
+	SQL_E_SCALARSUB,          /* (sub): a value                            */
+	/* window functions (sql_window.c): fname(a [, c offset [, b default]])
+	 * OVER (PARTITION BY list[0..npart) ORDER BY list[npart..nlist)); its
+	 * value for the row being emitted in lit, as an aggregate's */
+	SQL_E_WINDOW
 };
 
 enum sql_cmp { SQL_EQ, SQL_NE, SQL_LT, SQL_LE, SQL_GT, SQL_GE };
@@ -123,6 +127,9 @@ struct sql_expr {
 	struct sql_stmt *sub;     /* SQL_E_EXISTS, INSUB, SCALARSUB: a SELECT  */
 	enum sql_vtype rtype;     /* CASE, COALESCE ...: FLOAT when a branch is
 	                             (integers then convert), else SQL_NULL      */
+	size_t npart;             /* SQL_E_WINDOW: PARTITION BY expressions     */
+	unsigned char *wdir;      /* SQL_E_WINDOW: per ORDER BY key, bit 0 DESC,
+	                             bit 1 NULLS FIRST                           */
 };
 
 /* A SELECT beyond a plain list of columns, run in the client over the
@@ -179,6 +186,8 @@ struct sql_query {
 	int64_t offset;           /* 0: none                                   */
 	struct sql_expr **aggs;   /* every SQL_E_AGG of targets, HAVING, ORDER */
 	size_t naggs;
+	struct sql_expr **wins;   /* every SQL_E_WINDOW of targets and ORDER BY */
+	size_t nwins;
 	int grouped;              /* aggregates or GROUP BY                    */
 	/* a correlated subquery (it reads columns of the statement around it):
 	 * its rows are its table's columns, then the outer row's

@@ -266,6 +266,8 @@ static int same_expr(const struct sql_expr *a, const struct sql_expr *b)
 		if (strcmp(a->fname, b->fname) != 0 || a->distinct != b->distinct)
 			return 0;
 		break;
+	case SQL_E_WINDOW:
+		return 0;             /* the same node only */
 	case SQL_E_LIKE:
 		if (a->icase != b->icase)
 			return 0;

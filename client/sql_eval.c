@@ -442,6 +442,7 @@ int sql_eval_value(const struct sql_expr *e, const struct sql_value *values,
 	switch (e->kind) {
 	case SQL_E_LIT:
 	case SQL_E_AGG:
+	case SQL_E_WINDOW:
 		*out = e->lit;
 		return LWC_OK;
 	case SQL_E_FUNC:

@@ -14,6 +14,7 @@
  *   sql_query.c   a general SELECT: grouping, HAVING, select list, DISTINCT,
  *                 ORDER BY, OFFSET / LIMIT
  *   sql_aggregate.c  COUNT, SUM, AVG, MIN, MAX (DISTINCT)
+ *   sql_window.c  window functions (OVER) of a SELECT that is not grouped
  *   sql_sort.c    PostgreSQL's order of values and rows
  *   sql_join.c    joins: pushdown of predicates, key links, nested loops
  */
@@ -78,6 +79,11 @@ struct sortctx {
 int sql_cmp_sort(const struct sql_value *a, const struct sql_value *b);
 void sql_sort_keyed(struct keyed *v, size_t n, const struct sortctx *ctx);
 int sql_same_keys(const struct sql_value *a, const struct sql_value *b, size_t n);
+
+/* The window functions q->wins over the n rows (sql_window.c): function w's
+ * value for row i in (*vals)[w * n + i] (malloc'ed; NULL when n is 0). */
+int sql_window_run(const struct sql_query *q, struct sql_value *const *rows, size_t n,
+		   struct sql_value **vals, char *err, size_t errlen);
 
 /* One aggregate over rows[idx[0..n)], into agg->lit (sql_aggregate.c). */
 int sql_aggregate(struct sql_expr *agg, struct sql_value *const *rows, const size_t *idx,

@@ -490,6 +490,99 @@ const char *sqp_last_name(const PgQuery__Node *const *names, size_t n)
 	return n > 0 ? sqp_str_of(names[n - 1]) : NULL;
 }
 
+/* fname(args) OVER (PARTITION BY ... ORDER BY ...): row_number, rank,
+ * dense_rank, lag, lead, and count, sum, avg, min, max over the default
+ * frame (the partition up to the current row's last peer with ORDER BY,
+ * the whole partition without). */
+static struct sql_expr *window_call(struct tx *x, const PgQuery__FuncCall *f, const char *name)
+{
+	static const struct { const char *name; size_t min, max; } fns[] = {
+		{ "row_number", 0, 0 }, { "rank", 0, 0 }, { "dense_rank", 0, 0 }, { "count", 0, 1 },
+		{ "sum", 1, 1 }, { "avg", 1, 1 }, { "min", 1, 1 }, { "max", 1, 1 }, { "lag", 1, 3 },
+		{ "lead", 1, 3 },
+	};
+	const PgQuery__WindowDef *w = f->over;
+	struct sql_expr *e, *args[3] = { NULL, NULL, NULL };
+	size_t k, i, nk;
+	int agg_ok = x->agg_ok;
+	char what[96];
+
+	if (!x->win_ok)
+		return sqp_fail(x, f->location, "window functions are not allowed here"), NULL;
+	if ((w->name != NULL && w->name[0] != '\0') || (w->refname != NULL && w->refname[0] != '\0'))
+		return sqp_unsupported(x, w->location, "named windows (WINDOW)"), NULL;
+	if (w->frame_options & 1)       /* FRAMEOPTION_NONDEFAULT: a frame clause */
+		return sqp_unsupported(x, w->location, "window frames (ROWS, RANGE, GROUPS)"), NULL;
+	if (f->agg_filter != NULL)
+		return sqp_unsupported(x, f->location, "FILTER in window functions"), NULL;
+	if (f->agg_distinct)
+		return sqp_fail(x, f->location, "DISTINCT is not implemented for window functions"), NULL;
+	if (f->n_agg_order > 0 || f->agg_within_group || f->func_variadic)
+		return sqp_unsupported(x, f->location, "this window function call"), NULL;
+	for (k = 0; k < sizeof(fns) / sizeof(fns[0]) && strcmp(fns[k].name, name) != 0; k++)
+		;
+	if (k == sizeof(fns) / sizeof(fns[0])) {
+		snprintf(what, sizeof(what), "the window function %s()", name);
+		return sqp_unsupported(x, f->location, what), NULL;
+	}
+	if ((f->agg_star && strcmp(name, "count") != 0) || f->n_args < fns[k].min ||
+	    f->n_args > fns[k].max || (strcmp(name, "count") == 0 && !f->agg_star && f->n_args != 1))
+		return sqp_fail(x, f->location, "function %s with %zu arguments does not exist", name,
+			    f->n_args), NULL;
+	if ((e = sqp_new_expr(x, SQL_E_WINDOW, f->location)) == NULL)
+		return NULL;
+	snprintf(e->fname, sizeof(e->fname), "%s", name);
+	x->win_ok = 0;                  /* no window function inside one */
+	x->agg_ok = 0;
+	for (i = 0; i < f->n_args; i++)
+		if ((args[i] = sqp_value(x, f->args[i], name)) == NULL)
+			goto fail;
+	e->a = args[0];
+	e->c = args[1];
+	e->b = args[2];
+	nk = w->n_partition_clause + w->n_order_clause;
+	if (nk > 0 && ((e->list = sqp_talloc(x, nk * sizeof(*e->list))) == NULL ||
+		       (w->n_order_clause > 0 &&
+			(e->wdir = sqp_talloc(x, w->n_order_clause)) == NULL)))
+		goto fail;
+	for (i = 0; i < w->n_partition_clause; i++)
+		if ((e->list[i] = sqp_value(x, w->partition_clause[i], "PARTITION BY")) == NULL)
+			goto fail;
+	for (i = 0; i < w->n_order_clause; i++) {
+		const PgQuery__SortBy *sb;
+		int desc;
+
+		if (w->order_clause[i]->node_case != PG_QUERY__NODE__NODE_SORT_BY)
+			return sqp_fail(x, w->location, "malformed window ORDER BY"), NULL;
+		sb = w->order_clause[i]->sort_by;
+		if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING) {
+			sqp_unsupported(x, sb->location, "ORDER BY ... USING");
+			goto fail;
+		}
+		desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+		e->wdir[i] = (unsigned char)(desc | ((sb->sortby_nulls ==
+			PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST ||
+			(sb->sortby_nulls <= PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT && desc)) << 1));
+		if ((e->list[w->n_partition_clause + i] = sqp_value(x, sb->node, "ORDER BY")) == NULL)
+			goto fail;
+	}
+	e->nlist = nk;
+	e->npart = w->n_partition_clause;
+	x->win_ok = 1;
+	x->agg_ok = agg_ok;
+	if (x->nwins == x->capwins) {
+		x->wins = sql_arena_grow(x->ar, x->wins, x->nwins, &x->capwins, sizeof(*x->wins));
+		if (x->wins == NULL)
+			return sqp_fail_nomem(x), NULL;
+	}
+	x->wins[x->nwins++] = e;
+	return sqp_finish(x, e);
+fail:
+	x->win_ok = 1;
+	x->agg_ok = agg_ok;
+	return NULL;
+}
+
 /* agg(arg) FILTER (WHERE cond) is agg(CASE WHEN cond THEN arg END), and
  * count(*) FILTER (WHERE cond) count(CASE WHEN cond THEN 1 END): the
  * aggregates skip NULLs, so a row the filter does not pass adds nothing
@@ -541,7 +634,7 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 	if (name == NULL)
 		return sqp_fail(x, f->location, "malformed function call"), NULL;
 	if (f->over != NULL)
-		return sqp_unsupported(x, f->location, "window functions (OVER)"), NULL;
+		return window_call(x, f, name);
 	if (f->n_agg_order > 0 || f->agg_within_group)
 		return sqp_unsupported(x, f->location, "ordered aggregates"), NULL;
 	if (f->func_variadic)
@@ -700,6 +793,9 @@ static struct sql_expr *sub_link(struct tx *x, const PgQuery__SubLink *l)
 	x->agg_ok = 0;
 	x->aggs = NULL;
 	x->naggs = x->capaggs = 0;
+	x->win_ok = 0;
+	x->wins = NULL;
+	x->nwins = x->capwins = 0;
 	rc = sqp_select_stmt(x, l->subselect->select_stmt, l->location, sub);
 	/* back to the outer SELECT (keeping the first error, if any) */
 	save.rc = x->rc;

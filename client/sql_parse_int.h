@@ -34,6 +34,9 @@ struct tx {
 	int agg_ok;               /* aggregates allowed here (select list ...) */
 	struct sql_expr **aggs;   /* the aggregates met (general SELECT)       */
 	size_t naggs, capaggs;
+	int win_ok;               /* window functions allowed here             */
+	struct sql_expr **wins;   /* the window functions met                  */
+	size_t nwins, capwins;
 	char tname[SQL_NAME_MAX + 1];   /* the SELECT's table and its alias     */
 	char talias[SQL_NAME_MAX + 1];
 	char outer[SQL_NAME_MAX + 1];   /* in a subquery: the outer table (or alias) */

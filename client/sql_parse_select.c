@@ -255,6 +255,9 @@ static struct sql_stmt *derived_stmt(struct tx *x, const Node *n, int pos)
 	x->agg_ok = 0;
 	x->aggs = NULL;
 	x->naggs = x->capaggs = 0;
+	x->win_ok = 0;
+	x->wins = NULL;
+	x->nwins = x->capwins = 0;
 	rc = sqp_select_stmt(x, n->select_stmt, pos, b);
 	save.rc = x->rc;
 	save.errpos = x->errpos;
@@ -589,6 +592,7 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 	if ((q->targets = sqp_talloc(x, n * sizeof(*q->targets))) == NULL)
 		return -1;
 	x->agg_ok = 1;
+	x->win_ok = 1;
 	for (i = 0; i < n; i++) {
 		const PgQuery__ResTarget *rt = s->target_list[i]->res_target;
 		struct sql_target *t = &q->targets[i];
@@ -621,6 +625,7 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 	}
 	q->ntargets = n;
 	x->agg_ok = 0;
+	x->win_ok = 0;
 	if (s->where_clause != NULL && (st->where = sqp_cond(x, s->where_clause, "WHERE")) == NULL)
 		return -1;
 	if (s->n_group_clause > 0) {
@@ -647,6 +652,7 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 	x->agg_ok = 1;
 	if (s->having_clause != NULL && (q->having = sqp_cond(x, s->having_clause, "HAVING")) == NULL)
 		return -1;
+	x->win_ok = 1;
 	if (s->n_sort_clause > 0) {
 		if ((q->order = sqp_talloc(x, s->n_sort_clause * sizeof(*q->order))) == NULL)
 			return -1;
@@ -692,9 +698,15 @@ static int general_select(struct tx *x, const PgQuery__SelectStmt *s, int pos,
 		return -1;
 	if (s->limit_offset != NULL && limit_value(x, s->limit_offset, "OFFSET", &q->offset) != 0)
 		return -1;
+	x->win_ok = 0;
 	q->aggs = x->aggs;
 	q->naggs = x->naggs;
 	q->grouped = q->naggs > 0 || q->ngroup > 0;
+	q->wins = x->wins;
+	q->nwins = x->nwins;
+	if (q->nwins > 0 && (q->grouped || q->having != NULL))
+		return sqp_unsupported(x, q->wins[0]->pos, "window functions with GROUP BY, HAVING or "
+				       "aggregates");
 	return 0;
 }
 
@@ -716,6 +728,9 @@ static struct sql_stmt *branch(struct tx *x, const PgQuery__SelectStmt *s, int p
 	x->agg_ok = 0;
 	x->aggs = NULL;
 	x->naggs = x->capaggs = 0;
+	x->win_ok = 0;
+	x->wins = NULL;
+	x->nwins = x->capwins = 0;
 	rc = sqp_select_stmt(x, s, pos, b);
 	save.rc = x->rc;
 	save.errpos = x->errpos;

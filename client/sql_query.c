@@ -291,6 +291,17 @@ int sql_query_run(const struct sql_stmt *st, struct sql_value *const *rows, size
 	} else if (q->grouped) {
 		/* an empty group's row of NULLs: a table has at most 255 columns */
 		rc = run_grouped(&x, rows, nrows, 256);
+	} else if (q->nwins > 0) {
+		/* each row with its window functions' values */
+		struct sql_value *wv = NULL;
+
+		rc = sql_window_run(q, rows, nrows, &wv, err, errlen);
+		for (i = 0; i < nrows && rc == LWC_OK; i++) {
+			for (size_t w = 0; w < q->nwins; w++)
+				q->wins[w]->lit = wv[w * nrows + i];
+			rc = emit(&x, rows[i]);
+		}
+		free(wv);
 	} else {
 		for (i = 0; i < nrows && rc == LWC_OK; i++)
 			rc = emit(&x, rows[i]);
@@ -528,6 +539,16 @@ static enum sql_vtype expr_type(const struct sql_expr *e, const struct sql_schem
 		a = expr_type(e->a, sc);
 		b = expr_type(e->b, sc);
 		return a == SQL_FLOAT || b == SQL_FLOAT ? SQL_FLOAT : a == SQL_NULL ? b : a;
+	case SQL_E_WINDOW:
+		if (strcmp(e->fname, "lag") == 0 || strcmp(e->fname, "lead") == 0) {
+			a = expr_type(e->a, sc);
+			return a != SQL_NULL ? a : expr_type(e->b, sc);
+		}
+		if (strcmp(e->fname, "row_number") == 0 || strstr(e->fname, "rank") != NULL)
+			return SQL_INT;
+		if (strcmp(e->fname, "count") == 0)
+			return SQL_INT;
+		return strcmp(e->fname, "avg") == 0 ? SQL_FLOAT : expr_type(e->a, sc);
 	case SQL_E_AGG:
 		if (strcmp(e->fname, "count") == 0)
 			return SQL_INT;

@@ -262,6 +262,27 @@ static int check_expr(const struct sql_expr *e, int want_bool, const struct sql_
 			h = check_expr(e->a, 0, lits, nlits);
 		check_stmt(e->sub);
 		break;
+	case SQL_E_WINDOW:
+		/* fname(a [, c [, b]]) OVER (PARTITION BY list[0..npart) ORDER BY the rest) */
+		CHECK(e->fname[0] != '\0' && e->npart <= e->nlist);
+		CHECK(e->nlist == e->npart || e->wdir != NULL);
+		CHECK(e->c == NULL || e->a != NULL);
+		CHECK(e->b == NULL || e->c != NULL);
+		if (e->a != NULL)
+			h = check_expr(e->a, 0, lits, nlits);
+		if (e->b != NULL) {
+			k = check_expr(e->b, 0, lits, nlits);
+			h = k > h ? k : h;
+		}
+		if (e->c != NULL) {
+			k = check_expr(e->c, 0, lits, nlits);
+			h = k > h ? k : h;
+		}
+		for (i = 0; i < e->nlist; i++) {
+			k = check_expr(e->list[i], 0, lits, nlits);
+			h = k > h ? k : h;
+		}
+		break;
 	default:
 		CHECK(0);
 	}
@@ -523,6 +544,7 @@ static void check_stmt(struct sql_stmt *st)
 		}
 		CHECK(q->offset >= 0);
 		CHECK(q->grouped == (q->naggs > 0 || q->ngroup > 0));
+		CHECK(q->nwins == 0 || (!q->grouped && q->having == NULL));
 	}
 	CHECK(st->limit >= -1);
 	if (st->where != NULL) {

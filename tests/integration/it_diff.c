@@ -45,7 +45,8 @@
  * joins ([INNER] JOIN, LEFT JOIN ... ON, comma joins), subqueries ([NOT]
  * IN, [NOT] EXISTS, scalar in WHERE and in the select list, correlated
  * EXISTS, IN of a subquery with no row), UNION / INTERSECT / EXCEPT [ALL],
- * subqueries in FROM and WITH queries (gen_derived) and SELECTs without
+ * subqueries in FROM and WITH queries (gen_derived), window functions
+ * (gen_window) and SELECTs without
  * FROM (with a WHERE too).  The generator steers the
  * table sizes (a few dozen rows) from the
  * reference's affected-row counts.
@@ -944,7 +945,14 @@ static void gen_func(struct sb *b, const struct gtab *t, const char *q, const ch
 		case 0: sb_printf(b, "floor(%s%s%s)", q, dot, c->name); break;
 		case 1: sb_printf(b, "ceil(%s%s%s)", q, dot, c->name); break;
 		case 2: sb_printf(b, "sign(%s%s%s)", q, dot, c->name); break;
-		case 3: sb_printf(b, "mod(%s%s%s, %d)", q, dot, c->name, rn(8) - 1); break;
+		case 3:
+			/* mod of integers only: PostgreSQL has no mod of a double
+			 * precision and says so at planning, LWC at a row's value */
+			if (c->kind == K_FLOAT)
+				sb_printf(b, "floor(%s%s%s / 2)", q, dot, c->name);
+			else
+				sb_printf(b, "mod(%s%s%s, %d)", q, dot, c->name, rn(8) - 1);
+			break;
 		case 4: sb_printf(b, "sqrt(%s%s%s)", q, dot, c->name); break;
 		case 5: sb_printf(b, "power(%s%s%s, %d)", q, dot, c->name, rn(4) - 1); break;
 		default: sb_printf(b, "concat(%s%s%s, '/', %s%s%s)", q, dot, c->name, q, dot, c->name);
@@ -1162,6 +1170,40 @@ static void gen_derived(struct stmt *s)
 	}
 }
 
+/* Window functions over a table with a primary key (row_number, lag and
+ * lead ordered by it, so that every one is deterministic), with
+ * partitions, peers (rank, dense_rank, running sums over ties) and
+ * NULLs in the keys. */
+static void gen_window(struct stmt *s)
+{
+	struct sb *b = &s->sql;
+	struct gtab *t = &tabs[rn(2)];
+	const char *key = t->cols[t->pk].name;
+	const struct gcol *g = col_of(t, M_INT | M_TEXT), *x = col_of(t, M_ANY);
+	const struct gcol *n = col_of(t, M_INT);
+	const char *dir = chance(50) ? " DESC" : "";
+
+	sb_printf(b, "SELECT %s, row_number() OVER (ORDER BY %s%s), rank() OVER (PARTITION BY %s "
+		  "ORDER BY %s%s), dense_rank() OVER (ORDER BY %s), count(%s) OVER (PARTITION BY %s)",
+		  key, key, dir, g->name, x->name, dir, x->name, x->name, g->name);
+	if (n != NULL)
+		sb_printf(b, ", sum(%s) OVER (PARTITION BY %s ORDER BY %s%s), max(%s) OVER (ORDER BY "
+			  "%s)", n->name, g->name, x->name, chance(50) ? " NULLS FIRST" : "", n->name,
+			  key);
+	sb_printf(b, ", lag(%s) OVER (ORDER BY %s), lead(%s, %d, %s) OVER (PARTITION BY %s ORDER "
+		  "BY %s)", x->name, key, key, rn(3), key, g->name, key);
+	sb_printf(b, " FROM %s", t->name);
+	if (chance(50)) {
+		sb_add(b, " WHERE ");
+		gen_pred(b, t, 1);
+	}
+	if (chance(50)) {
+		sb_printf(b, " ORDER BY %s", key);
+		s->ordered = 1;
+		s->has_order = 1;
+	}
+}
+
 static void gen_query(struct stmt *s)
 {
 	struct sb *b = &s->sql;
@@ -1171,6 +1213,10 @@ static void gen_query(struct stmt *s)
 	s->kind = S_SELECT;
 	if (chance(8)) {
 		gen_derived(s);
+		return;
+	}
+	if (chance(6)) {
+		gen_window(s);
 		return;
 	}
 	if (chance(15)) {

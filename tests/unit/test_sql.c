@@ -996,6 +996,20 @@ static const struct bad_sql bad[] = {
 	  "FILTER specified, but upper is not an aggregate function", "upper", 0 },
 	{ "SELECT sum(a) FILTER (WHERE a + 1) FROM t",
 	  "argument of FILTER must be type boolean, not a value", "+ 1", 0 },
+	{ "SELECT * FROM t WHERE row_number() OVER () > 1",
+	  "window functions are not allowed here", "row_number", 0 },
+	{ "SELECT a, count(*), rank() OVER (ORDER BY a) FROM t GROUP BY a",
+	  "LWC does not support window functions with GROUP BY, HAVING or aggregates", "rank", 0 },
+	{ "SELECT sum(a) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+	  "LWC does not support window frames (ROWS, RANGE, GROUPS)", "(ORDER", 0 },
+	{ "SELECT ntile(2) OVER () FROM t",
+	  "LWC does not support the window function ntile()", "ntile", 0 },
+	{ "SELECT sum(sum(a) OVER ()) OVER () FROM t",
+	  "window functions are not allowed here", "sum(a)", 0 },
+	{ "SELECT count(DISTINCT a) OVER () FROM t",
+	  "DISTINCT is not implemented for window functions", "count", 0 },
+	{ "SELECT rank() OVER w FROM t WINDOW w AS (ORDER BY a)",
+	  "LWC does not support WINDOW", "SELECT", 0 },
 	{ "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT * FROM r",
 	  "LWC does not support WITH RECURSIVE", "WITH", 0 },
 	{ "WITH a AS (SELECT 1), a AS (SELECT 2) SELECT * FROM a",
@@ -1032,8 +1046,8 @@ static const struct bad_sql bad[] = {
 	  "LWC does not support RETURNING", "a", 0 },
 	{ "UPDATE t SET a = 1 FROM u",
 	  "LWC does not support UPDATE ... FROM", "u", 0 },
-	{ "SELECT sum(a) OVER () FROM t",
-	  "LWC does not support window functions (OVER)", "sum(a)", 0 },
+	{ "SELECT sum(a) OVER () FROM t GROUP BY a",
+	  "LWC does not support window functions with GROUP BY, HAVING or aggregates", "sum(a)", 0 },
 	{ "TRUNCATE t",
 	  "LWC does not support TRUNCATE", "TRUNCA", 0 },
 	{ "SELECT a FROM t WHERE a SIMILAR TO 'x'",
@@ -1751,6 +1765,27 @@ static void test_derived(void **state)
 	assert_int_equal(st->q->aggs[1]->a->list[0]->kind, SQL_E_LIKE);
 	assert_int_equal(st->q->aggs[1]->a->list[1]->kind, SQL_E_COL);
 	assert_string_equal(st->q->targets[0].name, "count");
+	sql_free(st);
+
+	/* window functions: partition keys, then order keys with their
+	 * direction; arguments in a, c (offset), b (default) */
+	st = parse_ok("SELECT lead(a, 2, b) OVER (PARTITION BY s ORDER BY b DESC, a NULLS FIRST), "
+		      "row_number() OVER () FROM t ORDER BY rank() OVER (ORDER BY a)");
+	assert_non_null(st->q);
+	assert_int_equal(st->q->nwins, 3);
+	assert_false(st->q->grouped);
+	assert_int_equal(st->q->wins[0]->kind, SQL_E_WINDOW);
+	assert_string_equal(st->q->wins[0]->fname, "lead");
+	assert_int_equal(st->q->wins[0]->npart, 1);
+	assert_int_equal(st->q->wins[0]->nlist, 3);
+	assert_int_equal(st->q->wins[0]->wdir[0], 3);      /* DESC: NULLs first */
+	assert_int_equal(st->q->wins[0]->wdir[1], 2);      /* NULLS FIRST */
+	assert_non_null(st->q->wins[0]->a);
+	assert_non_null(st->q->wins[0]->c);
+	assert_non_null(st->q->wins[0]->b);
+	assert_int_equal(st->q->wins[1]->nlist, 0);
+	assert_string_equal(st->q->targets[1].name, "row_number");
+	assert_string_equal(st->q->wins[2]->fname, "rank");
 	sql_free(st);
 
 	/* a schema-qualified name is never a WITH query */
