@@ -66,6 +66,16 @@ static size_t char_at(const char *s, size_t len, int64_t k)
 	return b < len ? b : len;
 }
 
+/* out is the n bytes made at p (from sql_eval_scratch). */
+static int text_done(struct sql_value *out, char *p, size_t n)
+{
+	p[n] = '\0';
+	out->type = SQL_TEXT;
+	out->s = p;
+	out->len = n;
+	return LWC_OK;
+}
+
 static int text_out(struct sql_value *out, const char *p, size_t n, char *err, size_t errlen)
 {
 	char *q = sql_eval_scratch(n, err, errlen);
@@ -74,11 +84,7 @@ static int text_out(struct sql_value *out, const char *p, size_t n, char *err, s
 		return LWC_ERR_ARG;
 	if (n > 0)
 		memcpy(q, p, n);
-	q[n] = '\0';
-	out->type = SQL_TEXT;
-	out->s = q;
-	out->len = n;
-	return LWC_OK;
+	return text_done(out, q, n);
 }
 
 /* Whether the character at s[b] is one of set's. */
@@ -142,11 +148,7 @@ static int replace(const struct sql_value *a, struct sql_value *out, char *err, 
 		} else {
 			p[o++] = s[b++];
 		}
-	p[o] = '\0';
-	out->type = SQL_TEXT;
-	out->s = p;
-	out->len = o;
-	return LWC_OK;
+	return text_done(out, p, o);
 }
 
 /* left / right: the first or last n characters; n < 0 all but the last or
@@ -212,11 +214,7 @@ static int reverse(const struct sql_value *a, struct sql_value *out, char *err, 
 		memcpy(p + len - b - k, a[0].s + b, k);
 		b += k;
 	}
-	p[len] = '\0';
-	out->type = SQL_TEXT;
-	out->s = p;
-	out->len = len;
-	return LWC_OK;
+	return text_done(out, p, len);
 }
 
 static int repeat(const struct sql_value *a, struct sql_value *out, char *err, size_t errlen)
@@ -232,11 +230,7 @@ static int repeat(const struct sql_value *a, struct sql_value *out, char *err, s
 		return LWC_ERR_ARG;
 	for (int64_t i = 0; i < a[1].i; i++)
 		memcpy(p + (size_t)i * len, a[0].s, len);
-	p[len * (size_t)a[1].i] = '\0';
-	out->type = SQL_TEXT;
-	out->s = p;
-	out->len = len * (size_t)a[1].i;
-	return LWC_OK;
+	return text_done(out, p, len * (size_t)a[1].i);
 }
 
 /* lpad / rpad: s cut or filled (with fill, a space by default, repeated)
@@ -286,11 +280,7 @@ static int pad(int right, const struct sql_value *a, size_t n, struct sql_value 
 		memcpy(p + o, s, len);
 		o += len;
 	}
-	p[o] = '\0';
-	out->type = SQL_TEXT;
-	out->s = p;
-	out->len = o;
-	return LWC_OK;
+	return text_done(out, p, o);
 }
 
 /* split_part(s, delimiter, n): field n (from the end when n < 0). */

@@ -490,6 +490,17 @@ const char *sqp_last_name(const PgQuery__Node *const *names, size_t n)
 	return n > 0 ? sqp_str_of(names[n - 1]) : NULL;
 }
 
+/* e appended to the arena array *arr of *n (capacity *cap); -1 when out of
+ * memory. */
+static int push_expr(struct tx *x, struct sql_expr ***arr, size_t *n, size_t *cap,
+		     struct sql_expr *e)
+{
+	if (*n == *cap && (*arr = sql_arena_grow(x->ar, *arr, *n, cap, sizeof(**arr))) == NULL)
+		return sqp_fail_nomem(x);
+	(*arr)[(*n)++] = e;
+	return 0;
+}
+
 /* fname(args) OVER (PARTITION BY ... ORDER BY ...): row_number, rank,
  * dense_rank, lag, lead, and count, sum, avg, min, max over the default
  * frame (the partition up to the current row's last peer with ORDER BY,
@@ -570,12 +581,8 @@ static struct sql_expr *window_call(struct tx *x, const PgQuery__FuncCall *f, co
 	e->npart = w->n_partition_clause;
 	x->win_ok = 1;
 	x->agg_ok = agg_ok;
-	if (x->nwins == x->capwins) {
-		x->wins = sql_arena_grow(x->ar, x->wins, x->nwins, &x->capwins, sizeof(*x->wins));
-		if (x->wins == NULL)
-			return sqp_fail_nomem(x), NULL;
-	}
-	x->wins[x->nwins++] = e;
+	if (push_expr(x, &x->wins, &x->nwins, &x->capwins, e) != 0)
+		return NULL;
 	return sqp_finish(x, e);
 fail:
 	x->win_ok = 1;
@@ -663,12 +670,8 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 		}
 		if (f->agg_filter != NULL && agg_filter(x, f, e) != 0)
 			return NULL;
-		if (x->naggs == x->capaggs) {
-			x->aggs = sql_arena_grow(x->ar, x->aggs, x->naggs, &x->capaggs, sizeof(*x->aggs));
-			if (x->aggs == NULL)
-				return sqp_fail_nomem(x), NULL;
-		}
-		x->aggs[x->naggs++] = e;
+		if (push_expr(x, &x->aggs, &x->naggs, &x->capaggs, e) != 0)
+			return NULL;
 		return sqp_finish(x, e);
 	}
 	for (k = 0; k < sizeof(scalar) / sizeof(scalar[0]); k++)
@@ -743,6 +746,18 @@ static int type_of(struct tx *x, const PgQuery__TypeName *t, enum sql_ctype *out
 
 int sqp_select_stmt(struct tx *x, const PgQuery__SelectStmt *s, int pos, struct sql_stmt *st);
 
+void sqp_new_select(struct tx *x)
+{
+	x->tname[0] = x->talias[0] = '\0';
+	x->join = NULL;
+	x->agg_ok = 0;
+	x->aggs = NULL;
+	x->naggs = x->capaggs = 0;
+	x->win_ok = 0;
+	x->wins = NULL;
+	x->nwins = x->capwins = 0;
+}
+
 /* A subquery: its SELECT parsed into a statement of its own (sharing the
  * arena), with the parser's per-SELECT state saved around it. */
 static struct sql_expr *sub_link(struct tx *x, const PgQuery__SubLink *l)
@@ -786,16 +801,9 @@ static struct sql_expr *sub_link(struct tx *x, const PgQuery__SubLink *l)
 	sub->limit = -1;
 	snprintf(x->outer, sizeof(x->outer), "%s", x->talias[0] != '\0' ? x->talias : x->tname);
 	x->outer_join = x->join;
-	x->join = NULL;
+	sqp_new_select(x);
 	x->force_general = 1;
 	x->fields_ok = 1;
-	x->tname[0] = x->talias[0] = '\0';
-	x->agg_ok = 0;
-	x->aggs = NULL;
-	x->naggs = x->capaggs = 0;
-	x->win_ok = 0;
-	x->wins = NULL;
-	x->nwins = x->capwins = 0;
 	rc = sqp_select_stmt(x, l->subselect->select_stmt, l->location, sub);
 	/* back to the outer SELECT (keeping the first error, if any) */
 	save.rc = x->rc;

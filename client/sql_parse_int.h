@@ -74,6 +74,10 @@ int sqp_find_name(const struct tx *x, size_t from, const char *name, int fallbac
 size_t sqp_values_head(const char *s, size_t n, size_t *nrows);
 int sqp_values_rows(struct tx *x, struct sql_stmt *st, size_t from, size_t nrows);
 struct sql_expr *sqp_new_expr(struct tx *x, enum sql_ekind kind, int pos);
+/* The per-SELECT state cleared for a SELECT inside another one (a
+ * subquery, a set operation's branch, a subquery in FROM); the caller
+ * saves x before and restores it after. */
+void sqp_new_select(struct tx *x);
 struct sql_expr *sqp_finish(struct tx *x, struct sql_expr *e);
 struct sql_expr *sqp_value(struct tx *x, const Node *n, const char *what);
 struct sql_expr *sqp_cond(struct tx *x, const Node *n, const char *what);

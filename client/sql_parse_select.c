@@ -248,16 +248,9 @@ static struct sql_stmt *derived_stmt(struct tx *x, const Node *n, int pos)
 	b->arena = x->ar;
 	b->shared_arena = 1;
 	b->limit = -1;
-	x->tname[0] = x->talias[0] = '\0';
-	x->join = NULL;
+	sqp_new_select(x);
 	x->fields_ok = 0;
 	x->force_general = 0;
-	x->agg_ok = 0;
-	x->aggs = NULL;
-	x->naggs = x->capaggs = 0;
-	x->win_ok = 0;
-	x->wins = NULL;
-	x->nwins = x->capwins = 0;
 	rc = sqp_select_stmt(x, n->select_stmt, pos, b);
 	save.rc = x->rc;
 	save.errpos = x->errpos;
@@ -300,6 +293,24 @@ static int subquery_pos(const struct tx *x, const Node *n, int fallback)
 	return i > 0 ? i - 1 : fallback;
 }
 
+/* The next FROM item of q, zeroed (q->nfroms is counted once it is
+ * filled in); NULL when out of memory. */
+static struct sql_from *from_new(struct tx *x, struct sql_query *q, enum sql_join join, int pos)
+{
+	struct sql_from *f;
+
+	if (q->nfroms == x->capfroms) {
+		q->froms = sql_arena_grow(x->ar, q->froms, q->nfroms, &x->capfroms, sizeof(*q->froms));
+		if (q->froms == NULL)
+			return sqp_fail_nomem(x), NULL;
+	}
+	f = &q->froms[q->nfroms];
+	memset(f, 0, sizeof(*f));
+	f->join = join;
+	f->pos = pos;
+	return f;
+}
+
 /* Column aliases (names[0..n)) of a FROM item into f. */
 static int from_colnames(struct tx *x, struct sql_from *f, PgQuery__Node *const *names, size_t n,
 			 int pos)
@@ -329,15 +340,8 @@ static int from_derived(struct tx *x, struct sql_query *q, enum sql_join join, s
 	struct sql_from *f;
 	const char *as;
 
-	if (q->nfroms == x->capfroms) {
-		q->froms = sql_arena_grow(x->ar, q->froms, q->nfroms, &x->capfroms, sizeof(*q->froms));
-		if (q->froms == NULL)
-			return sqp_fail_nomem(x);
-	}
-	f = &q->froms[q->nfroms];
-	memset(f, 0, sizeof(*f));
-	f->join = join;
-	f->pos = pos;
+	if ((f = from_new(x, q, join, pos)) == NULL)
+		return -1;
 	f->sub = sub;
 	if (sqp_take(x, name, f->table, pos) != 0)
 		return -1;
@@ -407,15 +411,8 @@ static int from_table(struct tx *x, const PgQuery__RangeVar *rv, struct sql_quer
 		return from_derived(x, q, join, sub, c->name, rv->alias, c->cte->aliascolnames,
 				    c->cte->n_aliascolnames, rv->location);
 	}
-	if (q->nfroms == x->capfroms) {
-		q->froms = sql_arena_grow(x->ar, q->froms, q->nfroms, &x->capfroms, sizeof(*q->froms));
-		if (q->froms == NULL)
-			return sqp_fail_nomem(x);
-	}
-	f = &q->froms[q->nfroms];
-	memset(f, 0, sizeof(*f));
-	f->join = join;
-	f->pos = rv->location;
+	if ((f = from_new(x, q, join, rv->location)) == NULL)
+		return -1;
 	if (sqp_table_name(x, rv, f->table, NULL) != 0)
 		return -1;
 	if (rv->alias != NULL) {
@@ -723,14 +720,7 @@ static struct sql_stmt *branch(struct tx *x, const PgQuery__SelectStmt *s, int p
 	b->arena = x->ar;
 	b->shared_arena = 1;
 	b->limit = -1;
-	x->tname[0] = x->talias[0] = '\0';
-	x->join = NULL;
-	x->agg_ok = 0;
-	x->aggs = NULL;
-	x->naggs = x->capaggs = 0;
-	x->win_ok = 0;
-	x->wins = NULL;
-	x->nwins = x->capwins = 0;
+	sqp_new_select(x);
 	rc = sqp_select_stmt(x, s, pos, b);
 	save.rc = x->rc;
 	save.errpos = x->errpos;
