@@ -654,8 +654,6 @@ static int tr_expr(struct tr *x, const struct sql_expr *e, Lwc__Pred **T, int *t
 	return 0;
 }
 
-/* The index predicate of a WHERE (NULL where: ALL); *exact when it is the
- * WHERE's TRUE set exactly. */
 int query_fix_literals(const struct sql_schema *sc, struct sql_stmt *st, char *err, size_t errlen,
 		       int *errpos, int *code)
 {
@@ -685,6 +683,8 @@ int query_fix_literals(const struct sql_schema *sc, struct sql_stmt *st, char *e
 	return x.code;
 }
 
+/* The index predicate of a WHERE (NULL where: ALL); *exact when it is the
+ * WHERE's TRUE set exactly. */
 int where_translate(lwc_conn *c, const struct sql_schema *sc, struct sql_expr *where,
 		     Lwc__Pred **out, int *exact, char *err, size_t errlen, int *errpos, int *code)
 {
