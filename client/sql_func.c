@@ -121,12 +121,15 @@ static int trim(const char *f, const struct sql_value *a, size_t n, struct sql_v
 	return text_out(out, s + from, to - from, err, errlen);
 }
 
-static int replace(const struct sql_value *a, struct sql_value *out, char *err, size_t errlen)
+static int replace(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		   char *err, size_t errlen)
 {
 	const char *s = a[0].s, *from = a[1].s, *to = a[2].s;
 	size_t len = a[0].len, fl = a[1].len, tl = a[2].len, hits = 0, o = 0;
 	char *p;
 
+	(void)f;
+	(void)n;
 	if (fl == 0 || fl > len)
 		return text_out(out, s, len, err, errlen);
 	for (size_t b = 0; b + fl <= len;)
@@ -153,18 +156,20 @@ static int replace(const struct sql_value *a, struct sql_value *out, char *err, 
 
 /* left / right: the first or last n characters; n < 0 all but the last or
  * first -n. */
-static int left_right(int right, const struct sql_value *a, struct sql_value *out, char *err,
-		      size_t errlen)
+static int left_right(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		      char *err, size_t errlen)
 {
+	int right = f[0] == 'r';
 	const char *s = a[0].s;
 	size_t len = a[0].len, chars = sql_utf8_chars(s, len);
-	int64_t n = a[1].i, skip, take;
+	int64_t k = a[1].i, skip, take;
 
+	(void)n;
 	if (!right) {
-		take = n >= 0 ? n : (int64_t)chars + n;
+		take = k >= 0 ? k : (int64_t)chars + k;
 		skip = 0;
 	} else {
-		skip = n >= 0 ? (int64_t)chars - n : -n;
+		skip = k >= 0 ? (int64_t)chars - k : -k;
 		take = INT64_MAX;
 	}
 	if (skip < 0)
@@ -179,11 +184,16 @@ static int left_right(int right, const struct sql_value *a, struct sql_value *ou
 	}
 }
 
-static int strpos_of(const struct sql_value *a, struct sql_value *out)
+static int strpos_of(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		     char *err, size_t errlen)
 {
 	const char *s = a[0].s, *sub = a[1].s;
 	size_t len = a[0].len, sl = a[1].len;
 
+	(void)f;
+	(void)n;
+	(void)err;
+	(void)errlen;
 	out->type = SQL_INT;
 	out->i4 = 1;
 	out->i = 0;
@@ -199,11 +209,14 @@ static int strpos_of(const struct sql_value *a, struct sql_value *out)
 	return LWC_OK;
 }
 
-static int reverse(const struct sql_value *a, struct sql_value *out, char *err, size_t errlen)
+static int reverse(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		   char *err, size_t errlen)
 {
 	size_t len = a[0].len;
 	char *p = sql_eval_scratch(len, err, errlen);
 
+	(void)f;
+	(void)n;
 	if (p == NULL)
 		return LWC_ERR_ARG;
 	for (size_t b = 0; b < len;) {
@@ -217,11 +230,14 @@ static int reverse(const struct sql_value *a, struct sql_value *out, char *err, 
 	return text_done(out, p, len);
 }
 
-static int repeat(const struct sql_value *a, struct sql_value *out, char *err, size_t errlen)
+static int repeat(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		  char *err, size_t errlen)
 {
 	size_t len = a[0].len;
 	char *p;
 
+	(void)f;
+	(void)n;
 	if (a[1].i <= 0 || len == 0)
 		return text_out(out, "", 0, err, errlen);
 	if ((uint64_t)a[1].i > FUNC_TEXT_MAX / len)
@@ -235,9 +251,10 @@ static int repeat(const struct sql_value *a, struct sql_value *out, char *err, s
 
 /* lpad / rpad: s cut or filled (with fill, a space by default, repeated)
  * to n characters. */
-static int pad(int right, const struct sql_value *a, size_t n, struct sql_value *out, char *err,
-	       size_t errlen)
+static int pad(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+	       char *err, size_t errlen)
 {
+	int right = f[0] == 'r';
 	const char *s = a[0].s, *fill = n == 3 ? a[2].s : " ";
 	size_t len = a[0].len, fl = n == 3 ? a[2].len : 1, chars = sql_utf8_chars(s, len);
 	size_t keep, padb = 0, o = 0;
@@ -284,12 +301,15 @@ static int pad(int right, const struct sql_value *a, size_t n, struct sql_value 
 }
 
 /* split_part(s, delimiter, n): field n (from the end when n < 0). */
-static int split_part(const struct sql_value *a, struct sql_value *out, char *err, size_t errlen)
+static int split_part(const char *f, const struct sql_value *a, size_t na, struct sql_value *out,
+		      char *err, size_t errlen)
 {
 	const char *s = a[0].s, *d = a[1].s;
 	size_t len = a[0].len, dl = a[1].len, fields = 1, b, start = 0;
 	int64_t n = a[2].i, want;
 
+	(void)f;
+	(void)na;
 	if (n == 0)
 		return fail(err, errlen, "field position must not be zero");
 	if (dl == 0)
@@ -333,10 +353,13 @@ static int float_out(struct sql_value *out, double d)
 	return LWC_OK;
 }
 
-static int power(const struct sql_value *a, struct sql_value *out, char *err, size_t errlen)
+static int power(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		 char *err, size_t errlen)
 {
 	double x = num(&a[0]), y = num(&a[1]), r;
 
+	(void)f;
+	(void)n;
 	if (isnan(x) || isnan(y))
 		return float_out(out, (isnan(x) && y == 0) || (isnan(y) && x == 1) ? 1.0 : NAN);
 	if (x == 0 && y < 0)
@@ -355,8 +378,10 @@ static int power(const struct sql_value *a, struct sql_value *out, char *err, si
 	return float_out(out, r);
 }
 
-static int mod(const struct sql_value *a, struct sql_value *out, char *err, size_t errlen)
+static int mod(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+	       char *err, size_t errlen)
 {
+	(void)n;
 	if (a[0].type == SQL_INT && a[1].type == SQL_INT) {
 		if (a[1].i == 0)
 			return fail(err, errlen, "division by zero");
@@ -368,56 +393,77 @@ static int mod(const struct sql_value *a, struct sql_value *out, char *err, size
 	/* PostgreSQL's mod is of integers or of numerics, and a double
 	 * precision is no numeric without a cast: LWC's FLOAT (a column's, or
 	 * a decimal constant's) has no mod */
-	return no_such("mod", a, 2, err, errlen);
+	return no_such(f, a, 2, err, errlen);
+}
+
+static int round_to(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		    char *err, size_t errlen)
+{
+	double x = num(&a[0]);
+
+	(void)n;
+	if (strcmp(f, "floor") == 0)
+		return float_out(out, floor(x));
+	if (strcmp(f, "sign") == 0)
+		return float_out(out, x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0);
+	if (strcmp(f, "sqrt") == 0) {
+		if (x < 0)
+			return fail(err, errlen, "cannot take square root of a negative number");
+		return float_out(out, sqrt(x));
+	}
+	return float_out(out, ceil(x));  /* ceil, ceiling */
+}
+
+/* The functions: arity, the kinds of their arguments (T text, I an int4,
+ * N a number; a kind not met is PostgreSQL's "function ... does not
+ * exist"), result type, and what computes them (concat: sql_eval.c, since
+ * it is not strict). */
+static const struct sql_func funcs[] = {
+	{ "btrim", 1, 2, "TT", SQL_TEXT, trim },
+	{ "ltrim", 1, 2, "TT", SQL_TEXT, trim },
+	{ "rtrim", 1, 2, "TT", SQL_TEXT, trim },
+	{ "replace", 3, 3, "TTT", SQL_TEXT, replace },
+	{ "left", 2, 2, "TI", SQL_TEXT, left_right },
+	{ "right", 2, 2, "TI", SQL_TEXT, left_right },
+	{ "strpos", 2, 2, "TT", SQL_INT, strpos_of },
+	{ "position", 2, 2, "TT", SQL_INT, strpos_of },
+	{ "reverse", 1, 1, "T", SQL_TEXT, reverse },
+	{ "repeat", 2, 2, "TI", SQL_TEXT, repeat },
+	{ "lpad", 2, 3, "TIT", SQL_TEXT, pad },
+	{ "rpad", 2, 3, "TIT", SQL_TEXT, pad },
+	{ "split_part", 3, 3, "TTI", SQL_TEXT, split_part },
+	{ "concat", 1, 100, NULL, SQL_TEXT, NULL },
+	{ "floor", 1, 1, "N", SQL_FLOAT, round_to },
+	{ "ceil", 1, 1, "N", SQL_FLOAT, round_to },
+	{ "ceiling", 1, 1, "N", SQL_FLOAT, round_to },
+	{ "sign", 1, 1, "N", SQL_FLOAT, round_to },
+	{ "sqrt", 1, 1, "N", SQL_FLOAT, round_to },
+	{ "mod", 2, 2, "NN", SQL_INT, mod },
+	{ "power", 2, 2, "NN", SQL_FLOAT, power },
+	{ "pow", 2, 2, "NN", SQL_FLOAT, power },
+};
+
+const struct sql_func *sql_func_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+		if (strcmp(funcs[i].name, name) == 0)
+			return &funcs[i];
+	return NULL;
 }
 
 int sql_func_eval(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
 		  char *err, size_t errlen)
 {
-	int text = a[0].type == SQL_TEXT, numeric = a[0].type == SQL_INT || a[0].type == SQL_FLOAT;
+	const struct sql_func *fn = sql_func_find(f);
 
-	if (strcmp(f, "btrim") == 0 || strcmp(f, "ltrim") == 0 || strcmp(f, "rtrim") == 0)
-		return text ? trim(f, a, n, out, err, errlen) : no_such(f, a, n, err, errlen);
-	if (strcmp(f, "replace") == 0)
-		return text && a[1].type == SQL_TEXT && a[2].type == SQL_TEXT ?
-		       replace(a, out, err, errlen) : no_such(f, a, n, err, errlen);
-	if (strcmp(f, "left") == 0 || strcmp(f, "right") == 0)
-		return text && is_int4(&a[1]) ? left_right(f[0] == 'r', a, out, err, errlen) :
-		       no_such(f, a, n, err, errlen);
-	if (strcmp(f, "strpos") == 0 || strcmp(f, "position") == 0)
-		return text && a[1].type == SQL_TEXT ? strpos_of(a, out) : no_such(f, a, n, err, errlen);
-	if (strcmp(f, "reverse") == 0)
-		return text ? reverse(a, out, err, errlen) : no_such(f, a, n, err, errlen);
-	if (strcmp(f, "repeat") == 0)
-		return text && is_int4(&a[1]) ? repeat(a, out, err, errlen) :
-		       no_such(f, a, n, err, errlen);
-	if (strcmp(f, "lpad") == 0 || strcmp(f, "rpad") == 0)
-		return text && is_int4(&a[1]) && (n < 3 || a[2].type == SQL_TEXT) ?
-		       pad(f[0] == 'r', a, n, out, err, errlen) : no_such(f, a, n, err, errlen);
-	if (strcmp(f, "split_part") == 0)
-		return text && a[1].type == SQL_TEXT && is_int4(&a[2]) ?
-		       split_part(a, out, err, errlen) : no_such(f, a, n, err, errlen);
-	if (!numeric || (n == 2 && a[1].type != SQL_INT && a[1].type != SQL_FLOAT)) {
-		if (strcmp(f, "floor") == 0 || strcmp(f, "ceil") == 0 || strcmp(f, "ceiling") == 0 ||
-		    strcmp(f, "sign") == 0 || strcmp(f, "sqrt") == 0 || strcmp(f, "mod") == 0 ||
-		    strcmp(f, "power") == 0 || strcmp(f, "pow") == 0)
-			return no_such(f, a, n, err, errlen);
+	if (fn == NULL || fn->run == NULL)
 		return 1;
+	for (size_t i = 0; i < n; i++) {
+		char k = fn->args[i];
+
+		if (k == 'T' ? a[i].type != SQL_TEXT : k == 'I' ? !is_int4(&a[i]) :
+		    a[i].type != SQL_INT && a[i].type != SQL_FLOAT)
+			return no_such(f, a, n, err, errlen);
 	}
-	if (strcmp(f, "floor") == 0)
-		return float_out(out, floor(num(&a[0])));
-	if (strcmp(f, "ceil") == 0 || strcmp(f, "ceiling") == 0)
-		return float_out(out, ceil(num(&a[0])));
-	if (strcmp(f, "sign") == 0)
-		return float_out(out, num(&a[0]) > 0 ? 1.0 : num(&a[0]) < 0 ? -1.0 : 0.0);
-	if (strcmp(f, "sqrt") == 0) {
-		if (num(&a[0]) < 0)
-			return fail(err, errlen, "cannot take square root of a negative number");
-		return float_out(out, sqrt(num(&a[0])));
-	}
-	if (strcmp(f, "mod") == 0)
-		return mod(a, out, err, errlen);
-	if (strcmp(f, "power") == 0 || strcmp(f, "pow") == 0)
-		return power(a, out, err, errlen);
-	return 1;
+	return fn->run(f, a, n, out, err, errlen);
 }

@@ -60,8 +60,19 @@ struct arena *sql_eval_get_scratch(void);
 /* n + 1 bytes from it (or from a condition's own arena), NULL with a
  * message in err when there is none or no memory. */
 char *sql_eval_scratch(size_t n, char *err, size_t errlen);
-/* The scalar functions of sql_func.c on the evaluated, non-NULL arguments
- * a[0..n): LWC_OK (*out), LWC_ERR_ARG (err), or 1 when f is none of them. */
+/* The scalar functions of sql_func.c: name, arity, argument kinds, result
+ * type and what computes them (NULL: sql_eval.c). */
+struct sql_func {
+	const char *name;
+	size_t min, max;
+	const char *args;
+	enum sql_vtype type;
+	int (*run)(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
+		   char *err, size_t errlen);
+};
+const struct sql_func *sql_func_find(const char *name);
+/* One of them on the evaluated, non-NULL arguments a[0..n): LWC_OK (*out),
+ * LWC_ERR_ARG (err), or 1 when f is none it computes. */
 int sql_func_eval(const char *f, const struct sql_value *a, size_t n, struct sql_value *out,
 		  char *err, size_t errlen);
 

@@ -626,14 +626,11 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 		{ "abs", 1, 1 }, { "lower", 1, 1 }, { "upper", 1, 1 }, { "length", 1, 1 },
 		{ "char_length", 1, 1 }, { "round", 1, 2 }, { "substr", 2, 3 },
 		{ "substring", 2, 3 }, { "coalesce", 1, 100 }, { "greatest", 1, 100 },
-		{ "least", 1, 100 }, { "concat", 1, 100 }, { "btrim", 1, 2 }, { "ltrim", 1, 2 },
-		{ "rtrim", 1, 2 }, { "replace", 3, 3 }, { "left", 2, 2 }, { "right", 2, 2 },
-		{ "strpos", 2, 2 }, { "position", 2, 2 }, { "reverse", 1, 1 }, { "repeat", 2, 2 },
-		{ "lpad", 2, 3 }, { "rpad", 2, 3 }, { "split_part", 3, 3 }, { "floor", 1, 1 },
-		{ "ceil", 1, 1 }, { "ceiling", 1, 1 }, { "mod", 2, 2 }, { "sign", 1, 1 },
-		{ "sqrt", 1, 1 }, { "power", 2, 2 }, { "pow", 2, 2 },
+		{ "least", 1, 100 },
 	};
 	const char *name = sqp_last_name((const PgQuery__Node *const *)f->funcname, f->n_funcname);
+	const struct sql_func *fn;
+	size_t min, max;
 	struct sql_expr *e;
 	size_t i, k;
 	char what[96];
@@ -677,14 +674,20 @@ static struct sql_expr *func_call(struct tx *x, const PgQuery__FuncCall *f)
 	for (k = 0; k < sizeof(scalar) / sizeof(scalar[0]); k++)
 		if (strcmp(name, scalar[k].name) == 0)
 			break;
-	if (k == sizeof(scalar) / sizeof(scalar[0])) {
+	if (k < sizeof(scalar) / sizeof(scalar[0])) {
+		min = scalar[k].min;
+		max = scalar[k].max;
+	} else if ((fn = sql_func_find(name)) != NULL) {   /* sql_func.c's */
+		min = fn->min;
+		max = fn->max;
+	} else {
 		snprintf(what, sizeof(what), "the function %s()", name);
 		return sqp_unsupported(x, f->location, what), NULL;
 	}
 	if (f->agg_filter != NULL)
 		return sqp_fail(x, f->location, "FILTER specified, but %s is not an aggregate "
 			    "function", name), NULL;
-	if (f->agg_star || f->agg_distinct || f->n_args < scalar[k].min || f->n_args > scalar[k].max)
+	if (f->agg_star || f->agg_distinct || f->n_args < min || f->n_args > max)
 		return sqp_fail(x, f->location, "function %s with %zu arguments does not exist", name,
 			    f->n_args), NULL;
 	if ((e = sqp_new_expr(x, SQL_E_FUNC, f->location)) == NULL ||

@@ -582,23 +582,10 @@ static enum sql_vtype expr_type(const struct sql_expr *e, const struct sql_schem
 		if (strcmp(e->fname, "round") == 0)
 			return e->nlist == 1 && expr_type(e->list[0], sc) == SQL_INT ? SQL_INT : SQL_FLOAT;
 		if (strcmp(e->fname, "lower") == 0 || strcmp(e->fname, "upper") == 0 ||
-		    strcmp(e->fname, "||") == 0 || strncmp(e->fname, "substr", 6) == 0 ||
-		    strcmp(e->fname, "concat") == 0 || strcmp(e->fname, "replace") == 0 ||
-		    strcmp(e->fname, "btrim") == 0 || strcmp(e->fname, "ltrim") == 0 ||
-		    strcmp(e->fname, "rtrim") == 0 || strcmp(e->fname, "left") == 0 ||
-		    strcmp(e->fname, "right") == 0 || strcmp(e->fname, "reverse") == 0 ||
-		    strcmp(e->fname, "repeat") == 0 || strcmp(e->fname, "lpad") == 0 ||
-		    strcmp(e->fname, "rpad") == 0 || strcmp(e->fname, "split_part") == 0)
+		    strcmp(e->fname, "||") == 0 || strncmp(e->fname, "substr", 6) == 0)
 			return SQL_TEXT;
-		if (strcmp(e->fname, "strpos") == 0 || strcmp(e->fname, "position") == 0)
-			return SQL_INT;
-		if (strcmp(e->fname, "floor") == 0 || strcmp(e->fname, "ceil") == 0 ||
-		    strcmp(e->fname, "ceiling") == 0 || strcmp(e->fname, "sign") == 0 ||
-		    strcmp(e->fname, "sqrt") == 0 || strcmp(e->fname, "power") == 0 ||
-		    strcmp(e->fname, "pow") == 0)
-			return SQL_FLOAT;
-		if (strcmp(e->fname, "mod") == 0)
-			return SQL_INT;
+		if (sql_func_find(e->fname) != NULL)
+			return sql_func_find(e->fname)->type;
 		if (e->rtype == SQL_FLOAT)
 			return SQL_FLOAT;
 		for (i = 0; i < e->nlist; i++)

@@ -131,7 +131,12 @@ static int one_window(const struct sql_expr *e, struct sql_value *const *rows, s
 	struct keyed *ks = malloc((n ? n : 1) * sizeof(*ks));
 	struct sql_value *kv = malloc((n > 0 && nk > 0 ? n * nk : 1) * sizeof(*kv));
 	struct sql_sortkey *so = calloc(nk ? nk : 1, sizeof(*so));
-	const char *f = e->fname;
+	/* what the function is, once, not per row */
+	enum { ROW_NUMBER, RANK, DENSE_RANK, AGGREGATE, LAG_LEAD } kind =
+		strcmp(e->fname, "row_number") == 0 ? ROW_NUMBER :
+		strcmp(e->fname, "rank") == 0 ? RANK :
+		strcmp(e->fname, "dense_rank") == 0 ? DENSE_RANK :
+		strcmp(e->fname, "lag") == 0 || strcmp(e->fname, "lead") == 0 ? LAG_LEAD : AGGREGATE;
 	struct sortctx ctx = { nk, so };
 	int rc = LWC_OK;
 
@@ -164,8 +169,7 @@ static int one_window(const struct sql_expr *e, struct sql_value *const *rows, s
 			     g1++)
 				;
 			dense++;
-			if (strcmp(f, "count") == 0 || strcmp(f, "sum") == 0 || strcmp(f, "avg") == 0 ||
-			    strcmp(f, "min") == 0 || strcmp(f, "max") == 0) {
+			if (kind == AGGREGATE) {
 				struct sql_value v;
 
 				for (r = g0; r < g1; r++)
@@ -181,11 +185,11 @@ static int one_window(const struct sql_expr *e, struct sql_value *const *rows, s
 
 				memset(v, 0, sizeof(*v));
 				v->type = SQL_INT;
-				if (strcmp(f, "row_number") == 0)
+				if (kind == ROW_NUMBER)
 					v->i = (int64_t)(r - p0 + 1);
-				else if (strcmp(f, "rank") == 0)
+				else if (kind == RANK)
 					v->i = (int64_t)(g0 - p0 + 1);
-				else if (strcmp(f, "dense_rank") == 0)
+				else if (kind == DENSE_RANK)
 					v->i = (int64_t)dense;
 				else if ((rc = lag_lead(e, rows, ks, p0, p1, r, v, err, errlen)) != LWC_OK)
 					goto out;
